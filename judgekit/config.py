@@ -1,0 +1,202 @@
+"""Run configs: YAML validated by pydantic, with dotted ``--set KEY=VALUE`` overrides.
+
+Models are declared by role (``generator``, ``judge``, ``translator``); swapping the judge is one
+line in YAML or one flag (``--set judge.model=openai/gpt-4o-mini``). Unknown or ill-typed keys
+fail with one message naming the file, the line, the key and what was expected.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from judgekit.errors import InputError
+from judgekit.llm.spec import ModelSpec
+
+SPILLING_LANGUAGES = ["ru", "fr", "zh", "ja", "it", "de", "pt", "es", "hi"]
+
+
+class CacheConfig(BaseModel):
+    """Response cache: ``enabled``, and ``dir`` (default ``$JUDGEKIT_CACHE_DIR`` or
+    ``~/.cache/judgekit``)."""
+
+    model_config = ConfigDict(extra="forbid")
+    enabled: bool = True
+    dir: Path | None = None
+
+
+class SpillingOptions(BaseModel):
+    """Options of the language-spilling pipeline (paper 002, §3).
+
+    Attributes:
+        languages: ISO 639-1 codes of the target languages.
+        words: English source words to use (None = ``dictionaries/words.txt``, in order).
+        meanings_prompt: prompt family for generation (``spilling/meanings.<lang>``).
+        judge_prompt: judge prompt variant (``prompts/spilling/judge.<name>.txt``).
+        backcheck: run the English back-check on rejected meanings (paper §5).
+        samples: generations per (word, language, model).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+    languages: list[str] = Field(default_factory=lambda: list(SPILLING_LANGUAGES))
+    words: list[str] | None = None
+    judge_prompt: str = "default"
+    backcheck: bool = True
+    samples: int = Field(1, ge=1, le=20)
+
+
+class RunConfig(BaseModel):
+    """One run: which pipeline, which models in which roles, and the pipeline's options.
+
+    Attributes:
+        pipeline: registered pipeline name (``spilling``).
+        name: run name, used in tables (default: the pipeline's name).
+        out: output directory (default ``runs/<name>-<judge name>``, so configs that differ
+            only in their model lines write to different directories).
+        limit: items to run (for spilling: words); 0 or None = all.
+        generator: the model(s) under test; a list compares several models.
+        judge: the judge model.
+        translator: model for the English back-check translations (default: the judge).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+    pipeline: Literal["spilling"]
+    name: str | None = None
+    out: Path | None = None
+    limit: int | None = Field(None, ge=0)
+    seed: int = 0
+    cache: CacheConfig = Field(default_factory=CacheConfig)
+    generator: ModelSpec | list[ModelSpec] | None = None
+    judge: ModelSpec | None = None
+    translator: ModelSpec | None = None
+    spilling: SpillingOptions = Field(default_factory=SpillingOptions)
+
+    def generators(self) -> list[ModelSpec]:
+        """The generator role as a list (empty if unset)."""
+        if self.generator is None:
+            return []
+        return self.generator if isinstance(self.generator, list) else [self.generator]
+
+    def run_name(self) -> str:
+        return self.name or self.pipeline
+
+    def out_dir(self) -> Path:
+        if self.out is not None:
+            return self.out
+        judge = re.sub(r"[^A-Za-z0-9._-]+", "-", self.judge.label) if self.judge else "nojudge"
+        return Path("runs") / f"{self.run_name()}-{judge}"
+
+
+def _parse_value(text: str) -> Any:
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+
+
+def apply_override(data: dict[str, Any], assignment: str) -> None:
+    """Apply one ``dotted.key=value`` to nested config data (value parsed as YAML scalar).
+
+    Raises:
+        InputError: not of the form KEY=VALUE, or the path crosses a non-mapping.
+    """
+    if "=" not in assignment:
+        raise InputError(None, f"--set expects KEY=VALUE, got '{assignment}'", field=assignment)
+    dotted, value = assignment.split("=", 1)
+    parts = dotted.strip().split(".")
+    node: Any = data
+    for i, part in enumerate(parts[:-1]):
+        here = ".".join(parts[: i + 1])
+        if isinstance(node, list):
+            if not part.isdigit() or int(part) >= len(node):
+                where = ".".join(parts[:i])
+                raise InputError(None, f"'{where}' is a list; use an index 0..{len(node) - 1}")
+            node = node[int(part)]
+            continue
+        child = node.get(part)
+        if child is None:
+            child = node[part] = {}
+        if not isinstance(child, dict | list):
+            raise InputError(None, f"'{here}' is a value, not a section", field=dotted)
+        node = child
+    last = parts[-1]
+    if isinstance(node, list):
+        if not last.isdigit() or int(last) >= len(node):
+            where = ".".join(parts[:-1])
+            raise InputError(None, f"'{where}' is a list; use an index 0..{len(node) - 1}")
+        node[int(last)] = _parse_value(value)
+    else:
+        node[last] = _parse_value(value)
+
+
+def _line_of(root: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
+    """1-based line of the deepest YAML node on ``loc`` (for error messages)."""
+    node, line = root, None
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            match = [(k, v) for k, v in node.value if k.value == str(part)]
+            if not match:
+                break
+            key_node, node = match[0]
+            line = key_node.start_mark.line + 1
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
+            if part >= len(node.value):
+                break
+            node = node.value[part]
+            line = node.start_mark.line + 1
+        else:
+            break
+    return line
+
+
+def _explain(err: dict[str, Any]) -> tuple[str, str]:
+    loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p in ("ModelSpec",)))
+    # drop pydantic's union-branch markers such as 'list[ModelSpec]'
+    loc = tuple(p for p in loc if not (isinstance(p, str) and "[" in p))
+    key = ".".join(str(p) for p in loc)
+    if err["type"] == "extra_forbidden":
+        return key, "unknown key"
+    if err["type"] == "missing":
+        return key, "required key is missing"
+    expected = err["msg"]
+    return key, f"{expected} (got {err.get('input')!r})"
+
+
+def load_config(path: Path | str, overrides: list[str] | None = None) -> RunConfig:
+    """Read a YAML run config, apply ``--set`` overrides, validate.
+
+    Raises:
+        InputError: the file is missing or not YAML, or a key is unknown, missing or
+            ill-typed (the message names file, line and key).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "config file not found")
+    text = path.read_text(encoding="utf-8")
+    try:
+        data = yaml.safe_load(text) or {}
+        root = yaml.compose(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise InputError(
+            path, f"not valid YAML: {exc}", line=mark.line + 1 if mark else None
+        ) from None
+    if not isinstance(data, dict):
+        raise InputError(path, "expected a mapping of keys at the top level", line=1)
+    for assignment in overrides or []:
+        apply_override(data, assignment)
+    try:
+        return RunConfig.model_validate(data)
+    except ValidationError as exc:
+        errors = exc.errors()
+        # a union (single spec or list) reports both branches; keep the most specific one
+        errors.sort(key=lambda e: (e["type"] == "list_type", e["type"] == "model_type"))
+        key, message = _explain(errors[0])
+        more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise InputError(
+            path, f"{message}{more}", line=_line_of(root, errors[0]["loc"]), field=key
+        ) from None

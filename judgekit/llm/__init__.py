@@ -1,0 +1,9 @@
+"""Provider-agnostic LLM layer: specs, cache, retries, the embedded server and the client.
+
+litellm reads its price table from the package, never from the network (set before any import
+of litellm).
+"""
+
+import os
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")

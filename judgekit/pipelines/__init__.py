@@ -1,0 +1,38 @@
+"""Pipeline registry: name -> runner class and report function, imported lazily
+(lm-evaluation-harness style), so a new pipeline is an entry here, not a switch statement.
+
+A runner is built as ``Runner(config, client)``, exposes ``plan()`` (the items it will run) and
+``async run(on_item)``; the report function writes tables, figures and ``summary.json``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+from judgekit.errors import JudgekitError
+
+PIPELINES: dict[str, tuple[str, str]] = {
+    "spilling": (
+        "judgekit.pipelines.spilling:SpillingRun",
+        "judgekit.report.spilling:write_report",
+    ),
+}
+
+
+def _load(path: str) -> Any:
+    module, name = path.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def get_pipeline(name: str) -> tuple[type, Callable[..., dict[str, Any]]]:
+    """(runner class, report function) of a registered pipeline.
+
+    Raises:
+        JudgekitError: no pipeline of that name.
+    """
+    if name not in PIPELINES:
+        raise JudgekitError(f"unknown pipeline '{name}' (known: {', '.join(sorted(PIPELINES))})")
+    runner, report = PIPELINES[name]
+    return _load(runner), _load(report)

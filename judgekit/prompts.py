@@ -1,0 +1,66 @@
+"""Prompt templates from ``prompts/``: rendered strictly, each with a content hash.
+
+A template is a text file with ``$name`` placeholders (Python ``string.Template``; write ``$$``
+for a literal dollar). Rendering fails when a placeholder has no value, so a prompt is never sent
+half-filled. The id of ``prompts/spilling/judge.default.txt`` is ``spilling/judge.default``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import string
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from judgekit.errors import JudgekitError
+
+PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A loaded template: ``id`` (path under prompts/ without suffix), ``text``, ``hash``
+    (first 12 hex digits of the SHA-256 of the text)."""
+
+    id: str
+    text: str
+    path: Path
+
+    @property
+    def hash(self) -> str:
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()[:12]
+
+    def placeholders(self) -> set[str]:
+        return {
+            m.group("named") or m.group("braced")
+            for m in string.Template.pattern.finditer(self.text)
+            if m.group("named") or m.group("braced")
+        }
+
+    def render(self, **values: object) -> str:
+        """Fill every placeholder; values the template does not use are ignored, so prompt
+        variants may use a subset of what a pipeline offers.
+
+        Raises:
+            JudgekitError: a placeholder has no value.
+        """
+        missing = self.placeholders() - values.keys()
+        if missing:
+            raise JudgekitError(f"prompt {self.path}: no value for {sorted(missing)}")
+        return string.Template(self.text).substitute({k: str(v) for k, v in values.items()})
+
+
+@cache
+def load_prompt(prompt_id: str, directory: Path | None = None) -> Prompt:
+    """Load ``<directory>/<prompt_id>.txt`` (directory defaults to the repo's ``prompts/``).
+
+    Raises:
+        JudgekitError: no such file (the message lists the prompts available next to it).
+    """
+    base = directory or PROMPTS_DIR
+    path = base / f"{prompt_id}.txt"
+    if not path.is_file():
+        siblings = sorted(p.stem for p in path.parent.glob("*.txt")) if path.parent.exists() else []
+        raise JudgekitError(f"no prompt '{prompt_id}' ({path}); available here: {siblings}")
+    return Prompt(id=prompt_id, text=path.read_text(encoding="utf-8"), path=path)

@@ -1,0 +1,56 @@
+"""Figures (matplotlib, Agg backend): heatmaps of a models x languages (or locales) table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+
+def heatmap(
+    table: pd.DataFrame,
+    path: Path,
+    *,
+    title: str,
+    colorbar: str,
+    fmt: str = "{:.2f}",
+    vmin: float | None = None,
+    vmax: float | None = None,
+    cmap: str = "viridis",
+    sort_by_mean: bool = False,
+) -> Path:
+    """Draw ``table`` (rows x columns of numbers; NaN cells left blank) as an annotated PNG.
+
+    Args:
+        table: e.g. models (index) x languages (columns), spilling rate in [0, 1].
+        path: PNG file to write.
+        sort_by_mean: order rows by their mean, highest first (as in Cultivar's Figure 6).
+
+    Returns:
+        ``path``.
+    """
+    if sort_by_mean and not table.empty:
+        table = table.loc[table.mean(axis=1).sort_values(ascending=False).index]
+    values = table.to_numpy(dtype=float)
+    width = max(4.0, 1.0 + 0.8 * table.shape[1])
+    height = max(2.5, 1.2 + 0.5 * table.shape[0])
+    fig, ax = plt.subplots(figsize=(width, height))
+    masked = np.ma.masked_invalid(values)
+    image = ax.imshow(masked, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
+    ax.set_xticks(range(table.shape[1]), [str(c) for c in table.columns])
+    ax.set_yticks(range(table.shape[0]), [str(i) for i in table.index])
+    for (r, c), value in np.ndenumerate(values):
+        if not np.isnan(value):
+            ax.text(c, r, fmt.format(value), ha="center", va="center", color="w", fontsize=8)
+    fig.colorbar(image, ax=ax, label=colorbar)
+    ax.set_title(title)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path

@@ -1,0 +1,131 @@
+"""Tables, figures and ``summary.json`` of a spilling run (paper 002, §4 and §5)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from judgekit import __version__
+from judgekit.lexicon.store import dictionaries_dir
+from judgekit.metrics.spilling import all_tables, backcheck_table
+from judgekit.pipelines.spilling import SpillingRun
+from judgekit.report.figures import heatmap
+from judgekit.runlog import Record, usage_summary, write_json
+
+
+def _sha256(path: Path) -> str | None:
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16] if path.exists() else None
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    return frame.astype(object).where(frame.notna(), None).to_dict(orient="records")
+
+
+def signature(run: SpillingRun) -> dict[str, Any]:
+    """Everything that changes the numbers: models, prompts, data files, judgekit version."""
+    cfg = run.config
+    prompts = {p.id: p.hash for p in [run.judge_prompt, *run.meaning_prompts.values()]}
+    if cfg.spilling.backcheck:
+        prompts[run.backcheck_prompt.id] = run.backcheck_prompt.hash
+    base = dictionaries_dir()
+    files = ["words.txt", "translations.tsv", "en.jsonl"]
+    files += [f"{lang}.jsonl" for lang in cfg.spilling.languages]
+    return {
+        "judgekit": __version__,
+        "pipeline": "spilling",
+        "generators": [{"route": s.model, "name": s.label, **s.params()} for s in cfg.generators()],
+        "judge": {"route": run.judge.model, "name": run.judge.label, **run.judge.params()},
+        "translator": {"route": run.translator.model, "name": run.translator.label},
+        "prompts": prompts,
+        "data_sha256": {f: _sha256(base / f) for f in files},
+        "n_words": len(run.words),
+        "samples": cfg.spilling.samples,
+    }
+
+
+def coverage(run: SpillingRun) -> list[dict[str, Any]]:
+    """Per language: words in the run, with a translation, with a dictionary entry."""
+    rows = []
+    for lang in run.options.languages:
+        translated = [w for w in run.words if run.translations.get((w, lang))]
+        covered = [w for w in translated if run.translations[(w, lang)] in run.dictionaries[lang]]
+        rows.append(
+            {
+                "lang": lang,
+                "words": len(run.words),
+                "translated": len(translated),
+                "with_entry": len(covered),
+                "share_covered": round(len(covered) / len(run.words), 4) if run.words else 0.0,
+            }
+        )
+    return rows
+
+
+def write_report(run: SpillingRun, records: list[Record], out_dir: Path) -> dict[str, Any]:
+    """Write items.csv, spilling_*.csv, backcheck_*.csv, labels.csv, heatmap.png and
+    summary.json into ``out_dir``; return the summary."""
+    items = pd.DataFrame([r.row() for r in run.results])
+    items.to_csv(out_dir / "items.csv", index=False)
+    judged = items[items["excluded"].isna()] if not items.empty else items
+    tables = all_tables(judged) if not judged.empty else {}
+    for name, table in tables.items():
+        table.to_csv(out_dir / f"spilling_{name}.csv", index=False)
+    labels = [
+        {"item": f"{r.model}|{r.lang}|{r.word}|s{r.sample}|m{i}", "rater": run.judge.label,
+         "label": str(v).lower()}
+        for r in run.results if r.excluded is None for i, v in enumerate(r.valid)
+    ]  # fmt: skip
+    pd.DataFrame(labels, columns=["item", "rater", "label"]).to_csv(
+        out_dir / "labels.csv", index=False
+    )
+    figure = None
+    if tables and not tables["by_model_lang"].empty:
+        grid = tables["by_model_lang"].pivot(index="model", columns="lang", values="spilling_rate")
+        grid = grid.reindex(columns=[c for c in run.options.languages if c in grid.columns])
+        figure = heatmap(
+            grid,
+            out_dir / "heatmap.png",
+            title=f"Spilling rate (judge: {run.judge.label})",
+            colorbar="spilling rate (share of invalid meanings)",
+            vmin=0.0,
+            vmax=1.0,
+        ).name
+    checked = judged[judged["n_rejected"] > 0] if not judged.empty else judged
+    back = {}
+    if run.options.backcheck and not checked.empty:
+        for name, by in {"by_lang": ["lang"], "by_model": ["model"]}.items():
+            table = backcheck_table(checked, by)
+            table.to_csv(out_dir / f"backcheck_{name}.csv", index=False)
+            back[name] = _records(table)
+        total_rej, total_acc = int(checked["n_rejected"].sum()), int(checked["n_accepted_en"].sum())
+        back["overall"] = {
+            "n_rejected": total_rej,
+            "n_accepted_en": total_acc,
+            "accepted_share": total_acc / total_rej if total_rej else None,
+        }
+    excluded = Counter(r.excluded for r in run.results if r.excluded)
+    back_excluded = Counter(r.backcheck_excluded for r in run.results if r.backcheck_excluded)
+    overall = None
+    if not judged.empty:
+        overall = float(judged["n_invalid"].sum() / judged["n_judged"].sum())
+    summary = {
+        "signature": signature(run),
+        "items": {
+            "planned": len(run.results),
+            "judged": int(len(judged)),
+            "excluded": dict(excluded.most_common()),
+            "backcheck_excluded": dict(back_excluded.most_common()),
+        },
+        "spilling_rate": overall,
+        "rates": {name: _records(t) for name, t in tables.items() if name != "by_item"},
+        "backcheck": back,
+        "coverage": coverage(run),
+        "usage": usage_summary(records),
+        "files": {"records": "records.jsonl", "items": "items.csv", "heatmap": figure},
+    }
+    write_json(out_dir / "summary.json", summary)
+    return summary

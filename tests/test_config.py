@@ -1,0 +1,92 @@
+"""Run configs: validation errors name the file, line and key; --set overrides any field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from judgekit.config import apply_override, load_config
+from judgekit.errors import InputError
+
+REPO = Path(__file__).resolve().parents[1]
+
+BASE = """\
+pipeline: spilling
+name: t
+generator:
+  model: local/smollm2-135m
+judge:
+  model: local/smollm2-135m
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "run.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_shipped_configs_load_and_differ_only_in_model_lines() -> None:
+    configs = {name: load_config(REPO / "configs" / f"{name}.yaml") for name in
+               ("spilling", "spilling-vllm", "spilling-api")}  # fmt: skip
+    assert configs["spilling"].judge.model == "local/smollm2-135m"
+    assert configs["spilling-vllm"].judge.model.startswith("hosted_vllm/")
+    assert configs["spilling-vllm"].judge.api_base == "http://localhost:8000/v1"
+    # the pipeline options are the same in all three
+    options = {name: cfg.spilling for name, cfg in configs.items()}
+    assert options["spilling"] == options["spilling-vllm"] == options["spilling-api"]
+
+
+def test_set_swaps_the_judge_in_one_flag(tmp_path: Path) -> None:
+    cfg = load_config(write(tmp_path, BASE), ["judge.model=openai/gpt-4o-mini", "limit=0"])
+    assert cfg.judge.model == "openai/gpt-4o-mini"
+    assert cfg.judge.strategy() == "json_schema"
+    assert cfg.limit == 0
+    cfg = load_config(write(tmp_path, BASE), ["judge.temperature=0.7", "spilling.backcheck=false"])
+    assert cfg.judge.temperature == 0.7 and cfg.spilling.backcheck is False
+
+
+def test_unknown_key_names_file_line_and_key(tmp_path: Path) -> None:
+    path = write(tmp_path, BASE + "  temprature: 0.5\n")
+    with pytest.raises(InputError) as err:
+        load_config(path)
+    message = str(err.value)
+    assert str(path) in message and ":7" in message
+    assert "judge.temprature" in message and "unknown key" in message
+
+
+def test_ill_typed_value_says_what_was_expected(tmp_path: Path) -> None:
+    path = write(tmp_path, BASE.replace("name: t", "name: t\nlimit: many"))
+    with pytest.raises(InputError) as err:
+        load_config(path)
+    message = str(err.value)
+    assert "limit" in message and "integer" in message and ":3" in message
+
+
+def test_bad_route_and_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="litellm route"):
+        load_config(write(tmp_path, BASE), ["judge.model=gpt4"])
+    with pytest.raises(InputError, match="not found"):
+        load_config(tmp_path / "absent.yaml")
+
+
+def test_set_on_a_list_of_generators_needs_an_index() -> None:
+    data = {"generator": [{"model": "local/a"}, {"model": "local/b"}]}
+    apply_override(data, "generator.1.model=hosted_vllm/x")
+    assert data["generator"][1]["model"] == "hosted_vllm/x"
+    with pytest.raises(InputError, match="is a list"):
+        apply_override(data, "generator.model=openai/x")
+    with pytest.raises(InputError, match="KEY=VALUE"):
+        apply_override(data, "judge.model")
+
+
+def test_strategy_per_backend() -> None:
+    from judgekit.llm.spec import ModelSpec
+
+    assert ModelSpec(model="local/smollm2-135m").strategy() == "json_object"
+    assert ModelSpec(model="hosted_vllm/Qwen/Qwen3-8B").strategy() == "json_schema"
+    assert ModelSpec(model="anthropic/claude-sonnet-4").strategy() == "tools"
+    assert ModelSpec(model="gemini/x", structured_output="prompt").strategy() == "prompt"
+    assert ModelSpec(model="local/x").concurrency() == 1
+    assert ModelSpec(model="hosted_vllm/x").concurrency() == 256
