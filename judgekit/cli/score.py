@@ -1,0 +1,145 @@
+"""`judgekit score`: corpus and segment BLEU, spBLEU and chrF, with a paired test vs a baseline."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from judgekit.cli import app
+from judgekit.errors import InputError, JudgekitError
+from judgekit.metrics import mt
+
+
+def _metric_names(spec: str) -> list[str]:
+    names = [n.strip().lower() for n in spec.split(",") if n.strip()]
+    if not names:
+        raise JudgekitError("--metric is empty; choose from " + ", ".join(mt.METRICS))
+    return list(dict.fromkeys(names))
+
+
+def _fmt_ci(mean: float | None, ci: float | None) -> str:
+    return "" if mean is None or ci is None else f"{mean:.2f} ± {ci:.2f}"
+
+
+@app.command("score")
+def score(
+    hyp: Annotated[Path, typer.Option("--hyp", "-i", help="Hypothesis file, one segment a line.")],
+    ref: Annotated[
+        list[Path],
+        typer.Option("--ref", "-r", help="Reference file; repeat for several references."),
+    ],
+    metric: Annotated[
+        str, typer.Option("--metric", "-m", help="Comma-separated: spbleu, bleu, chrf.")
+    ] = "bleu,chrf",
+    tokenize: Annotated[
+        str | None,
+        typer.Option(
+            help="BLEU tokenizer for every BLEU-type metric (13a, zh, ja-mecab, char, intl, "
+            "flores200, spm:PATH). Default: flores200 for spbleu, 13a for bleu."
+        ),
+    ] = None,
+    spm_model: Annotated[
+        Path | None,
+        typer.Option(
+            help=f"SentencePiece model for spBLEU (else ${mt.FLORES200_ENV}, else "
+            "sacrebleu's cache). Never downloaded."
+        ),
+    ] = None,
+    segments: Annotated[bool, typer.Option(help="Also print one score per segment.")] = False,
+    baseline: Annotated[
+        Path | None, typer.Option(help="A second hypothesis file: paired test of --hyp vs it.")
+    ] = None,
+    paired: Annotated[
+        str, typer.Option(help="Paired test: bs (bootstrap) or ar (approx. randomisation).")
+    ] = "bs",
+    n_samples: Annotated[
+        int, typer.Option(help="Resamples (bs) or trials (ar); 0 = sacrebleu's default.")
+    ] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
+) -> None:
+    """Score a hypothesis file against one or more references with sacrebleu."""
+    if paired not in ("bs", "ar"):
+        raise InputError(None, f"unknown paired test '{paired}'; choose bs or ar", field="--paired")
+    hyps, refs = mt.read_hyp_refs(hyp, ref)
+    base_hyps = None
+    if baseline is not None:
+        base_hyps = mt.read_lines(baseline)
+        if len(base_hyps) != len(hyps):
+            raise InputError(
+                baseline,
+                f"has {len(base_hyps)} lines but the hypothesis file {hyp} has {len(hyps)}",
+            )
+    options = {"tokenize": tokenize, "spm_model": spm_model}
+    corpus: list[mt.CorpusScore] = []
+    names: list[str] = []
+    for name in _metric_names(metric):
+        result = mt.corpus_score(name, hyps, refs, **options)
+        if all((c.metric, c.signature) != (result.metric, result.signature) for c in corpus):
+            corpus.append(result)
+            names.append(name)
+    seg = [mt.segment_scores(n, hyps, refs, **options) for n in names] if segments else []
+    tests = []
+    if base_hyps is not None:
+        tests = [
+            mt.paired_test(n, hyps, base_hyps, refs, test=paired, n_samples=n_samples, **options)
+            for n in names
+        ]
+    if as_json:
+        payload = {
+            "hyp": str(hyp),
+            "refs": [str(r) for r in ref],
+            "scores": [asdict(c) for c in corpus],
+            "segments": [asdict(s) for s in seg],
+            "paired": [asdict(t) | {"baseline": str(baseline)} for t in tests],
+        }
+        typer.echo(json.dumps(payload, ensure_ascii=False, indent=2))
+        return
+    _print_tables(hyp, baseline, corpus, seg, tests)
+
+
+def _print_tables(
+    hyp: Path,
+    baseline: Path | None,
+    corpus: list[mt.CorpusScore],
+    seg: list[mt.SegmentScores],
+    tests: list[mt.PairedResult],
+) -> None:
+    console = Console()
+    table = Table(title=f"{hyp}")
+    for column in ("metric", "score", "signature"):
+        table.add_column(column, justify="right" if column == "score" else "left")
+    for c in corpus:
+        table.add_row(c.metric, f"{c.score:.2f}", c.signature)
+    console.print(table)
+    if tests:
+        table = Table(title=f"paired test ({tests[0].test}) vs baseline {baseline}")
+        for column in ("metric", "baseline", "system", "delta", "p-value", "95% CI system"):
+            table.add_column(column, justify="left" if column == "metric" else "right")
+        for t in tests:
+            table.add_row(
+                t.metric,
+                f"{t.baseline_score:.2f}",
+                f"{t.system_score:.2f}",
+                f"{t.system_score - t.baseline_score:+.2f}",
+                f"{t.p_value:.4f}",
+                _fmt_ci(t.system_mean, t.system_ci),
+            )
+        console.print(table)
+        for t in tests:
+            console.print(f"{t.metric}: {t.signature}", highlight=False, soft_wrap=True)
+    if seg:
+        table = Table(title="segment scores")
+        table.add_column("line", justify="right")
+        for s in seg:
+            table.add_column(s.metric, justify="right")
+        for i in range(len(seg[0].scores)):
+            table.add_row(str(i + 1), *(f"{s.scores[i]:.2f}" for s in seg))
+        console.print(table)
+        for s in seg:
+            console.print(f"{s.metric} (segments): {s.signature}", highlight=False, soft_wrap=True)
