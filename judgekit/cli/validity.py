@@ -1,0 +1,232 @@
+"""``judgekit calibrate validity``: ranking agreement and incremental proxy validity (paper 001).
+
+The command function is registered by ``judgekit/cli/calibrate.py`` as
+``calibrate_app.command("validity")(validity_command)``; this module registers nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from pathlib import Path
+from typing import Annotated
+
+import pandas as pd
+import typer
+from rich.console import Console
+from rich.table import Table
+
+import judgekit
+from judgekit.metrics.ranking import ranking_agreement
+from judgekit.metrics.validity import ValidityResult, proxy_validity, read_scores_csv
+
+
+def _fmt(value: float | None, digits: int = 2) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    return f"{value:.{digits}f}"
+
+
+def _ci(ci: tuple[float, float] | None) -> str:
+    return "" if ci is None else f" [{ci[0]:.2f}, {ci[1]:.2f}]"
+
+
+def _row(result: ValidityResult, ranking: dict) -> dict:
+    """One flat CSV row per proxy."""
+    lofo_pass = sum(
+        1
+        for r in result.lofo
+        if math.copysign(1, r.beta) == math.copysign(1, result.beta) and r.p_value < result.alpha
+    )
+    ci = result.beta_ci or (math.nan, math.nan)
+    dci = result.delta_r2_ci or (math.nan, math.nan)
+    kci = ranking["kendall_ci"] or (math.nan, math.nan)
+    return {
+        "native": result.native,
+        "proxy": result.proxy,
+        "controls": ";".join(result.controls),
+        "n_models": result.n_models,
+        "kendall_tau_b": ranking["kendall_tau_b"],
+        "kendall_ci_low": kci[0],
+        "kendall_ci_high": kci[1],
+        "kendall_p": ranking["kendall_p"],
+        "spearman": ranking["spearman"],
+        "top_k": ranking["k"],
+        "top_k_overlap": ranking["top_k_overlap"],
+        "r2_base": result.r2_base,
+        "r2_full": result.r2_full,
+        "delta_r2": result.delta_r2,
+        "delta_r2_ci_low": dci[0],
+        "delta_r2_ci_high": dci[1],
+        "f_stat": result.f_stat,
+        "f_p_value": result.f_p_value,
+        "df_num": result.df_num,
+        "df_denom": result.df_denom,
+        "beta": result.beta,
+        "beta_se": result.beta_se,
+        "beta_p": result.beta_p,
+        "beta_ci_low": ci[0],
+        "beta_ci_high": ci[1],
+        "lofo_refits": len(result.lofo),
+        "lofo_passed": lofo_pass,
+        "label": result.label,
+    }
+
+
+def _json_safe(value: object) -> object:
+    """NaN becomes null, so the JSON file is strict JSON."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+def _table(native: str, n_models: int, k: int, rows: list[dict], records: list[dict]) -> Table:
+    table = Table(title=f"Proxy validity for {native!r} ({n_models} models)")
+    table.add_column("proxy", no_wrap=True)
+    for col in ("tau-b [CI]", f"top-{k}", "R2 base", "dR2 [CI]", "p(F)", "beta [CI]", "LOFO"):
+        table.add_column(col, justify="right")
+    table.add_column("label", style="bold", no_wrap=True)
+    for row, rec in zip(rows, records, strict=True):
+        v = rec["validity"]
+        table.add_row(
+            row["proxy"],
+            _fmt(row["kendall_tau_b"]) + _ci(rec["ranking"]["kendall_ci"]),
+            f"{round(row['top_k_overlap'] * row['top_k'])}/{row['top_k']}",
+            _fmt(row["r2_base"]),
+            _fmt(row["delta_r2"]) + _ci(v["delta_r2_ci"]),
+            f"{row['f_p_value']:.2g}",
+            _fmt(row["beta"]) + _ci(v["beta_ci"]),
+            f"{row['lofo_passed']}/{row['lofo_refits']}",
+            row["label"],
+        )
+    return table
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def validity_command(
+    scores: Annotated[
+        Path,
+        typer.Argument(
+            help="CSV, one row per model: model, family, parameter count, proficiency, "
+            "native score and proxy score columns.",
+            exists=True,
+            dir_okay=False,
+            readable=True,
+        ),
+    ],
+    native: Annotated[str, typer.Option(help="Column of the native benchmark score.")] = "native",
+    proxy: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--proxy", metavar="COLUMN", help="Proxy score column; repeatable (default: proxy)."
+        ),
+    ] = None,
+    params: Annotated[
+        str, typer.Option(help="Column of total parameter counts (> 0; log is taken).")
+    ] = "params",
+    proficiency: Annotated[
+        str, typer.Option(help="Column of the language-proficiency control (e.g. Belebele).")
+    ] = "proficiency",
+    family: Annotated[str, typer.Option(help="Column of model families (for LOFO).")] = "family",
+    model: Annotated[str, typer.Option(help="Column of model names.")] = "model",
+    controls: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--control",
+            metavar="COLUMN",
+            help="Extra control column (e.g. English MMLU); repeatable.",
+        ),
+    ] = None,
+    top_k: Annotated[int, typer.Option(help="k of the top-k overlap.")] = 5,
+    n_resamples: Annotated[int, typer.Option(help="Model-level bootstrap resamples.")] = 5000,
+    seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            help="Output folder for SCORES-stem.validity.csv and .json (default: the folder "
+            "of SCORES)."
+        ),
+    ] = None,
+) -> None:
+    """Does a proxy benchmark score predict the native score beyond size and proficiency?
+
+    Paper 001 ("Gold vs. Translation"), for each proxy column:
+
+    * ranking agreement: Kendall tau-b with bootstrap CI, top-k overlap;
+
+    * nested OLS native ~ log(params) + proficiency [+ controls] [+ proxy]: Delta R^2,
+    nested F-test, bootstrap CI of beta, leave-one-family-out refits;
+
+    * evidence label: robust, marginal, null or inconclusive.
+    """
+    proxies = list(proxy or ["proxy"])
+    extra = list(controls or [])
+    frame = read_scores_csv(
+        scores,
+        model=model,
+        family=family,
+        numeric=[native, params, proficiency, *extra, *proxies],
+        positive=[params],
+    )
+    indexed = frame.set_index(model)
+    rows, records = [], []
+    for name in proxies:
+        ranking = ranking_agreement(
+            indexed[native], indexed[name], k=top_k, n_resamples=n_resamples, seed=seed
+        ).to_dict()
+        result = proxy_validity(
+            frame,
+            name,
+            native=native,
+            params=params,
+            proficiency=proficiency,
+            family=family,
+            controls=extra,
+            n_resamples=n_resamples,
+            seed=seed,
+        )
+        rows.append(_row(result, ranking))
+        records.append({"ranking": ranking, "validity": result.to_dict()})
+
+    console = Console()
+    console.print(_table(native, len(frame), top_k, rows, records))
+    for rec in records:
+        for reason in rec["validity"]["reasons"]:
+            console.print(f"  {rec['validity']['proxy']}: {reason}", highlight=False)
+
+    folder = scores.parent if out is None else out
+    folder.mkdir(parents=True, exist_ok=True)
+    csv_path = folder / f"{scores.stem}.validity.csv"
+    json_path = folder / f"{scores.stem}.validity.json"
+    pd.DataFrame(rows).to_csv(csv_path, index=False)
+    signature = {
+        "judgekit_version": judgekit.__version__,
+        "scores_file": str(scores),
+        "scores_sha256": _sha256(scores),
+        "columns": {
+            "model": model,
+            "family": family,
+            "native": native,
+            "params": params,
+            "proficiency": proficiency,
+            "controls": extra,
+            "proxies": proxies,
+        },
+        "n_resamples": n_resamples,
+        "seed": seed,
+        "top_k": top_k,
+        "method": "paper 001 (Gold vs. Translation): nested OLS, F-test, bootstrap, LOFO",
+    }
+    json_path.write_text(
+        json.dumps(_json_safe({"signature": signature, "results": records}), indent=2) + "\n",
+        encoding="utf-8",
+    )
+    console.print(f"wrote {csv_path} and {json_path}", highlight=False)
