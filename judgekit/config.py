@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from judgekit.errors import InputError
 from judgekit.llm.spec import ModelSpec
+from judgekit.pipelines import PIPELINES
+
+OptionsT = TypeVar("OptionsT", bound=BaseModel)
 
 SPILLING_LANGUAGES = ["ru", "fr", "zh", "ja", "it", "de", "pt", "es", "hi"]
 
@@ -52,28 +55,75 @@ class SpillingOptions(BaseModel):
 class RunConfig(BaseModel):
     """One run: which pipeline, which models in which roles, and the pipeline's options.
 
+    Pipeline options live in a section named after the pipeline (``spilling:``, ...). The
+    spilling section is typed here; other pipelines validate their own section with
+    ``options(name, Model)``, which reports errors with file, line and key like the rest.
+
     Attributes:
-        pipeline: registered pipeline name (``spilling``).
+        pipeline: registered pipeline name (``spilling``; see ``judgekit.pipelines``).
         name: run name, used in tables (default: the pipeline's name).
         out: output directory (default ``runs/<name>-<judge name>``, so configs that differ
             only in their model lines write to different directories).
         limit: items to run (for spilling: words); 0 or None = all.
         generator: the model(s) under test; a list compares several models.
-        judge: the judge model.
+        judge: the judge model; a list forms a jury where the pipeline supports one.
         translator: model for the English back-check translations (default: the judge).
     """
 
-    model_config = ConfigDict(extra="forbid")
-    pipeline: Literal["spilling"]
+    model_config = ConfigDict(extra="allow")  # pipeline sections; checked in _known_sections
+    pipeline: str
     name: str | None = None
     out: Path | None = None
     limit: int | None = Field(None, ge=0)
     seed: int = 0
     cache: CacheConfig = Field(default_factory=CacheConfig)
     generator: ModelSpec | list[ModelSpec] | None = None
-    judge: ModelSpec | None = None
+    judge: ModelSpec | list[ModelSpec] | None = None
     translator: ModelSpec | None = None
     spilling: SpillingOptions = Field(default_factory=SpillingOptions)
+    _path: Path | None = PrivateAttr(None)
+    _root: Any = PrivateAttr(None)
+
+    @model_validator(mode="after")
+    def _known_sections(self) -> RunConfig:
+        if self.pipeline not in PIPELINES:
+            raise ValueError(f"unknown pipeline '{self.pipeline}' (known: {sorted(PIPELINES)})")
+        for key in self.model_extra or {}:
+            if key not in PIPELINES:
+                raise ValueError(f"unknown key '{key}'")
+        return self
+
+    def options(self, name: str, model: type[OptionsT]) -> OptionsT:
+        """Validate the ``name:`` section (absent = defaults) against ``model``.
+
+        Raises:
+            InputError: a key in the section is unknown, missing or ill-typed.
+        """
+        data = (self.model_extra or {}).get(name) or {}
+        try:
+            return model.model_validate(data)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            key, message = _explain({**err, "loc": (name, *err["loc"])})
+            line = _line_of(self._root, (name, *err["loc"]))
+            raise InputError(self._path, message, line=line, field=key) from None
+
+    def judges(self) -> list[ModelSpec]:
+        """The judge role as a list (empty if unset)."""
+        if self.judge is None:
+            return []
+        return self.judge if isinstance(self.judge, list) else [self.judge]
+
+    def single_judge(self) -> ModelSpec:
+        """The one judge of a pipeline without juries.
+
+        Raises:
+            InputError: no judge, or a list of judges.
+        """
+        judges = self.judges()
+        if len(judges) != 1:
+            raise InputError(self._path, "this pipeline needs exactly one judge", field="judge")
+        return judges[0]
 
     def generators(self) -> list[ModelSpec]:
         """The generator role as a list (empty if unset)."""
@@ -87,7 +137,8 @@ class RunConfig(BaseModel):
     def out_dir(self) -> Path:
         if self.out is not None:
             return self.out
-        judge = re.sub(r"[^A-Za-z0-9._-]+", "-", self.judge.label) if self.judge else "nojudge"
+        judges = self.judges()
+        judge = re.sub(r"[^A-Za-z0-9._-]+", "-", judges[0].label) if judges else "nojudge"
         return Path("runs") / f"{self.run_name()}-{judge}"
 
 
@@ -133,7 +184,7 @@ def apply_override(data: dict[str, Any], assignment: str) -> None:
         node[last] = _parse_value(value)
 
 
-def _line_of(root: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
+def _line_of(root: Any, loc: tuple[Any, ...]) -> int | None:
     """1-based line of the deepest YAML node on ``loc`` (for error messages)."""
     node, line = root, None
     for part in loc:
@@ -143,10 +194,10 @@ def _line_of(root: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
                 break
             key_node, node = match[0]
             line = key_node.start_mark.line + 1
-        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
-            if part >= len(node.value):
+        elif isinstance(node, yaml.SequenceNode) and str(part).isdigit():
+            if int(part) >= len(node.value):
                 break
-            node = node.value[part]
+            node = node.value[int(part)]
             line = node.start_mark.line + 1
         else:
             break
@@ -189,14 +240,24 @@ def load_config(path: Path | str, overrides: list[str] | None = None) -> RunConf
         raise InputError(path, "expected a mapping of keys at the top level", line=1)
     for assignment in overrides or []:
         apply_override(data, assignment)
+    known = set(RunConfig.model_fields) | set(PIPELINES)
+    for key in data:
+        if key not in known:
+            raise InputError(
+                path,
+                f"unknown key (expected one of: {', '.join(sorted(known))})",
+                line=_line_of(root, (key,)),
+                field=str(key),
+            )
     try:
-        return RunConfig.model_validate(data)
+        config = RunConfig.model_validate(data)
     except ValidationError as exc:
         errors = exc.errors()
         # a union (single spec or list) reports both branches; keep the most specific one
         errors.sort(key=lambda e: (e["type"] == "list_type", e["type"] == "model_type"))
         key, message = _explain(errors[0])
         more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
-        raise InputError(
-            path, f"{message}{more}", line=_line_of(root, errors[0]["loc"]), field=key
-        ) from None
+        line = _line_of(root, tuple(key.split("."))) if key else None
+        raise InputError(path, f"{message}{more}", line=line, field=key or None) from None
+    config._path, config._root = path, root
+    return config

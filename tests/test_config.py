@@ -90,3 +90,27 @@ def test_strategy_per_backend() -> None:
     assert ModelSpec(model="gemini/x", structured_output="prompt").strategy() == "prompt"
     assert ModelSpec(model="local/x").concurrency() == 1
     assert ModelSpec(model="hosted_vllm/x").concurrency() == 256
+
+
+def test_unknown_top_level_key_and_pipeline(tmp_path: Path) -> None:
+    with pytest.raises(InputError) as err:
+        load_config(write(tmp_path, BASE + "judeg:\n  model: local/x\n"))
+    assert "judeg" in str(err.value) and ":7" in str(err.value)
+    with pytest.raises(InputError, match="unknown pipeline"):
+        load_config(write(tmp_path, BASE.replace("spilling", "nope")))
+
+
+def test_pipeline_sections_validate_with_file_line_and_key(tmp_path: Path) -> None:
+    from pydantic import BaseModel, ConfigDict
+
+    class Opts(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        languages: list[str] = ["de"]
+
+    cfg = load_config(write(tmp_path, BASE + "spilling:\n  languages: [de, fr]\n"))
+    assert cfg.spilling.languages == ["de", "fr"]
+    assert cfg.options("missing", Opts).languages == ["de"]
+    path = write(tmp_path, BASE.replace("spilling", "spilling") + "spilling:\n  langs: [de]\n")
+    with pytest.raises(InputError) as err:
+        load_config(path)
+    assert "spilling.langs" in str(err.value) and ":8" in str(err.value)

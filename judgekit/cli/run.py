@@ -17,7 +17,6 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
-from rich.table import Table
 
 from judgekit.cli import app
 from judgekit.config import load_config
@@ -90,6 +89,8 @@ def run_command(
         if cache is not None:
             cache.close()
     elapsed = time.monotonic() - started
+    if hasattr(runner, "print_summary"):
+        runner.print_summary(summary, console)
     _print_summary(summary, client.calls_made, elapsed, out_dir)
 
 
@@ -101,24 +102,10 @@ def _stats(status: Counter[str], calls: int) -> str:
 
 
 def _print_summary(summary: dict, calls: int, elapsed: float, out_dir: Path) -> None:
-    table = Table(title="spilling rate by language (share of judged meanings found invalid)")
-    for col in ("lang", "items", "judged meanings", "invalid", "spilling rate", "sd"):
-        table.add_column(col)
-    for row in summary.get("rates", {}).get("by_lang", []):
-        sd = row["std_item_rate"]
-        table.add_row(
-            row["lang"],
-            str(row["n_items"]),
-            str(row["n_judged"]),
-            str(row["n_invalid"]),
-            f"{row['spilling_rate']:.3f}",
-            "-" if sd is None else f"{sd:.3f}",
-        )
-    console.print(table)
-    items = summary["items"]
+    items = summary.get("items", {})
     usage = summary["usage"]
     console.print(
-        f"items {items['planned']}: judged {items['judged']}, excluded {items['excluded']}; "
-        f"records {usage['calls']} {usage['status']}; model calls this run {calls}; "
-        f"{elapsed:.0f}s; results in {out_dir}"
+        f"items {items.get('planned')}: judged {items.get('judged')}, "
+        f"excluded {items.get('excluded')}; records {usage['calls']} {usage['status']}; "
+        f"model calls this run {calls}; {elapsed:.0f}s; results in {out_dir}"
     )

@@ -90,13 +90,11 @@ class SpillingRun:
     def __init__(self, config: RunConfig, client: LLMClient) -> None:
         if not config.generators():
             raise ValueError("the spilling pipeline needs a 'generator' model")
-        if config.judge is None:
-            raise ValueError("the spilling pipeline needs a 'judge' model")
         self.config = config
         self.options = config.spilling
         self.client = client
-        self.judge: ModelSpec = config.judge
-        self.translator: ModelSpec = config.translator or config.judge
+        self.judge: ModelSpec = config.single_judge()
+        self.translator: ModelSpec = config.translator or self.judge
         self.judge_prompt = load_prompt(f"spilling/judge.{self.options.judge_prompt}")
         self.backcheck_prompt = load_prompt("spilling/backcheck.translate")
         self.meaning_prompts = {
@@ -143,6 +141,25 @@ class SpillingRun:
 
         self.results = list(await asyncio.gather(*(one(i) for i in items)))
         return self.results
+
+    def print_summary(self, summary: dict[str, Any], console: Any) -> None:
+        """Print the per-language spilling table of ``summary`` (a rich Table)."""
+        from rich.table import Table
+
+        table = Table(title="spilling rate by language (share of judged meanings found invalid)")
+        for col in ("lang", "items", "judged meanings", "invalid", "spilling rate", "sd"):
+            table.add_column(col)
+        for row in summary.get("rates", {}).get("by_lang", []):
+            sd = row["std_item_rate"]
+            table.add_row(
+                row["lang"],
+                str(row["n_items"]),
+                str(row["n_judged"]),
+                str(row["n_invalid"]),
+                f"{row['spilling_rate']:.3f}",
+                "-" if sd is None else f"{sd:.3f}",
+            )
+        console.print(table)
 
     async def _run_item(self, spec: ModelSpec, item: ItemResult) -> None:
         lang, word, sample = item.lang, item.word, item.sample
