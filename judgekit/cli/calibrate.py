@@ -1,0 +1,354 @@
+"""``judgekit calibrate``: agreement among raters, and a judge against human labels.
+
+* ``calibrate agreement LABELS``: percent agreement, unanimous share, Cohen's kappa (two
+  raters), Fleiss' kappa, Gwet's AC1, Krippendorff's alpha and prevalence, with bootstrap CIs.
+* ``calibrate judge --judge RUN_OR_LABELS --human LABELS``: the judge against the human
+  majority, the human ceiling (each human against the others) and the Alternative Annotator
+  Test.
+* ``calibrate validity``: defined in ``judgekit/cli/validity.py``, registered here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import typer
+from rich.console import Console
+from rich.table import Table
+
+import judgekit
+from judgekit.calibration import TIE_POLICIES, alt_test, human_ceiling, judge_vs_humans
+from judgekit.cli import app
+from judgekit.errors import InputError, JudgekitError
+from judgekit.labels import LabelTable, load_labels, resolve_labels_path
+from judgekit.metrics.agreement import (
+    LEVELS,
+    AgreementResult,
+    cohen_kappa,
+    fleiss_kappa,
+    gwet_ac1,
+    krippendorff_alpha,
+    percent_agreement,
+    prevalence,
+    unanimous_share,
+)
+
+calibrate_app = typer.Typer(
+    help="Calibrate judges: agreement among raters, a judge against human labels.",
+    no_args_is_help=True,
+)
+app.add_typer(calibrate_app, name="calibrate")
+console = Console()
+
+FORMAT_HELP = "Label layout: long (item,rater,label), wide (item + one column per rater), auto."
+
+
+def _fmt(value: float | None, ci: tuple[float, float] | list[float] | None = None) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    return f"{value:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
+
+
+def _json_safe(value: Any) -> Any:
+    """NaN -> null, numpy scalars -> Python, tuples -> lists, keys -> text."""
+    if isinstance(value, dict):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _signature(command: str, inputs: dict[str, Path], **params: Any) -> dict[str, Any]:
+    """Everything that changes the numbers: version, inputs with their sha256, parameters."""
+    files = {}
+    for name, path in inputs.items():
+        resolved = resolve_labels_path(path)
+        files[name] = {"path": str(resolved), "sha256": _sha256(resolved)}
+    return {"judgekit": judgekit.__version__, "command": command, "inputs": files, **params}
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _write(out: Path, stem: str, payload: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{stem}.json").write_text(
+        json.dumps(_json_safe(payload), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    pd.DataFrame(rows).to_csv(out / f"{stem}.csv", index=False)
+
+
+def _check_choice(name: str, value: str, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise InputError(None, f"unknown {name} '{value}' (use {', '.join(choices)})", field=name)
+
+
+def _load(path: Path, fmt: str) -> LabelTable:
+    _check_choice("--format", fmt, ("auto", "long", "wide"))
+    return load_labels(path, format=fmt)  # type: ignore[arg-type]
+
+
+MANY_CATEGORIES = 20  # above this, a scale (0-100 scores), not categories
+
+
+def agreement_results(
+    table: LabelTable, level: str, n_resamples: int, seed: int, confidence: float
+) -> tuple[list[AgreementResult], Any, str]:
+    """Every agreement statistic of ``table`` (Cohen's kappa only with two raters).
+
+    With more than 20 distinct labels (a rating scale), the irrCAC-based coefficients (Fleiss'
+    kappa, Gwet's AC1) get no bootstrap CI (each resample costs ~0.3 s there) and a note says so.
+    """
+    boot = {"n_resamples": n_resamples, "seed": seed, "confidence": confidence}
+    scale = len(table.categories) > MANY_CATEGORIES
+    slow = {**boot, "n_resamples": 0} if scale else boot
+    note = ""
+    if scale and n_resamples:
+        note = (
+            f"{len(table.categories)} distinct labels: a scale, not categories; no bootstrap "
+            "CI for Fleiss' kappa and Gwet's AC1 (use Krippendorff's alpha --level interval)"
+        )
+    results = [percent_agreement(table, **boot), unanimous_share(table, **boot)]
+    if table.n_raters == 2:
+        results.append(cohen_kappa(table, **slow))
+    results += [fleiss_kappa(table, **slow), gwet_ac1(table, **slow)]
+    results.append(krippendorff_alpha(table, level=level, **boot))  # type: ignore[arg-type]
+    return results, prevalence(table, **slow), note
+
+
+@calibrate_app.command("agreement")
+def agreement_command(
+    labels: Path = typer.Argument(..., help="Labels file (CSV, TSV, JSONL) or run directory."),
+    format: str = typer.Option("auto", "--format", help=FORMAT_HELP),
+    level: str = typer.Option("nominal", help="Krippendorff's alpha level: " + "|".join(LEVELS)),
+    n_resamples: int = typer.Option(1000, help="Bootstrap resamples over items (0 = no CI)."),
+    seed: int = typer.Option(0, help="Bootstrap seed."),
+    confidence: float = typer.Option(0.95, help="CI level."),
+    out: Path | None = typer.Option(None, help="Write agreement.csv and agreement.json here."),
+) -> None:
+    """Agreement among all raters of LABELS, with bootstrap CIs and category prevalence."""
+    _check_choice("--level", level, LEVELS)
+    table = _load(labels, format)
+    results, prev, note = agreement_results(table, level, n_resamples, seed, confidence)
+    shown = list(prev.per_category.values()) if len(prev.counts) <= MANY_CATEGORIES else []
+    view = Table(title=f"Agreement: {table.n_items} items x {table.n_raters} raters")
+    for column in ("statistic", "value [CI]", "items", "raters", "level"):
+        view.add_column(column, justify="left" if column == "statistic" else "right")
+    rows = []
+    for r in results + shown:
+        view.add_row(r.statistic, _fmt(r.value, r.ci), str(r.n_items), str(r.n_raters), r.level)
+        rows.append(
+            {
+                "statistic": r.statistic,
+                "value": r.value,
+                "ci_low": r.ci[0] if r.ci else None,
+                "ci_high": r.ci[1] if r.ci else None,
+                "n_items": r.n_items,
+                "n_raters": r.n_raters,
+                "level": r.level,
+                "confidence": r.confidence,
+                "n_resamples": r.n_resamples,
+                "seed": r.seed,
+            }
+        )
+    console.print(view)
+    if shown:
+        counts = ", ".join(f"{c}: {n}" for c, n in prev.counts.items())
+        console.print(f"ratings per category ({prev.n_ratings} in all): {counts}")
+    if note:
+        console.print(f"note: {note}")
+    if out is not None:
+        payload = {
+            "signature": _signature(
+                "calibrate agreement",
+                {"labels": labels},
+                format=format,
+                level=level,
+                n_resamples=n_resamples,
+                seed=seed,
+                confidence=confidence,
+            ),
+            "n_items": table.n_items,
+            "raters": [str(r) for r in table.raters],
+            "statistics": [r.to_dict() for r in results],
+            "prevalence": prev.to_dict(),
+            "note": note,
+        }
+        _write(out, "agreement", payload, rows)
+        console.print(f"wrote {out / 'agreement.csv'} and {out / 'agreement.json'}")
+
+
+def _pick_judge(table: LabelTable, rater: str | None, path: Path) -> str:
+    names = [str(r) for r in table.raters]
+    if rater is None:
+        if len(names) != 1:
+            raise InputError(
+                path, f"several raters ({', '.join(names)}): pick one with --judge-rater"
+            )
+        return table.raters[0]
+    for r in table.raters:
+        if str(r) == rater:
+            return r
+    raise InputError(path, f"no rater '{rater}' (raters: {', '.join(names)})", field="rater")
+
+
+def _summary_table(rows: list[dict[str, Any]]) -> Table:
+    view = Table(title="Judge against humans")
+    for column in ("comparison", "n", "accuracy", "macro-F1", "Cohen's kappa"):
+        view.add_column(column, justify="left" if column == "comparison" else "right")
+    for scope in dict.fromkeys(r["comparison"] for r in rows):
+        cells = {r["metric"]: r for r in rows if r["comparison"] == scope}
+        view.add_row(
+            scope,
+            str(cells["accuracy"]["n"]),
+            *(_fmt(cells[m]["value"], cells[m]["ci"]) for m in ("accuracy", "macro_f1", "kappa")),
+        )
+    return view
+
+
+@calibrate_app.command("judge")
+def judge_command(
+    judge: Path = typer.Option(..., help="The judge's run directory or labels file."),
+    human: Path = typer.Option(..., help="Human labels file (or run directory)."),
+    judge_rater: str | None = typer.Option(None, help="The judge's rater name in --judge."),
+    format: str = typer.Option("auto", "--format", help=FORMAT_HELP),
+    tie_policy: str = typer.Option("exclude", help="Human ties: exclude|error|own_class."),
+    epsilon: float = typer.Option(0.2, help="Alt-test margin (0.2 experts, 0.1 crowd)."),
+    q: float = typer.Option(0.05, help="Alt-test FDR level (Benjamini-Yekutieli)."),
+    min_items: int = typer.Option(30, help="Alt-test: fewest items per annotator."),
+    n_resamples: int = typer.Option(1000, help="Bootstrap resamples over items (0 = no CI)."),
+    seed: int = typer.Option(0, help="Bootstrap seed."),
+    confidence: float = typer.Option(0.95, help="CI level."),
+    out: Path | None = typer.Option(None, help="Write judge_calibration.{csv,json} etc. here."),
+) -> None:
+    """Judge vs human majority, human ceiling and Alternative Annotator Test."""
+    _check_choice("--tie-policy", tie_policy, TIE_POLICIES)
+    judge_table = _load(judge, format)
+    rater = _pick_judge(judge_table, judge_rater, judge)
+    humans = _load(human, format)
+    if rater in humans.raters:
+        humans = humans.drop([rater])
+    if humans.n_raters == 0:
+        raise InputError(human, "no human raters")
+    labels = judge_table.column(rater)
+    boot = {"ci": n_resamples > 0, "n_resamples": n_resamples, "confidence": confidence}
+    report = judge_vs_humans(labels, humans, tie_policy=tie_policy, seed=seed, **boot)
+    rows = [
+        {"comparison": "judge vs human majority", "metric": m, "n": report.n_items, **e.to_dict()}
+        for m, e in (
+            ("accuracy", report.accuracy),
+            ("macro_f1", report.macro_f1),
+            ("kappa", report.kappa),
+        )
+    ]
+    try:
+        ceiling = human_ceiling(humans, labels, tie_policy=tie_policy, seed=seed, **boot)
+    except JudgekitError as exc:
+        ceiling, ceiling_note = None, str(exc)
+    if ceiling is not None:
+        ceiling_note = ""
+        for scope, scores in (
+            ("human vs other humans (ceiling)", ceiling.humans),
+            ("judge vs the same references", ceiling.judge or {}),
+        ):
+            rows += [
+                {"comparison": scope, "metric": m, "n": ceiling.n_rows, **e.to_dict()}
+                for m, e in scores.items()
+            ]
+    try:
+        alt = alt_test(labels, humans, epsilon=epsilon, q=q, min_items=min_items)
+        alt_note = ""
+    except JudgekitError as exc:
+        alt, alt_note = None, str(exc)
+
+    console.print(_summary_table(rows))
+    console.print(
+        f"{report.n_items} items scored; {report.n_ties} human ties ({tie_policy}); "
+        f"{report.n_unjudged} items without a judge label; ceiling rows: n = (human, item) pairs"
+    )
+    confusion = Table(title="Confusion matrix (rows: human majority, columns: judge)")
+    confusion.add_column("human \\ judge")
+    for column in report.confusion.columns:
+        confusion.add_column(str(column), justify="right")
+    for label, counts in report.confusion.iterrows():
+        confusion.add_row(str(label), *(str(int(c)) for c in counts))
+    console.print(confusion)
+    per_class = Table(title="Per class")
+    for column in ("label", "support", "recall [CI]", "precision [CI]"):
+        per_class.add_column(column, justify="left" if column == "label" else "right")
+    for r in report.per_class.to_dict(orient="records"):
+        rec = (r["recall_low"], r["recall_high"]) if r["recall_low"] is not None else None
+        prec = (r["precision_low"], r["precision_high"]) if r["precision_low"] is not None else None
+        per_class.add_row(
+            str(r["label"]), str(r["support"]), _fmt(r["recall"], rec), _fmt(r["precision"], prec)
+        )
+    console.print(per_class)
+    errors = ", ".join(f"{e['human']}->{e['judge']}: {e['count']}" for e in report.errors)
+    console.print(f"errors (human->judge): {errors or 'none'}")
+    if ceiling_note:
+        console.print(f"human ceiling not computed: {ceiling_note}")
+    if alt is not None:
+        verdict = "passes" if alt.passed else "does not pass"
+        console.print(
+            f"Alternative Annotator Test (epsilon={epsilon}, q={q}): winning rate "
+            f"{alt.winning_rate:.2f} over {len(alt.per_annotator)} annotators, advantage "
+            f"probability {alt.advantage_probability:.3f}: the judge {verdict}"
+        )
+        if alt.skipped:
+            console.print(f"alt-test skipped: {alt.skipped}")
+    else:
+        console.print(f"Alternative Annotator Test not run: {alt_note}")
+
+    if out is not None:
+        payload = {
+            "signature": _signature(
+                "calibrate judge",
+                {"judge": judge, "human": human},
+                judge_rater=str(rater),
+                format=format,
+                tie_policy=tie_policy,
+                epsilon=epsilon,
+                q=q,
+                min_items=min_items,
+                n_resamples=n_resamples,
+                seed=seed,
+                confidence=confidence,
+            ),
+            "judge_vs_humans": report.to_dict(),
+            "human_ceiling": ceiling.to_dict() if ceiling else {"note": ceiling_note},
+            "alt_test": alt.to_dict() if alt else {"note": alt_note},
+        }
+        csv_rows = [
+            {k: v for k, v in r.items() if k != "ci"}
+            | {
+                "ci_low": r["ci"][0] if r["ci"] else None,
+                "ci_high": r["ci"][1] if r["ci"] else None,
+            }
+            for r in rows
+        ]
+        _write(out, "judge_calibration", payload, csv_rows)
+        report.confusion.to_csv(out / "confusion_matrix.csv")
+        report.per_class.to_csv(out / "per_class.csv", index=False)
+        if alt is not None:
+            alt.per_annotator.to_csv(out / "alt_test.csv", index=False)
+        console.print(
+            f"wrote judge_calibration.csv/.json, confusion_matrix.csv, per_class.csv to {out}"
+        )
+
+
+try:  # `calibrate validity` lives in its own module (another command group's worker)
+    from judgekit.cli.validity import validity_command
+except ImportError:  # pragma: no cover - only while that module is absent
+    validity_command = None
+if validity_command is not None:
+    calibrate_app.command("validity")(validity_command)

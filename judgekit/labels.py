@@ -1,0 +1,421 @@
+"""Label tables: items x raters, where a rater is a human annotator or an LLM judge.
+
+A :class:`LabelTable` wraps a pandas DataFrame indexed by item (index name ``item``) with one
+column per rater (columns name ``rater``). Cells hold any hashable category (a string, an int,
+a bool) or a missing value (None or NaN). Loaders read the two usual layouts:
+
+* long: one rating per row, columns ``item,rater,label`` (what a judgekit run writes to
+  ``<run dir>/labels.csv``); extra columns are ignored;
+* wide: one item per row, an ``item`` column and one column per rater.
+
+from CSV, TSV (by the ``.tsv`` suffix) or JSONL, and report bad input as one
+:class:`~judgekit.errors.InputError` naming file, line and field.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from judgekit.errors import InputError
+
+LabelFormat = Literal["auto", "long", "wide"]
+LONG_COLUMNS = ("item", "rater", "label")
+RUN_LABELS_FILE = "labels.csv"
+
+
+def is_missing(value: Any) -> bool:
+    """True for None and float NaN (pandas' NA too); False for every real label."""
+    if value is None:
+        return True
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def _sort_categories(values: Iterable[Hashable]) -> list[Hashable]:
+    unique = list(dict.fromkeys(values))
+    try:
+        return sorted(unique)
+    except TypeError:
+        return sorted(unique, key=lambda v: (type(v).__name__, str(v)))
+
+
+@dataclass(frozen=True)
+class LabelTable:
+    """An items x raters table of categorical (or numeric) labels with missing cells.
+
+    Attributes:
+        frame: DataFrame, shape (n_items, n_raters), index = item ids (unique), columns =
+            rater names (unique), object cells; None or NaN marks a missing rating.
+        source: the file the table was read from, for messages (None when built in memory).
+    """
+
+    frame: pd.DataFrame
+    source: str | None = None
+
+    def __post_init__(self) -> None:
+        frame = self.frame
+        if not frame.index.is_unique:
+            raise InputError(self.source, "item ids must be unique", field="item")
+        if not frame.columns.is_unique:
+            raise InputError(self.source, "rater names must be unique", field="rater")
+        frame = frame.astype(object).where(frame.notna(), None)
+        frame.index.name, frame.columns.name = "item", "rater"
+        object.__setattr__(self, "frame", frame)
+
+    # -- views ------------------------------------------------------------------------------
+    @property
+    def items(self) -> list[Hashable]:
+        return list(self.frame.index)
+
+    @property
+    def raters(self) -> list[Hashable]:
+        return list(self.frame.columns)
+
+    @property
+    def n_items(self) -> int:
+        return self.frame.shape[0]
+
+    @property
+    def n_raters(self) -> int:
+        return self.frame.shape[1]
+
+    @property
+    def values(self) -> np.ndarray:
+        """Object array, shape (n_items, n_raters); None marks a missing rating."""
+        return self.frame.to_numpy(dtype=object)
+
+    @property
+    def categories(self) -> list[Hashable]:
+        """Distinct labels present, sorted (by type name, then text, when types are mixed)."""
+        return _sort_categories(v for v in self.values.ravel() if not is_missing(v))
+
+    def ratings_per_item(self) -> pd.Series:
+        """Number of non-missing ratings of each item (int Series indexed by item)."""
+        return self.frame.notna().sum(axis=1)
+
+    def column(self, rater: Hashable) -> pd.Series:
+        """The labels of one rater (Series indexed by item; None where missing)."""
+        if rater not in self.frame.columns:
+            raise InputError(self.source, f"no rater '{rater}' (raters: {_names(self.raters)})")
+        return self.frame[rater]
+
+    def select(self, raters: Sequence[Hashable]) -> LabelTable:
+        """A table with only ``raters`` (in that order)."""
+        for rater in raters:
+            self.column(rater)
+        return LabelTable(self.frame[list(raters)], self.source)
+
+    def drop(self, raters: Sequence[Hashable]) -> LabelTable:
+        """A table without ``raters``."""
+        return self.select([r for r in self.raters if r not in set(raters)])
+
+    def dropna_items(self, min_ratings: int = 1) -> LabelTable:
+        """A table without the items that have fewer than ``min_ratings`` ratings."""
+        keep = self.ratings_per_item() >= min_ratings
+        return LabelTable(self.frame[keep], self.source)
+
+    def to_long(self) -> pd.DataFrame:
+        """Long DataFrame with columns item, rater, label; missing ratings are left out."""
+        long = self.frame.stack(future_stack=True).rename("label").reset_index()
+        return long[long["label"].notna()].reset_index(drop=True)
+
+    def write_csv(self, path: str | Path) -> None:
+        """Write the table in long format (``item,rater,label``), the run-directory layout."""
+        self.to_long().to_csv(path, index=False)
+
+    # -- constructors -------------------------------------------------------------------------
+    @classmethod
+    def from_frame(
+        cls,
+        frame: pd.DataFrame,
+        *,
+        item_column: str | None = None,
+        allowed: Iterable[Hashable] | None = None,
+        source: str | None = None,
+    ) -> LabelTable:
+        """Build from a wide DataFrame: index = items (or ``item_column``), one column per rater.
+
+        Raises:
+            InputError: duplicate items, a missing ``item_column`` or a label outside ``allowed``.
+        """
+        if item_column is not None:
+            if item_column not in frame.columns:
+                raise InputError(source, f"missing column '{item_column}'", field=item_column)
+            frame = frame.set_index(item_column)
+        duplicated = frame.index.duplicated()
+        if duplicated.any():
+            item = frame.index[duplicated][0]
+            raise InputError(source, f"duplicate item '{item}'", field=item_column or "item")
+        table = cls(frame.copy(), source)
+        if allowed is not None:
+            check = _AllowedLabels(allowed)
+            for rater in table.raters:
+                for item, label in table.frame[rater].items():
+                    if not is_missing(label) and not check(label):
+                        raise InputError(
+                            source,
+                            f"unknown label '{label}' for item '{item}' ({check.describe()})",
+                            field=str(rater),
+                        )
+        return table
+
+    @classmethod
+    def from_rows(
+        cls,
+        rows: Iterable[Sequence[Any] | Mapping[str, Any]],
+        *,
+        allowed: Iterable[Hashable] | None = None,
+        source: str | None = None,
+    ) -> LabelTable:
+        """Build from long records: ``(item, rater, label)`` tuples or mappings with those keys.
+
+        Raises:
+            InputError: a duplicate (item, rater) pair, a record without the three fields, or a
+                label outside ``allowed``; ``line`` is the 1-based record number.
+        """
+        records = []
+        for number, row in enumerate(rows, start=1):
+            if isinstance(row, Mapping):
+                absent = [k for k in LONG_COLUMNS if k not in row]
+                if absent:
+                    raise InputError(source, f"missing key '{absent[0]}'", line=number)
+                item, rater, label = (row[k] for k in LONG_COLUMNS)
+            else:
+                if len(row) != 3:
+                    raise InputError(source, "expected (item, rater, label)", line=number)
+                item, rater, label = row
+            records.append((number, item, rater, label))
+        return _from_long_records(records, source, allowed)
+
+
+class _AllowedLabels:
+    """Membership test for an allowed label set that accepts 1 for '1' and the reverse."""
+
+    def __init__(self, allowed: Iterable[Hashable]) -> None:
+        self.allowed = list(allowed)
+        self.as_text = {str(a) for a in self.allowed}
+
+    def __call__(self, label: Hashable) -> bool:
+        return label in self.allowed or str(label) in self.as_text
+
+    def describe(self) -> str:
+        return f"allowed: {_names(self.allowed)}"
+
+
+def _names(values: Iterable[Any]) -> str:
+    return ", ".join(str(v) for v in values)
+
+
+def _check_scalar(label: Any, path: str | None, line: int, field: str) -> None:
+    if isinstance(label, (list, dict, set, tuple)):
+        raise InputError(
+            path, f"label must be a single value, got {label!r}", line=line, field=field
+        )
+
+
+def _from_long_records(
+    records: Iterable[tuple[int, Any, Any, Any]],
+    path: str | None,
+    allowed: Iterable[Hashable] | None,
+    wide: bool = False,
+) -> LabelTable:
+    check = _AllowedLabels(allowed) if allowed is not None else None
+    cells: dict[tuple[Any, Any], Any] = {}
+    seen: dict[tuple[Any, Any], int] = {}
+    items: dict[Any, None] = {}
+    raters: dict[Any, None] = {}
+    for line, item, rater, label in records:
+        for name, value in (("item", item), ("rater", rater)):
+            if is_missing(value) or str(value).strip() == "":
+                raise InputError(path, f"empty {name}", line=line, field=name)
+        _check_scalar(label, path, line, "label")
+        key = (item, rater)
+        if key in seen:
+            raise InputError(
+                path,
+                f"duplicate rating of item '{item}' by rater '{rater}' (first on line {seen[key]})",
+                line=line,
+                field="rater",
+            )
+        if check is not None and not is_missing(label) and not check(label):
+            field = str(rater) if wide else "label"
+            raise InputError(
+                path, f"unknown label '{label}' ({check.describe()})", line=line, field=field
+            )
+        seen[key] = line
+        cells[key] = None if is_missing(label) else label
+        items.setdefault(item)
+        raters.setdefault(rater)
+    frame = pd.DataFrame(index=list(items), columns=list(raters), dtype=object)
+    for (item, rater), label in cells.items():
+        frame.at[item, rater] = label
+    return LabelTable(frame, path)
+
+
+def _coerce_numbers(values: list[Any]) -> list[Any]:
+    """Turn text labels into numbers when every non-missing label is numeric text."""
+    present = [v for v in values if v is not None]
+    if not present or not all(isinstance(v, str) for v in present):
+        return values
+    try:
+        numbers = [float(v) for v in present]
+    except ValueError:
+        return values
+    if not all(math.isfinite(x) for x in numbers):
+        return values
+    as_int = all(x.is_integer() for x in numbers)
+    return [None if v is None else (int(float(v)) if as_int else float(v)) for v in values]
+
+
+def _read_csv(path: Path) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
+    delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
+    with path.open(newline="", encoding="utf-8-sig") as handle:
+        reader = csv.reader(handle, delimiter=delimiter)
+        header = next(reader, None)
+        if not header:
+            raise InputError(path, "empty file: expected a header row", line=1)
+        header = [h.strip() for h in header]
+        dup = [h for h in header if header.count(h) > 1]
+        if dup:
+            raise InputError(path, f"duplicate column '{dup[0]}'", line=1, field=dup[0])
+        rows = []
+        for row in reader:
+            if not any(cell.strip() for cell in row):
+                continue
+            if len(row) != len(header):
+                raise InputError(
+                    path, f"expected {len(header)} fields, got {len(row)}", line=reader.line_num
+                )
+            rows.append((reader.line_num, dict(zip(header, row, strict=True))))
+    return header, rows
+
+
+def _read_jsonl(path: Path) -> tuple[list[str], list[tuple[int, dict[str, Any]]]]:
+    rows, header = [], {}
+    with path.open(encoding="utf-8-sig") as handle:
+        for number, text in enumerate(handle, start=1):
+            if not text.strip():
+                continue
+            try:
+                record = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise InputError(path, f"invalid JSON: {exc.msg}", line=number) from None
+            if not isinstance(record, dict):
+                raise InputError(path, "expected a JSON object per line", line=number)
+            header.update(dict.fromkeys(record))
+            rows.append((number, record))
+    return list(header), rows
+
+
+def resolve_labels_path(path: str | Path) -> Path:
+    """``path`` itself for a file, ``path/labels.csv`` for a judgekit run directory.
+
+    Raises:
+        InputError: the path does not exist, or a directory holds no labels.csv.
+    """
+    path = Path(path)
+    if path.is_dir():
+        path = path / RUN_LABELS_FILE
+        if not path.is_file():
+            raise InputError(path.parent, f"not a run directory: no {RUN_LABELS_FILE} in it")
+    elif not path.is_file():
+        raise InputError(path, "no such file or directory")
+    return path
+
+
+def load_labels(
+    path: str | Path,
+    *,
+    format: LabelFormat = "auto",
+    allowed: Iterable[Hashable] | None = None,
+    item_column: str = "item",
+    numeric: bool | None = None,
+) -> LabelTable:
+    """Read a label table from a CSV/TSV/JSONL file or a judgekit run directory.
+
+    Args:
+        path: a file, or a run directory (its ``labels.csv`` is read).
+        format: "long" (``item,rater,label`` rows), "wide" (``item`` + one column per rater), or
+            "auto": long when the columns include item, rater and label, wide otherwise.
+        allowed: the allowed labels; any other non-missing label is an error.
+        item_column: name of the item column in the wide layout.
+        numeric: convert text labels to numbers; None (default) converts only when every
+            non-missing label of a CSV is numeric text. JSONL values keep their JSON types.
+
+    Missing ratings: an empty CSV cell, a JSON null, or (in wide JSONL) an absent key.
+    The text "none" is a label, not a missing value.
+
+    Raises:
+        InputError: missing file or column, malformed row, duplicate (item, rater) pair,
+            unknown label; the message names file, line and field.
+    """
+    path = resolve_labels_path(path)
+    is_jsonl = path.suffix.lower() in (".jsonl", ".ndjson")
+    header, rows = _read_jsonl(path) if is_jsonl else _read_csv(path)
+    if format == "auto":
+        format = "long" if all(c in header for c in LONG_COLUMNS) else "wide"
+    if format not in ("long", "wide"):
+        raise InputError(None, f"unknown label format '{format}' (use long, wide or auto)")
+    key_columns = LONG_COLUMNS if format == "long" else (item_column,)
+    for column in key_columns:
+        if column not in header and (rows or not is_jsonl):
+            raise InputError(
+                path, f"missing column '{column}' (found: {_names(header)})", line=1, field=column
+            )
+
+    def cell(value: Any) -> Any:
+        if is_jsonl:
+            return None if is_missing(value) else value
+        return None if value.strip() == "" else value.strip()
+
+    if format == "long":
+        labels = [cell(r.get("label")) for _, r in rows]
+    else:
+        raters = [c for c in header if c != item_column]
+        labels = [cell(r.get(rater)) for _, r in rows for rater in raters]
+    if numeric is True or (numeric is None and not is_jsonl):
+        coerced = _coerce_numbers(labels)
+        if numeric is True and coerced is labels and any(isinstance(v, str) for v in labels):
+            raise InputError(path, "labels are not all numeric", field="label")
+        labels = coerced
+    if format == "long":
+        records = [
+            (line, _key(r["item"], is_jsonl), _key(r["rater"], is_jsonl), label)
+            for (line, r), label in zip(rows, labels, strict=True)
+        ]
+    else:
+        first_line: dict[Any, int] = {}
+        for line, r in rows:
+            item = _key(r.get(item_column), is_jsonl)
+            if item in first_line:
+                raise InputError(
+                    path,
+                    f"duplicate item '{item}' (first on line {first_line[item]})",
+                    line=line,
+                    field=item_column,
+                )
+            first_line[item] = line
+        it = iter(labels)
+        records = [
+            (line, _key(r.get(item_column), is_jsonl), rater, next(it))
+            for line, r in rows
+            for rater in raters
+        ]
+    return _from_long_records(records, str(path), allowed, wide=format == "wide")
+
+
+def _key(value: Any, is_jsonl: bool) -> Any:
+    if is_jsonl:
+        return value if not isinstance(value, (list, dict)) else json.dumps(value)
+    return value.strip() if isinstance(value, str) else value

@@ -1,0 +1,361 @@
+"""Agreement statistics: every published worked example, missing data, CIs and real data."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import SHARED_DATA, shared_path
+
+from judgekit.errors import InputError, JudgekitError
+from judgekit.labels import LabelTable
+from judgekit.metrics.agreement import (
+    cohen_kappa,
+    fleiss_kappa,
+    gwet_ac1,
+    item_agreement,
+    krippendorff_alpha,
+    percent_agreement,
+    prevalence,
+    unanimous_share,
+)
+
+VECTORS = ("agreement", "agreement_test_vectors.json")
+
+
+# -- the published worked examples, one test per vector ----------------------------------------
+def _counts_to_rows(counts):
+    """Subjects x categories counts -> subjects x raters labels (rater order is irrelevant)."""
+    return [[k for k, n in enumerate(row) for _ in range(n)] for row in counts]
+
+
+def _table_to_pairs(table):
+    """Rater-1 x rater-2 contingency table -> one (label_1, label_2) row per subject."""
+    return [[i, j] for i, row in enumerate(table) for j, n in enumerate(row) for _ in range(n)]
+
+
+def _fleiss_wikipedia(data):
+    rows = _counts_to_rows(data)
+    return {"kappa": fleiss_kappa(rows).value, "P_i_per_subject": item_agreement(rows).tolist()}
+
+
+def _fleiss_1971(data):
+    result = fleiss_kappa(data)
+    return {
+        "kappa_published_Fleiss1971": result.value,
+        "kappa_R_irr_kappam.fleiss": result.value,
+        "z_R_irr": result.details["z"],
+        "category_totals": list(prevalence(data).counts.values()),
+    }
+
+
+def _cohen_sas(data):
+    out = {}
+    for prefix, kappa_key, weights in (
+        ("simple", "simple_kappa", None),
+        ("weighted", "weighted_kappa_linear(Cicchetti-Allison)", "linear"),
+    ):
+        r = cohen_kappa(_table_to_pairs(data), weights=weights)
+        out[kappa_key] = r.value
+        out[f"{prefix}_ASE"] = r.details["ase"]
+        out[f"{prefix}_CI95"] = r.details["asymptotic_ci"]
+        out[f"{prefix}_ASE_H0"] = r.details["ase_h0"]
+        out[f"{prefix}_Z"] = r.details["z"]
+    return out
+
+
+def _cohen_wikipedia(data):
+    r = cohen_kappa(_table_to_pairs(data))
+    assert percent_agreement(_table_to_pairs(data)).value == pytest.approx(r.details["p_o"])
+    return {"p_o": r.details["p_o"], "p_e": r.details["p_e"], "kappa": r.value}
+
+
+def _krippendorff(data):
+    units = np.array(data, dtype=float).T  # vectors are observers x units
+    out = {}
+    for level in ("nominal", "ordinal", "interval", "ratio"):
+        result = krippendorff_alpha(units, level=level)
+        assert result.level == level
+        out[level] = out[f"{level}_6dp"] = result.value
+    return out
+
+
+CHECKERS = {
+    "fleiss_wikipedia_10x5_14raters": _fleiss_wikipedia,
+    "fleiss_1971_diagnoses_30x6": _fleiss_1971,
+    "cohen_sas_3x3": _cohen_sas,
+    "cohen_wikipedia_2x2_grant": _cohen_wikipedia,
+    "krippendorff_2011_4observers_12units": _krippendorff,
+    "krippendorff_wikipedia_3coders_15units": _krippendorff,
+}
+
+
+def _vector_ids():
+    path = SHARED_DATA.joinpath(*VECTORS)
+    if not path.exists():
+        return ["(vectors absent)"]
+    return [v["id"] for v in json.loads(path.read_text())["vectors"]]
+
+
+@pytest.mark.parametrize("vector_id", _vector_ids())
+def test_published_worked_example(vector_id):
+    vectors = json.loads(shared_path(*VECTORS).read_text())["vectors"]
+    vector = next(v for v in vectors if v["id"] == vector_id)
+    assert vector_id in CHECKERS, f"new test vector {vector_id}: add a checker"
+    computed = CHECKERS[vector_id](vector["data"])
+    tolerance = vector["tolerance"]
+    for key, expected in vector["expected"].items():
+        tol = tolerance.get(key, tolerance.get("*"))
+        if tol is None:  # counts: exact
+            assert computed[key] == expected, key
+        else:
+            assert np.allclose(computed[key], expected, rtol=0, atol=tol), (key, computed[key])
+
+
+# -- definitions on small hand-computed tables -------------------------------------------------
+MISSING = [["a", "a", None], ["a", "b", "b"], ["b", None, None], ["b", "b", "b"]]
+
+
+def test_percent_agreement_and_unanimity_with_missing_ratings():
+    # item 1: 1 pair, agrees (1); item 2: 3 pairs, 1 agrees (1/3); item 3: 1 rating, left out;
+    # item 4: all 3 pairs agree (1).
+    assert percent_agreement(MISSING).value == pytest.approx((1 + 1 / 3 + 1) / 3)
+    assert percent_agreement(MISSING).n_items == 3
+    assert unanimous_share(MISSING).value == pytest.approx(2 / 3)
+    per_item = item_agreement(MISSING)
+    assert per_item.iloc[:2].tolist() == pytest.approx([1, 1 / 3]) and math.isnan(per_item[2])
+
+
+def test_cohen_kappa_drops_items_missing_either_rating():
+    a = ["x", "x", "y", "y", None]
+    b = ["x", "y", "y", "y", "x"]
+    result = cohen_kappa(list(zip(a, b, strict=True)))
+    # 4 pairs, p_o = 3/4; marginals a: x .5 y .5, b: x .25 y .75 -> p_e = .5, kappa = .5
+    assert result.n_items == 4
+    assert result.details["p_o"] == pytest.approx(0.75)
+    assert result.value == pytest.approx(0.5)
+
+
+def test_cohen_kappa_needs_two_raters():
+    with pytest.raises(JudgekitError, match="exactly two raters"):
+        cohen_kappa(MISSING)
+    frame = pd.DataFrame(MISSING, columns=["h1", "h2", "h3"])
+    assert cohen_kappa(frame, raters=("h2", "h3")).n_items == 2
+
+
+def test_gwet_and_fleiss_with_missing_ratings_match_gwet_reference_values():
+    # Krippendorff's 12-unit example as a units x raters table: irrCAC's `raw_4raters`,
+    # whose documented values (Gwet's R package irrCAC) are AC1 .77544, Fleiss .76117.
+    vectors = json.loads(shared_path(*VECTORS).read_text())["vectors"]
+    data = next(v for v in vectors if v["id"].startswith("krippendorff_2011"))["data"]
+    units = np.array(data, dtype=float).T
+    assert gwet_ac1(units).value == pytest.approx(0.77544, abs=5e-6)
+    fleiss = fleiss_kappa(units)
+    assert fleiss.value == pytest.approx(0.76117, abs=5e-6)
+    assert "Gwet" in fleiss.details["method"]
+
+
+def test_fleiss_generalisation_equals_fleiss_1971_on_complete_data():
+    from judgekit.metrics import agreement
+
+    rows = [[1, 1, 2], [2, 2, 2], [1, 3, 3], [3, 3, 3], [1, 2, 3]]
+    coded, _ = agreement._encode(rows)
+    gwet_route = agreement._cac(coded, np.arange(5)).fleiss()["est"]["coefficient_value"]
+    assert fleiss_kappa(rows).value == pytest.approx(gwet_route, abs=1e-12)
+
+
+def test_weighted_ac2_uses_numeric_distances():
+    rows = [[1, 2], [2, 2], [3, 3], [1, 1], [3, 2]]
+    ac1, ac2 = gwet_ac1(rows), gwet_ac1(rows, weights="quadratic")
+    assert ac1.statistic == "Gwet's AC1" and ac2.statistic.startswith("Gwet's AC2")
+    assert ac2.value > ac1.value  # near misses earn partial credit
+
+
+def test_input_types_give_the_same_value():
+    frame = pd.DataFrame(MISSING)
+    values = {
+        krippendorff_alpha(data).value
+        for data in (MISSING, np.array(MISSING, dtype=object), frame, LabelTable(frame))
+    }
+    assert len(values) == 1
+
+
+def test_alpha_bootstrap_replicates_equal_the_krippendorff_package():
+    import krippendorff
+
+    from judgekit.metrics.agreement import _alpha_replicate, _encode
+
+    rng = np.random.default_rng(7)
+    for vector_id in ("krippendorff_2011_4observers_12units", "krippendorff_wikipedia_3coders"):
+        vectors = json.loads(shared_path(*VECTORS).read_text())["vectors"]
+        data = next(v for v in vectors if v["id"].startswith(vector_id))["data"]
+        coded, _ = _encode(np.array(data, dtype=float).T)
+        counts = coded.counts()[coded.counts().sum(axis=1) >= 2]
+        for level in ("nominal", "ordinal", "interval", "ratio"):
+            domain = np.arange(coded.q) if level == "nominal" else coded.numeric_categories()
+            for _ in range(5):
+                idx = rng.integers(0, len(counts), len(counts))
+                package = krippendorff.alpha(
+                    value_counts=counts[idx], value_domain=domain, level_of_measurement=level
+                )
+                assert _alpha_replicate(counts, domain, level, idx) == pytest.approx(
+                    package, abs=1e-12
+                )
+
+
+def test_interval_level_needs_numbers_and_level_is_stated():
+    with pytest.raises(JudgekitError, match="numeric labels"):
+        krippendorff_alpha(MISSING, level="interval")
+    with pytest.raises(JudgekitError, match="unknown level"):
+        krippendorff_alpha(MISSING, level="cardinal")
+    assert krippendorff_alpha([[1, 2], [2, 2]], level="ratio").level == "ratio"
+
+
+def test_one_category_leaves_chance_corrected_coefficients_undefined():
+    same = [["a", "a"], ["a", "a"]]
+    assert percent_agreement(same).value == 1.0
+    for fn in (fleiss_kappa, gwet_ac1, krippendorff_alpha):
+        assert math.isnan(fn(same).value)
+
+
+def test_no_item_with_two_ratings_gives_nan_not_an_error():
+    single = [["a", None], [None, "b"], ["a", None]]
+    for fn in (percent_agreement, unanimous_share, fleiss_kappa, gwet_ac1, krippendorff_alpha):
+        result = fn(single, n_resamples=20)
+        assert math.isnan(result.value) and result.ci is None
+
+
+def test_ci_only_when_asked_and_seeded():
+    assert fleiss_kappa(MISSING * 5).ci is None
+    first = fleiss_kappa(MISSING * 5, ci=True, n_resamples=200, seed=3)
+    again = fleiss_kappa(MISSING * 5, n_resamples=200, seed=3)
+    assert first.ci == again.ci and first.n_resamples == 200 and first.seed == 3
+    assert first.ci[0] <= first.value <= first.ci[1]
+    assert percent_agreement(MISSING * 5, ci=True).n_resamples == 1000
+
+
+def test_prevalence_counts_and_shares():
+    result = prevalence(MISSING, n_resamples=100)
+    assert result.counts == {"a": 3, "b": 6}
+    assert result.category == "b" and result.value == pytest.approx(6 / 9)
+    assert result.per_category["a"].value == pytest.approx(3 / 9)
+    assert result.per_category["a"].ci is not None
+
+
+# -- real data ---------------------------------------------------------------------------------
+def _mmlu_table():
+    path = shared_path("benchmark-items", "global-mmlu-lite-en", "global_mmlu_lite_en_test.jsonl")
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    votes = [
+        (r["id"], f"annotator{j + 1}", "CA" if v == "none" else "CS")
+        for r in rows
+        for j, v in enumerate(r["required_knowledge"])
+    ]
+    return rows, LabelTable.from_rows(votes)
+
+
+def test_global_mmlu_lite_human_agreement():
+    # Per-annotator CS/CA: a vote other than required_knowledge "none" marks the item CS.
+    rows, table = _mmlu_table()
+    # MANIFEST: votes none 1056, regional 443, cultural 235, dialect 24 -> 1056 CA, 702 CS;
+    # annotators per item 3->15, 4->277, 5->67, 6->23, 7->12, 8->6.
+    prev = prevalence(table, n_resamples=200)
+    assert prev.counts == {"CA": 1056, "CS": 702}
+    assert table.ratings_per_item().value_counts().to_dict() == {
+        4: 277, 5: 67, 6: 23, 3: 15, 7: 12, 8: 6
+    }  # fmt: skip
+    # Unanimous: the 120 CA items with only "none" votes (MANIFEST: 200 CA, 80 with some
+    # other vote) and the 47 CS items whose votes are all non-"none".
+    all_cs = sum(all(v != "none" for v in r["required_knowledge"]) for r in rows)
+    assert all_cs == 47
+    unanimous = unanimous_share(table, n_resamples=200)
+    assert unanimous.value == pytest.approx((120 + 47) / 400)
+    kappa, ac1 = fleiss_kappa(table, n_resamples=200), gwet_ac1(table, n_resamples=200)
+    for result in (unanimous, kappa, ac1):
+        assert result.ci[0] <= result.value <= result.ci[1]
+    # Gwet's generalisation (missing ratings) against irrCAC called directly.
+    from irrCAC.raw import CAC
+
+    direct = CAC(table.frame.astype(object).replace({None: np.nan}))
+    assert kappa.value == pytest.approx(direct.fleiss()["est"]["coefficient_value"], abs=1e-5)
+    assert ac1.value == pytest.approx(direct.gwet()["est"]["coefficient_value"], abs=1e-5)
+    # On the 277 items with exactly 4 annotators the data are complete: Fleiss (1971).
+    from statsmodels.stats import inter_rater
+
+    four = table.dropna_items(4).frame.loc[lambda f: f.notna().sum(axis=1) == 4]
+    four = four.apply(lambda row: pd.Series([v for v in row if v is not None]), axis=1)
+    counts, _ = inter_rater.aggregate_raters(four.to_numpy())
+    assert fleiss_kappa(four).value == pytest.approx(inter_rater.fleiss_kappa(counts), abs=1e-12)
+    # Prevalence effect (paper 001): with a skewed label, AC1 stays above kappa.
+    assert ac1.value > kappa.value
+
+
+def test_wmt22_multi_rater_calibration_hits():
+    folder = shared_path("multi-rater", "wmt22-appraise-calibration-hits")
+    header = (folder / "header.calibrationHITs.csv").read_text().strip().split(",")
+    scores = pd.read_csv(folder / "WMT22.Appraise.calibrationHITs.20221103.csv", names=header)
+    key = ["srcLang", "trgLang", "system", "itemId", "docId", "isDocScore"]
+    scores["item"] = scores[key].astype(str).agg("|".join, axis=1)
+    raw = scores[["item", "username", "score"]].itertuples(index=False)
+    with pytest.raises(InputError, match="duplicate rating"):  # some raters scored twice
+        LabelTable.from_rows(raw)
+    mean = scores.groupby(["item", "username"])["score"].mean().unstack()
+    table = LabelTable.from_frame(mean)
+    assert table.n_items == 653 and table.n_raters == 99  # MANIFEST: 653 items
+    assert table.ratings_per_item().min() >= 11 and table.ratings_per_item().max() <= 27
+    import krippendorff
+
+    direct = krippendorff.alpha(
+        reliability_data=mean.to_numpy(dtype=float).T, level_of_measurement="interval"
+    )
+    alpha = krippendorff_alpha(table, level="interval", n_resamples=50)
+    assert alpha.value == pytest.approx(direct, abs=1e-12)
+    assert alpha.ci[0] <= alpha.value <= alpha.ci[1]
+    for result in (percent_agreement(table), fleiss_kappa(table), gwet_ac1(table)):
+        assert math.isfinite(result.value) and result.n_items == 653
+
+
+def test_llmbar_kappa_agreement_between_presentation_orders():
+    folder = shared_path("judge-vs-human", "llmbar")
+    verdicts = pd.read_csv(folder / "llm_judge_verdicts.tsv", sep="\t", dtype=str)
+    verdicts = verdicts.fillna("None")
+    published = json.loads((folder / "published_statistics.json").read_text())
+    # LLMBar's quirk (MANIFEST warning): winner "1" -> 1, "2" and "None" -> 0.
+    quirk = {"1": 1, "2": 0, "None": 0}
+    checked = 0
+    for (subset, model, prompting), group in verdicts.groupby(
+        ["subset", "evaluator_model", "prompting"]
+    ):
+        pairs = list(
+            zip(
+                group["winner_original_order"].map(quirk),
+                group["winner_swapped_order"].map(quirk),
+                strict=True,
+            )
+        )
+        expected = published[f"{subset}|{model}|{prompting}"]["kappa_agreement"]
+        assert cohen_kappa(pairs).value == pytest.approx(expected, abs=1e-12)
+        checked += 1
+    assert checked == 60
+
+
+def test_wmt23_esa_rounds_krippendorff_interval_alpha():
+    # MANIFEST (judge-vs-human): interval alpha ESA-1 vs ESA-2 .4653 (n = 2,691),
+    # ESAAI-1 vs ESAAI-2 .5184, MQM-1 vs MQM-IAA .0628 (n = 984), stated to 4 decimals.
+    path = shared_path(
+        "judge-vs-human",
+        "wmt23-esa-ende-multiprotocol",
+        "joined.en-de.per_segment_all_protocols.tsv",
+    )
+    scores = pd.read_csv(path, sep="\t", na_values=["None"])
+    for first, second, n, expected in (
+        ("ESA-1", "ESA-2", 2691, 0.4653),
+        ("ESAAI-1", "ESAAI-2", 2691, 0.5184),
+        ("MQM-1", "MQM-IAA", 984, 0.0628),
+    ):
+        result = krippendorff_alpha(scores[[first, second]], level="interval")
+        assert result.n_items == n
+        assert result.value == pytest.approx(expected, abs=5e-5)
