@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
@@ -39,6 +39,9 @@ class SpillingOptions(BaseModel):
         languages: ISO 639-1 codes of the target languages.
         words: English source words to use (None = ``dictionaries/words.txt``, in order).
         meanings_prompt: prompt family for generation (``spilling/meanings.<lang>``).
+        translations: ``table`` (``dictionaries/translations.tsv``, each row with its source) or
+            ``model`` (the ``translator`` role translates the words with the paper's prompt,
+            appendix A.2, as a first stage; saved to ``translations.model.tsv``).
         judge_prompt: judge prompt variant (``prompts/spilling/judge.<name>.txt``).
         backcheck: run the English back-check on rejected meanings (paper §5).
         samples: generations per (word, language, model).
@@ -47,6 +50,7 @@ class SpillingOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
     languages: list[str] = Field(default_factory=lambda: list(SPILLING_LANGUAGES))
     words: list[str] | None = None
+    translations: Literal["table", "model"] = "table"
     judge_prompt: str = "default"
     backcheck: bool = True
     samples: int = Field(1, ge=1, le=20)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 
 import typer
@@ -20,12 +21,14 @@ app = typer.Typer(
 def _register() -> None:
     # Each module adds its commands or sub-app to `app`; imported here, not at module top,
     # so that `judgekit --help` stays cheap and the modules never import each other.
-    from judgekit.cli import calibrate, dictionaries, mqm, run, score  # noqa: F401
+    from judgekit.cli import calibrate, contrast, dictionaries, mqm, run, score  # noqa: F401
 
 
 def main() -> None:
     """Entry point: run the app and turn every JudgekitError into one clear line, exit code 2."""
     _register()
+    # SIGTERM unwinds like Ctrl-C, so run logs are closed and embedded servers stopped
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:
         app()  # standalone: typer reports usage errors itself and exits with their code
     except JudgekitError as exc:

@@ -57,6 +57,15 @@ def resolve_gguf(name: str) -> Path:
     return path
 
 
+def _die_with_parent() -> None:
+    """In the child: ask Linux to SIGKILL it when judgekit dies, even by kill -9, so a crashed
+    run never leaves a server generating on the CPU (prctl PR_SET_PDEATHSIG)."""
+    import ctypes
+    import signal
+
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -114,7 +123,11 @@ class EmbeddedServer:
         ]  # fmt: skip
         with open(self._log_path, "wb") as log:
             self.process = subprocess.Popen(
-                cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+                cmd,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                preexec_fn=_die_with_parent if sys.platform == "linux" else None,
             )
         atexit.register(self.stop)
         self._wait_ready()
@@ -147,9 +160,9 @@ class EmbeddedServer:
         """Terminate the server process (idempotent)."""
         proc, self.process = self.process, None
         if proc is not None and proc.poll() is None:
-            proc.terminate()
+            proc.terminate()  # uvicorn waits for a request still generating: do not wait long
             try:
-                proc.wait(timeout=10)
+                proc.wait(timeout=3)
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait(timeout=5)

@@ -1,6 +1,8 @@
 """Dictionary-grounded language-spilling benchmark (paper 002: Badanin et al., arXiv 2601.12549).
 
-Stages per (generator model, language, word, sample):
+Stages per (generator model, language, word, sample), after an optional ``translate`` stage
+(``translations: model``: the ``translator`` role translates the words with the paper's prompt,
+appendix A.2, instead of reading ``dictionaries/translations.tsv``):
 
 1. ``generate``: the paper's prompt, in the target language, asks for 5 distinct meanings of
    the translated word with exactly 3 usage examples each (appendix A.1).
@@ -19,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +29,7 @@ from judgekit.lexicon.store import DictEntry, load_dictionary, load_translations
 from judgekit.llm.client import LLMClient, Task
 from judgekit.llm.spec import ModelSpec
 from judgekit.pipelines.spilling_schemas import MeaningsAnswer, judge_schema, translation_schema
+from judgekit.pipelines.spilling_translate import translate_words
 from judgekit.prompts import Prompt, load_prompt
 
 LANGUAGE_NAMES = {
@@ -108,7 +110,7 @@ class SpillingRun:
         limit = config.limit
         self.words = words[:limit] if limit else words
         self.results: list[ItemResult] = []
-        self.skipped: Counter[str] = Counter()
+        self.model_translations: dict[tuple[str, str], str] = {}
 
     def plan(self) -> list[ItemResult]:
         """Every (model, language, word, sample) of the run, excluded up front where the
@@ -130,6 +132,12 @@ class SpillingRun:
     async def run(self, on_item: Any = None) -> list[ItemResult]:
         """Run every planned item (concurrency is bounded per model by the llm layer)."""
         specs = {spec.label: spec for spec in self.config.generators()}
+        if self.options.translations == "model":
+            found, _failed = await translate_words(
+                self.client, self.translator, self.words, self.options.languages
+            )
+            self.model_translations = found
+            self.translations = dict(found)
         items = self.plan()
 
         async def one(item: ItemResult) -> ItemResult:

@@ -68,6 +68,12 @@ def coverage(run: SpillingRun) -> list[dict[str, Any]]:
 def write_report(run: SpillingRun, records: list[Record], out_dir: Path) -> dict[str, Any]:
     """Write items.csv, spilling_*.csv, backcheck_*.csv, labels.csv, heatmap.png and
     summary.json into ``out_dir``; return the summary."""
+    if run.model_translations:
+        rows = [
+            {"word": w, "lang": lang, "translation": t, "source": f"model:{run.translator.label}"}
+            for (w, lang), t in sorted(run.model_translations.items())
+        ]
+        pd.DataFrame(rows).to_csv(out_dir / "translations.model.tsv", sep="\t", index=False)
     items = pd.DataFrame([r.row() for r in run.results])
     items.to_csv(out_dir / "items.csv", index=False)
     judged = items[items["excluded"].isna()] if not items.empty else items
@@ -90,7 +96,7 @@ def write_report(run: SpillingRun, records: list[Record], out_dir: Path) -> dict
             grid,
             out_dir / "heatmap.png",
             title=f"Spilling rate (judge: {run.judge.label})",
-            colorbar="spilling rate (share of invalid meanings)",
+            colorbar="spilling rate",
             vmin=0.0,
             vmax=1.0,
         ).name

