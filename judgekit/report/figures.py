@@ -42,7 +42,13 @@ def heatmap(
     fig, ax = plt.subplots(figsize=(width, height))
     masked = np.ma.masked_invalid(values)
     image = ax.imshow(masked, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
-    ax.set_xticks(range(table.shape[1]), [str(c) for c in table.columns])
+    rotation = 45 if table.shape[1] > 8 and max(len(str(c)) for c in table.columns) > 4 else 0
+    ax.set_xticks(
+        range(table.shape[1]),
+        [str(c) for c in table.columns],
+        rotation=rotation,
+        ha="right" if rotation else "center",
+    )
     ax.set_yticks(range(table.shape[0]), [str(i) for i in table.index])
     for (r, c), value in np.ndenumerate(values):
         if not np.isnan(value):

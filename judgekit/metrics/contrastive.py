@@ -1,0 +1,410 @@
+"""Contrastive evaluation of localised vs original test sets (Cultivar, paper 000, Sec. 3.2 and 4).
+
+* Delta (Sec. 3.2, "Delta BLEU and Delta chrF as measures of robustness"):
+  ``Delta = score_localised - score_original`` per (model, locale), scores from
+  :mod:`judgekit.metrics.mt` (spBLEU, BLEU, chrF; in [0, 100], so Delta in [-100, 100]). Negative
+  Delta = the model degrades on the localised set.
+* Mean pairwise Delta (Sec. 3.2): "we pair all locales with their language, forming pairs
+  i = 1, 2, ..., n and compute a mean pairwise Delta_metric = 1/n sum_i (score_localised,i -
+  score_original,i)" (Table 3, per model). "Likewise, the mean Delta_metric can be averaged across
+  models but without requiring pairing" (Table 4, per locale). As the paper notes (Sec. 4.2), the
+  mean pairwise Delta differs from (mean localised score) - (mean original score) when one
+  language pairs with several locales; :func:`average_scores` gives both sides of that contrast.
+* Figure 6: models x locales heatmap of Delta, models sorted by mean Delta across locales and
+  locales by mean Delta across models, most negative at the bottom and right.
+* Table 2: Spearman r_s and Kendall tau_b between the model rankings on the original and the
+  localised set, per locale (:mod:`judgekit.metrics.ranking`).
+* Locale-specific word recall (Sec. 3.2): FP = unique terms of the original reference that appear
+  in the translation of the localised source; FN = unique terms of the localised reference missing
+  from it. judgekit's "terms": the word types that differ between the two references of a segment
+  (original-only types for FP, localised-only types for FN), tokenised by sacrebleu
+  (:func:`default_tokenizer`: ``13a`` words for space-delimited scripts, ``zh`` = one token per
+  Han character for Chinese, ``ja-mecab`` words for Japanese, ``char`` for Thai, Lao, Khmer and
+  Myanmar), tokens without any letter or digit dropped. Rates are pooled (micro) over segments,
+  in [0, 1]: FP rate = sum FP / sum original-only terms, FN rate = sum FN / sum localised-only
+  terms.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, fields
+from functools import lru_cache
+from pathlib import Path
+
+import pandas as pd
+from sacrebleu.metrics import BLEU
+
+from judgekit.errors import InputError, JudgekitError
+from judgekit.metrics import mt
+from judgekit.metrics.ranking import ranking_agreement
+from judgekit.report.figures import heatmap
+from judgekit.testsets import Manifest, Segments, TestSet
+
+Hyps = Mapping[tuple[str, str], Sequence[str]]
+"""Translations keyed by ``(model, test set id)``, one line per reference line."""
+
+_ZH = {"Hans", "Hant", "Hani", "Hanb"}
+_JA = {"Jpan", "Hira", "Kana", "Hrkt"}
+_NO_SPACES = {"Thai", "Laoo", "Khmr", "Mymr"}
+
+
+def default_tokenizer(lang: str) -> str:
+    """sacrebleu tokenizer for text in FLORES language ``lang`` (e.g. ``cmn_Hant`` -> ``zh``).
+
+    ``zh`` for Han scripts, ``ja-mecab`` for Japanese, ``char`` for Thai, Lao, Khmer, Myanmar,
+    ``13a`` otherwise. Used for BLEU (not spBLEU, which always uses ``flores200``) and word recall.
+    """
+    script = lang.split("_")[1] if "_" in lang else ""
+    if script in _ZH:
+        return "zh"
+    if script in _JA:
+        return "ja-mecab"
+    return "char" if script in _NO_SPACES else "13a"
+
+
+@lru_cache(maxsize=16)
+def sacrebleu_tokenizer(name: str):
+    """sacrebleu's tokenizer object by name (``13a``, ``intl``, ``zh``, ``ja-mecab``, ``char``).
+
+    Raises:
+        JudgekitError: unknown or unusable (e.g. MeCab missing).
+    """
+    try:
+        return BLEU(tokenize=name).tokenizer
+    except (ImportError, RuntimeError, KeyError) as exc:
+        raise JudgekitError(f"tokenizer '{name}' is not usable here: {exc}") from exc
+
+
+def _labels(testsets: Sequence[TestSet]) -> dict[str, str]:
+    """Column label per localised set: its locale id, plus the set id if the locale repeats."""
+    counts = pd.Series([t.locale.id for t in testsets]).value_counts()
+    return {
+        t.id: t.locale.id if counts[t.locale.id] == 1 else f"{t.locale.id} ({t.id})"
+        for t in testsets
+    }
+
+
+class _RefCache:
+    def __init__(self, manifest: Manifest) -> None:
+        self.manifest = manifest
+        self._data: dict[str, Segments] = {}
+
+    def __call__(self, testset_id: str) -> list[str]:
+        if testset_id not in self._data:
+            self._data[testset_id] = self.manifest.testsets[testset_id].read()
+        return self._data[testset_id].references
+
+
+def _check_len(hyps: Sequence[str], refs: Sequence[str], model: str, testset: TestSet) -> None:
+    if len(hyps) != len(refs):
+        raise JudgekitError(
+            f"model {model}: {len(hyps)} translations for test set {testset.id}, whose "
+            f"references ({testset.reference or testset.data}) have {len(refs)} lines"
+        )
+
+
+DELTA_COLUMNS = (
+    "model", "testset", "locale", "label", "original", "language", "metric",
+    "score_original", "score_localised", "delta", "signature_original", "signature_localised",
+)  # fmt: skip
+
+
+def delta_frame(
+    hyps: Hyps,
+    manifest: Manifest,
+    metrics: Sequence[str] = ("bleu", "chrf"),
+    *,
+    tokenize: str | None = None,
+    spm_model: str | Path | None = None,
+) -> pd.DataFrame:
+    """Delta per (model, localised set, metric) for every manifest pair both of whose sets the
+    model translated (Cultivar Sec. 3.2).
+
+    Args:
+        hyps: ``(model, test set id) -> translations``.
+        metrics: names for :func:`judgekit.metrics.mt.make_metric` (``spbleu``, ``bleu``, ``chrf``).
+        tokenize: BLEU tokenizer for every set; default :func:`default_tokenizer` of the target.
+
+    Returns:
+        One row per (model, localised set, metric): ``model, testset, locale, label, original,
+        language, metric, score_original, score_localised, delta, signature_original,
+        signature_localised``; ``language`` is the FLORES code the locale pairs with (the
+        original's ``lang_Script``), ``label`` the heatmap column (the locale id). Scores in
+        [0, 100], Delta in [-100, 100].
+
+    Raises:
+        JudgekitError: a translation count differs from its references, or a metric error.
+        InputError: a reference file is unreadable.
+    """
+    refs = _RefCache(manifest)
+    pairs = manifest.pairs()
+    labels = _labels([loc for loc, _ in pairs])
+    models = sorted({m for m, _ in hyps})
+    cache: dict[tuple[str, str, str], mt.CorpusScore] = {}
+
+    def score(model: str, testset: TestSet, metric: str) -> mt.CorpusScore:
+        key = (model, testset.id, metric)
+        if key not in cache:
+            stream = refs(testset.id)
+            _check_len(hyps[model, testset.id], stream, model, testset)
+            tok = tokenize or (default_tokenizer(testset.tgt_lang) if metric == "bleu" else None)
+            cache[key] = mt.corpus_score(
+                metric, hyps[model, testset.id], [stream], tokenize=tok, spm_model=spm_model
+            )
+        return cache[key]
+
+    rows = []
+    for model in models:
+        for loc, orig in pairs:
+            if (model, loc.id) not in hyps or (model, orig.id) not in hyps:
+                continue
+            for metric in metrics:
+                o, lo = score(model, orig, metric), score(model, loc, metric)
+                values = (model, loc.id, loc.locale.id, labels[loc.id], orig.id,
+                          orig.locale.flores, lo.metric, o.score, lo.score, lo.score - o.score,
+                          o.signature, lo.signature)  # fmt: skip
+                rows.append(dict(zip(DELTA_COLUMNS, values, strict=True)))
+    return pd.DataFrame(rows, columns=list(DELTA_COLUMNS))
+
+
+def _need(frame: pd.DataFrame, columns: Sequence[str]) -> None:
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise JudgekitError(f"columns not found: {missing}; have {list(frame.columns)}")
+
+
+def mean_pairwise_delta(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per model and metric, the mean of Delta over its pairs i = (locale, its language)
+    (Cultivar Sec. 3.2; Table 3's Delta columns). Columns ``model, metric, n_pairs, delta``."""
+    _need(frame, ("model", "metric", "delta"))
+    grouped = frame.groupby(["model", "metric"], sort=True)["delta"]
+    return grouped.agg(n_pairs="count", delta="mean").reset_index()
+
+
+def locale_mean_delta(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per localised set and metric, Delta averaged across models, no pairing needed
+    (Cultivar Sec. 3.2; Table 4). Columns ``label, locale, metric, n_models, delta``."""
+    _need(frame, ("label", "locale", "metric", "delta"))
+    grouped = frame.groupby(["label", "locale", "metric"], sort=True)["delta"]
+    return grouped.agg(n_models="count", delta="mean").reset_index()
+
+
+def average_scores(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per model and metric: the original score averaged over distinct original sets ("FLORES
+    scores averaged across languages") and the localised score averaged over locales (Table 3).
+    Their difference is *not* the mean pairwise Delta when a language has several locales.
+    Columns ``model, metric, original, localised``."""
+    _need(frame, ("model", "metric", "original", "score_original", "score_localised"))
+    orig = frame.drop_duplicates(["model", "metric", "original"])
+    out = orig.groupby(["model", "metric"])["score_original"].mean().rename("original")
+    loc = frame.groupby(["model", "metric"])["score_localised"].mean().rename("localised")
+    return pd.concat([out, loc], axis=1).reset_index()
+
+
+def delta_matrix(frame: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """Models (rows) x locales (columns) table of Delta for one metric display name (``BLEU``,
+    ``spBLEU``, ``chrF``), sorted as Cultivar's Figure 6: rows by mean Delta across locales and
+    columns by mean Delta across models, highest first (most negative bottom and right).
+
+    Raises:
+        JudgekitError: no row has this metric.
+    """
+    _need(frame, ("model", "label", "metric", "delta"))
+    part = frame[frame["metric"] == metric]
+    if part.empty:
+        have = sorted(frame["metric"].unique())
+        raise JudgekitError(f"no Delta rows for metric {metric!r}; have {have}")
+    table = part.pivot(index="model", columns="label", values="delta")
+    table = table.loc[table.mean(axis=1).sort_values(ascending=False, kind="mergesort").index]
+    cols = table.mean(axis=0).sort_values(ascending=False, kind="mergesort").index
+    table = table[cols]
+    table.columns.name = None
+    return table
+
+
+def delta_heatmap(frame: pd.DataFrame, metric: str, path: str | Path) -> Path:
+    """Write the Figure 6 heatmap of :func:`delta_matrix` (diverging colours centred at 0)."""
+    table = delta_matrix(frame, metric)
+    bound = float(table.abs().max().max()) or 1.0
+    return heatmap(
+        table,
+        Path(path),
+        title=f"Delta {metric} (localised - original)",
+        colorbar=f"Delta {metric}",
+        vmin=-bound,
+        vmax=bound,
+        cmap="RdBu",
+        sort_by_mean=True,
+    )
+
+
+def ranking_by_locale(
+    frame: pd.DataFrame, metric: str, *, n_resamples: int = 0, seed: int = 0
+) -> pd.DataFrame:
+    """Spearman r_s and Kendall tau_b between model rankings on each original and localised set
+    (Cultivar Table 2), for one metric display name. Locales with fewer than 3 models are left
+    out. Columns ``label, locale, n_models, spearman, kendall_tau_b`` (in [-1, 1]) and, with
+    ``n_resamples > 0``, their bootstrap CIs over models."""
+    _need(frame, ("model", "label", "locale", "metric", "score_original", "score_localised"))
+    columns = ["label", "locale", "n_models", "spearman", "kendall_tau_b"]
+    columns += ["spearman_ci", "kendall_ci"]
+    rows = []
+    for (label, locale), part in frame[frame["metric"] == metric].groupby(["label", "locale"]):
+        if part["model"].nunique() >= 3:
+            x = part.set_index("model")
+            r = ranking_agreement(
+                x["score_original"], x["score_localised"], n_resamples=n_resamples, seed=seed
+            )
+            values = (r.n_models, r.spearman, r.kendall_tau_b, r.spearman_ci, r.kendall_ci)
+            rows.append(dict(zip(columns, (label, locale, *values), strict=True)))
+    return pd.DataFrame(rows, columns=columns)
+
+
+# --- locale-specific word recall -----------------------------------------------------------
+
+
+def word_types(text: str, tokenize: str = "13a", *, lowercase: bool = False) -> set[str]:
+    """The distinct tokens of ``text`` under sacrebleu tokenizer ``tokenize``, keeping only
+    tokens with at least one letter or digit (``zh`` makes each Han character a token).
+
+    Raises:
+        JudgekitError: the tokenizer is unknown or unusable (e.g. MeCab missing for ja-mecab).
+    """
+    tokens = sacrebleu_tokenizer(tokenize)(text.lower() if lowercase else text).split()
+    return {t for t in tokens if any(ch.isalnum() for ch in t)}
+
+
+@dataclass(frozen=True)
+class SegmentRecall:
+    """One segment: the reference-difference terms and which were FP / FN (sorted tuples)."""
+
+    index: int
+    original_terms: tuple[str, ...]
+    localised_terms: tuple[str, ...]
+    fp_terms: tuple[str, ...]
+    fn_terms: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class WordRecall:
+    """Locale-specific word recall of one translation of a localised set (Cultivar Sec. 3.2).
+
+    ``fp_rate = n_fp / n_original_terms`` and ``fn_rate = n_fn / n_localised_terms``, in [0, 1]
+    (NaN when the references never differ). ``signature`` records tokenizer, case and pooling.
+    """
+
+    n_segments: int
+    n_original_terms: int
+    n_fp: int
+    fp_rate: float
+    n_localised_terms: int
+    n_fn: int
+    fn_rate: float
+    signature: str
+    segments: tuple[SegmentRecall, ...]
+
+    def summary(self) -> dict:
+        """Every field but the per-segment detail."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "segments"}
+
+
+def locale_word_recall(
+    hyps: Sequence[str],
+    original_refs: Sequence[str],
+    localised_refs: Sequence[str],
+    *,
+    tokenize: str = "13a",
+    lowercase: bool = False,
+) -> WordRecall:
+    """FP and FN of the locale-specific terms (Cultivar Sec. 3.2, "Locale-specific word recall").
+
+    Args:
+        hyps: translations of the localised sources, aligned with both reference lists.
+        original_refs: the original (unlocalised) references; localised_refs: the localised ones.
+        tokenize: sacrebleu tokenizer (see :func:`default_tokenizer`); lowercase: fold case first.
+
+    Raises:
+        JudgekitError: the three lists differ in length, or an unusable tokenizer.
+    """
+    if not len(hyps) == len(original_refs) == len(localised_refs):
+        raise JudgekitError(
+            f"word recall needs aligned lists: {len(hyps)} translations, "
+            f"{len(original_refs)} original and {len(localised_refs)} localised references"
+        )
+    segments = []
+    for i, (hyp, orig, loc) in enumerate(zip(hyps, original_refs, localised_refs, strict=True)):
+        o, lo = (
+            word_types(orig, tokenize, lowercase=lowercase),
+            word_types(loc, tokenize, lowercase=lowercase),
+        )
+        h = word_types(hyp, tokenize, lowercase=lowercase)
+        o_only, lo_only = o - lo, lo - o
+        segments.append(
+            SegmentRecall(
+                i,
+                tuple(sorted(o_only)),
+                tuple(sorted(lo_only)),
+                tuple(sorted(o_only & h)),
+                tuple(sorted(lo_only - h)),
+            )
+        )
+    n_o = sum(len(s.original_terms) for s in segments)
+    n_lo = sum(len(s.localised_terms) for s in segments)
+    n_fp = sum(len(s.fp_terms) for s in segments)
+    n_fn = sum(len(s.fn_terms) for s in segments)
+    case = "lc" if lowercase else "mixed"
+    return WordRecall(
+        n_segments=len(segments),
+        n_original_terms=n_o,
+        n_fp=n_fp,
+        fp_rate=n_fp / n_o if n_o else math.nan,
+        n_localised_terms=n_lo,
+        n_fn=n_fn,
+        fn_rate=n_fn / n_lo if n_lo else math.nan,
+        signature=f"terms:ref-diff|tok:{tokenize}|case:{case}|pool:micro",
+        segments=tuple(segments),
+    )
+
+
+def recall_frames(
+    hyps: Hyps, manifest: Manifest, *, tokenize: str | None = None, lowercase: bool = False
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`locale_word_recall` for every (model, localised set) that the model translated.
+
+    Returns:
+        ``(summary, segments)``: one row per (model, localised set) with the :class:`WordRecall`
+        summary fields, and one row per segment with its terms joined by spaces.
+
+    Raises:
+        InputError: the two references of a pair differ in line count (naming both files).
+        JudgekitError: see :func:`locale_word_recall`.
+    """
+    refs = _RefCache(manifest)
+    pairs = manifest.pairs()
+    labels = _labels([loc for loc, _ in pairs])
+    summary, detail = [], []
+    for model in sorted({m for m, _ in hyps}):
+        for loc, orig in pairs:
+            if (model, loc.id) not in hyps:
+                continue
+            loc_refs, orig_refs = refs(loc.id), refs(orig.id)
+            if len(loc_refs) != len(orig_refs):
+                raise InputError(
+                    loc.reference or loc.data,
+                    f"has {len(loc_refs)} lines but the original's references "
+                    f"{orig.reference or orig.data} have {len(orig_refs)}; word recall needs "
+                    "aligned segments",
+                )
+            _check_len(hyps[model, loc.id], loc_refs, model, loc)
+            tok = tokenize or default_tokenizer(loc.tgt_lang)
+            result = locale_word_recall(
+                hyps[model, loc.id], orig_refs, loc_refs, tokenize=tok, lowercase=lowercase
+            )
+            key = {"model": model, "testset": loc.id, "locale": loc.locale.id}
+            summary.append(key | {"label": labels[loc.id], "original": orig.id} | result.summary())
+            for s in result.segments:
+                terms = {k: " ".join(v) for k, v in asdict(s).items() if k != "index"}
+                detail.append(key | {"line": s.index + 1} | terms)
+    return pd.DataFrame(summary), pd.DataFrame(detail)
