@@ -8,15 +8,14 @@ a bool) or a missing value (None or NaN). Loaders read the two usual layouts:
   ``<run dir>/labels.csv``); extra columns are ignored;
 * wide: one item per row, an ``item`` column and one column per rater.
 
-from CSV, TSV (by the ``.tsv`` suffix) or JSONL, and report bad input as one
-:class:`~judgekit.errors.InputError` naming file, line and field.
+from CSV, TSV (by the ``.tsv`` suffix) or JSONL (the readers are in
+:mod:`judgekit.label_files`), and report bad input as one :class:`~judgekit.errors.InputError`
+naming file, line and field. :func:`as_label_table` accepts the other usual shapes (DataFrame,
+2-D array, list of rows) wherever a table is expected.
 """
 
 from __future__ import annotations
 
-import csv
-import json
-import math
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,11 +24,17 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from judgekit.errors import InputError
+from judgekit.errors import InputError, JudgekitError
+from judgekit.label_files import (
+    coerce_numbers,
+    is_jsonl,
+    key_value,
+    read_rows,
+    resolve_labels_path,
+)
 
 LabelFormat = Literal["auto", "long", "wide"]
 LONG_COLUMNS = ("item", "rater", "label")
-RUN_LABELS_FILE = "labels.csv"
 
 
 def is_missing(value: Any) -> bool:
@@ -199,6 +204,28 @@ class LabelTable:
         return _from_long_records(records, source, allowed)
 
 
+LabelData = LabelTable | pd.DataFrame | np.ndarray | Sequence[Sequence[Any]]
+
+
+def as_label_table(data: LabelData) -> LabelTable:
+    """Coerce an items x raters table to a :class:`LabelTable`.
+
+    Args:
+        data: a LabelTable (returned as is), a DataFrame (index = items, one column per rater),
+            a 2-D array or a list of rows; None or NaN marks a missing rating.
+
+    Raises:
+        JudgekitError: an array that is not 2-D.
+    """
+    if isinstance(data, LabelTable):
+        return data
+    if isinstance(data, pd.DataFrame):
+        return LabelTable(data.copy())
+    if isinstance(data, np.ndarray) and data.ndim != 2:
+        raise JudgekitError(f"expected an items x raters table, got shape {data.shape}")
+    return LabelTable(pd.DataFrame(list(data)))
+
+
 class _AllowedLabels:
     """Membership test for an allowed label set that accepts 1 for '1' and the reverse."""
 
@@ -263,77 +290,6 @@ def _from_long_records(
     return LabelTable(frame, path)
 
 
-def _coerce_numbers(values: list[Any]) -> list[Any]:
-    """Turn text labels into numbers when every non-missing label is numeric text."""
-    present = [v for v in values if v is not None]
-    if not present or not all(isinstance(v, str) for v in present):
-        return values
-    try:
-        numbers = [float(v) for v in present]
-    except ValueError:
-        return values
-    if not all(math.isfinite(x) for x in numbers):
-        return values
-    as_int = all(x.is_integer() for x in numbers)
-    return [None if v is None else (int(float(v)) if as_int else float(v)) for v in values]
-
-
-def _read_csv(path: Path) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
-    delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
-    with path.open(newline="", encoding="utf-8-sig") as handle:
-        reader = csv.reader(handle, delimiter=delimiter)
-        header = next(reader, None)
-        if not header:
-            raise InputError(path, "empty file: expected a header row", line=1)
-        header = [h.strip() for h in header]
-        dup = [h for h in header if header.count(h) > 1]
-        if dup:
-            raise InputError(path, f"duplicate column '{dup[0]}'", line=1, field=dup[0])
-        rows = []
-        for row in reader:
-            if not any(cell.strip() for cell in row):
-                continue
-            if len(row) != len(header):
-                raise InputError(
-                    path, f"expected {len(header)} fields, got {len(row)}", line=reader.line_num
-                )
-            rows.append((reader.line_num, dict(zip(header, row, strict=True))))
-    return header, rows
-
-
-def _read_jsonl(path: Path) -> tuple[list[str], list[tuple[int, dict[str, Any]]]]:
-    rows, header = [], {}
-    with path.open(encoding="utf-8-sig") as handle:
-        for number, text in enumerate(handle, start=1):
-            if not text.strip():
-                continue
-            try:
-                record = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise InputError(path, f"invalid JSON: {exc.msg}", line=number) from None
-            if not isinstance(record, dict):
-                raise InputError(path, "expected a JSON object per line", line=number)
-            header.update(dict.fromkeys(record))
-            rows.append((number, record))
-    return list(header), rows
-
-
-def resolve_labels_path(path: str | Path) -> Path:
-    """``path`` itself for a file, ``path/labels.csv`` for a judgekit run directory.
-
-    Raises:
-        InputError: the path does not exist, or a directory holds no labels.csv.
-    """
-    path = Path(path)
-    if path.is_dir():
-        path = path / RUN_LABELS_FILE
-        if not path.is_file():
-            raise InputError(path.parent, f"not a run directory: no {RUN_LABELS_FILE} in it")
-    elif not path.is_file():
-        raise InputError(path, "no such file or directory")
-    return path
-
-
 def load_labels(
     path: str | Path,
     *,
@@ -361,21 +317,21 @@ def load_labels(
             unknown label; the message names file, line and field.
     """
     path = resolve_labels_path(path)
-    is_jsonl = path.suffix.lower() in (".jsonl", ".ndjson")
-    header, rows = _read_jsonl(path) if is_jsonl else _read_csv(path)
+    jsonl = is_jsonl(path)
+    header, rows = read_rows(path)
     if format == "auto":
         format = "long" if all(c in header for c in LONG_COLUMNS) else "wide"
     if format not in ("long", "wide"):
         raise InputError(None, f"unknown label format '{format}' (use long, wide or auto)")
     key_columns = LONG_COLUMNS if format == "long" else (item_column,)
     for column in key_columns:
-        if column not in header and (rows or not is_jsonl):
+        if column not in header and (rows or not jsonl):
             raise InputError(
                 path, f"missing column '{column}' (found: {_names(header)})", line=1, field=column
             )
 
     def cell(value: Any) -> Any:
-        if is_jsonl:
+        if jsonl:
             return None if is_missing(value) else value
         return None if value.strip() == "" else value.strip()
 
@@ -384,20 +340,20 @@ def load_labels(
     else:
         raters = [c for c in header if c != item_column]
         labels = [cell(r.get(rater)) for _, r in rows for rater in raters]
-    if numeric is True or (numeric is None and not is_jsonl):
-        coerced = _coerce_numbers(labels)
+    if numeric is True or (numeric is None and not jsonl):
+        coerced = coerce_numbers(labels)
         if numeric is True and coerced is labels and any(isinstance(v, str) for v in labels):
             raise InputError(path, "labels are not all numeric", field="label")
         labels = coerced
     if format == "long":
         records = [
-            (line, _key(r["item"], is_jsonl), _key(r["rater"], is_jsonl), label)
+            (line, key_value(r["item"], jsonl), key_value(r["rater"], jsonl), label)
             for (line, r), label in zip(rows, labels, strict=True)
         ]
     else:
         first_line: dict[Any, int] = {}
         for line, r in rows:
-            item = _key(r.get(item_column), is_jsonl)
+            item = key_value(r.get(item_column), jsonl)
             if item in first_line:
                 raise InputError(
                     path,
@@ -408,14 +364,8 @@ def load_labels(
             first_line[item] = line
         it = iter(labels)
         records = [
-            (line, _key(r.get(item_column), is_jsonl), rater, next(it))
+            (line, key_value(r.get(item_column), jsonl), rater, next(it))
             for line, r in rows
             for rater in raters
         ]
     return _from_long_records(records, str(path), allowed, wide=format == "wide")
-
-
-def _key(value: Any, is_jsonl: bool) -> Any:
-    if is_jsonl:
-        return value if not isinstance(value, (list, dict)) else json.dumps(value)
-    return value.strip() if isinstance(value, str) else value

@@ -160,9 +160,10 @@ def test_gwet_and_fleiss_with_missing_ratings_match_gwet_reference_values():
 
 def test_fleiss_generalisation_equals_fleiss_1971_on_complete_data():
     from judgekit.metrics import agreement
+    from judgekit.metrics.label_codes import encode
 
     rows = [[1, 1, 2], [2, 2, 2], [1, 3, 3], [3, 3, 3], [1, 2, 3]]
-    coded, _ = agreement._encode(rows)
+    coded, _ = encode(rows)
     gwet_route = agreement._cac(coded, np.arange(5)).fleiss()["est"]["coefficient_value"]
     assert fleiss_kappa(rows).value == pytest.approx(gwet_route, abs=1e-12)
 
@@ -186,13 +187,14 @@ def test_input_types_give_the_same_value():
 def test_alpha_bootstrap_replicates_equal_the_krippendorff_package():
     import krippendorff
 
-    from judgekit.metrics.agreement import _alpha_replicate, _encode
+    from judgekit.metrics.krippendorff_alpha import alpha_replicate
+    from judgekit.metrics.label_codes import encode
 
     rng = np.random.default_rng(7)
     for vector_id in ("krippendorff_2011_4observers_12units", "krippendorff_wikipedia_3coders"):
         vectors = json.loads(shared_path(*VECTORS).read_text())["vectors"]
         data = next(v for v in vectors if v["id"].startswith(vector_id))["data"]
-        coded, _ = _encode(np.array(data, dtype=float).T)
+        coded, _ = encode(np.array(data, dtype=float).T)
         counts = coded.counts()[coded.counts().sum(axis=1) >= 2]
         for level in ("nominal", "ordinal", "interval", "ratio"):
             domain = np.arange(coded.q) if level == "nominal" else coded.numeric_categories()
@@ -201,7 +203,7 @@ def test_alpha_bootstrap_replicates_equal_the_krippendorff_package():
                 package = krippendorff.alpha(
                     value_counts=counts[idx], value_domain=domain, level_of_measurement=level
                 )
-                assert _alpha_replicate(counts, domain, level, idx) == pytest.approx(
+                assert alpha_replicate(counts, domain, level, idx) == pytest.approx(
                     package, abs=1e-12
                 )
 

@@ -14,7 +14,6 @@ from typer.testing import CliRunner
 
 from judgekit.calibration import (
     TIE,
-    _Scorer,
     alt_test,
     human_ceiling,
     judge_vs_humans,
@@ -22,6 +21,7 @@ from judgekit.calibration import (
 )
 from judgekit.errors import JudgekitError
 from judgekit.labels import LabelTable
+from judgekit.metrics.classification import ReferenceScorer
 
 # Three humans, seven items; i3 and i6 tie (1-1), i7 has no judge label.
 HUMANS = LabelTable(
@@ -97,7 +97,7 @@ def test_bootstrap_replicates_match_sklearn_with_sample_weights():
             "label": rng.choice(["a", "b", "c"], 120),
         }
     )
-    scorer = _Scorer(pairs, "error")
+    scorer = ReferenceScorer(pairs, "error")
     for _ in range(5):
         idx = rng.integers(0, len(scorer.items), len(scorer.items))
         w = np.bincount(idx, minlength=len(scorer.items))[scorer.item_codes]

@@ -5,6 +5,7 @@
 * ``calibrate judge --judge RUN_OR_LABELS --human LABELS``: the judge against the human
   majority, the human ceiling (each human against the others) and the Alternative Annotator
   Test.
+* ``calibrate grid GRID.yaml``: every judge x every prompt on a labelled set (``judgekit.grid``).
 * ``calibrate validity``: defined in ``judgekit/cli/validity.py``, registered here.
 """
 
@@ -22,13 +23,15 @@ from rich.console import Console
 from rich.table import Table
 
 import judgekit
-from judgekit.calibration import TIE_POLICIES, alt_test, human_ceiling, judge_vs_humans
+from judgekit.aat import alt_test
+from judgekit.calibration import human_ceiling, judge_vs_humans
+from judgekit.calibration_results import json_safe
 from judgekit.cli import app
 from judgekit.errors import InputError, JudgekitError
-from judgekit.labels import LabelTable, load_labels, resolve_labels_path
+from judgekit.label_files import resolve_labels_path
+from judgekit.labels import LabelTable, load_labels
+from judgekit.majority import TIE_POLICIES
 from judgekit.metrics.agreement import (
-    LEVELS,
-    AgreementResult,
     cohen_kappa,
     fleiss_kappa,
     gwet_ac1,
@@ -37,6 +40,8 @@ from judgekit.metrics.agreement import (
     prevalence,
     unanimous_share,
 )
+from judgekit.metrics.agreement_results import AgreementResult
+from judgekit.metrics.krippendorff_alpha import LEVELS
 
 calibrate_app = typer.Typer(
     help="Calibrate judges: agreement among raters, a judge against human labels.",
@@ -52,19 +57,6 @@ def _fmt(value: float | None, ci: tuple[float, float] | list[float] | None = Non
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
     return f"{value:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
-
-
-def _json_safe(value: Any) -> Any:
-    """NaN -> null, numpy scalars -> Python, tuples -> lists, keys -> text."""
-    if isinstance(value, dict):
-        return {str(k): _json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_safe(v) for v in value]
-    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
 
 
 def _signature(command: str, inputs: dict[str, Path], **params: Any) -> dict[str, Any]:
@@ -83,7 +75,7 @@ def _sha256(path: Path) -> str:
 def _write(out: Path, stem: str, payload: dict[str, Any], rows: list[dict[str, Any]]) -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / f"{stem}.json").write_text(
-        json.dumps(_json_safe(payload), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+        json.dumps(json_safe(payload), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
     )
     pd.DataFrame(rows).to_csv(out / f"{stem}.csv", index=False)
 
@@ -344,6 +336,32 @@ def judge_command(
         console.print(
             f"wrote judge_calibration.csv/.json, confusion_matrix.csv, per_class.csv to {out}"
         )
+
+
+@calibrate_app.command("grid")
+def grid_command(
+    grid: Path = typer.Argument(
+        ..., help="Grid file (YAML): base config, judges, prompts, labels."
+    ),
+    set_: list[str] = typer.Option(
+        [], "--set", help="Override a run-config field in every cell: --set spilling.samples=2"
+    ),
+    labels: Path | None = typer.Option(None, help="Human labels (replaces the grid's labels)."),
+    out: Path | None = typer.Option(None, help="Output directory (default: the grid's out)."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the cache."),
+) -> None:
+    """Run every judge with every prompt on a labelled set; agreement with humans per cell.
+
+    Each cell is a resumable run in OUT/<judge>__<prompt>/; writes grid.csv, grid.json,
+    heatmap.png, pairwise agreement among cells and Kendall's W of the model rankings.
+    """
+    from judgekit.grid import run_grid
+    from judgekit.grid_config import load_grid, out_dir
+    from judgekit.grid_report import print_grid
+
+    spec = load_grid(grid, set_, labels)
+    result = run_grid(spec, out=out, no_cache=no_cache)
+    print_grid(result, out_dir(spec, out), console)
 
 
 try:  # `calibrate validity` lives in its own module (another command group's worker)

@@ -7,7 +7,9 @@ extras). A CI is computed only when asked for (``ci=True`` or ``n_resamples > 0`
 percentile bootstrap over items (:func:`judgekit.metrics.bootstrap.bootstrap_ci`).
 
 Thin over the libraries: scikit-learn ``cohen_kappa_score``, statsmodels ``fleiss_kappa`` /
-``aggregate_raters`` / ``cohens_kappa``, ``krippendorff.alpha`` and ``irrCAC.raw.CAC``.
+``aggregate_raters`` / ``cohens_kappa`` and ``irrCAC.raw.CAC``; Krippendorff's alpha lives in
+:mod:`judgekit.metrics.krippendorff_alpha` (``krippendorff.alpha``) and is importable from here.
+Result types and the bootstrap path are in :mod:`judgekit.metrics.agreement_results`.
 
 Missing ratings, per statistic:
 
@@ -27,11 +29,9 @@ Missing ratings, per statistic:
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Hashable, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Hashable
 from typing import Any, Literal
 
-import krippendorff
 import numpy as np
 import pandas as pd
 from irrCAC.raw import CAC
@@ -39,187 +39,28 @@ from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats import inter_rater
 
 from judgekit.errors import JudgekitError
-from judgekit.labels import LabelTable
-from judgekit.metrics.bootstrap import bootstrap_ci
+from judgekit.labels import LabelData, as_label_table
+from judgekit.metrics.agreement_results import (
+    AgreementResult,
+    PrevalenceResult,
+    boot_settings,
+    evaluate,
+)
+from judgekit.metrics.krippendorff_alpha import krippendorff_alpha
+from judgekit.metrics.label_codes import CodedLabels, encode
 
-Level = Literal["nominal", "ordinal", "interval", "ratio"]
+__all__ = [
+    "cohen_kappa",
+    "fleiss_kappa",
+    "gwet_ac1",
+    "item_agreement",
+    "krippendorff_alpha",
+    "percent_agreement",
+    "prevalence",
+    "unanimous_share",
+]
+
 KappaWeights = Literal["linear", "quadratic"] | None
-LEVELS = ("nominal", "ordinal", "interval", "ratio")
-LabelData = LabelTable | pd.DataFrame | np.ndarray | Sequence[Sequence[Any]]
-
-
-@dataclass(frozen=True)
-class AgreementResult:
-    """One agreement statistic.
-
-    Attributes:
-        statistic: its name in the field's words ("Fleiss' kappa", "Gwet's AC1", ...).
-        value: the estimate (NaN when undefined, e.g. a chance-corrected coefficient with one
-            category); kappa-type coefficients lie in [-1, 1], shares in [0, 1].
-        ci: (low, high) percentile bootstrap interval over items, or None when not requested.
-        n_items: items that entered the statistic (after the missing-data rule above).
-        n_raters: raters (columns) in the table.
-        level: level of measurement or weighting ("nominal", "linear", "interval", ...).
-        confidence, n_resamples, seed: the bootstrap settings (None without a CI).
-        details: statistic-specific extras (observed and chance agreement, ASE, z, method).
-    """
-
-    statistic: str
-    value: float
-    ci: tuple[float, float] | None
-    n_items: int
-    n_raters: int
-    level: str = "nominal"
-    confidence: float | None = None
-    n_resamples: int | None = None
-    seed: int | None = None
-    details: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict (NaN kept as float NaN)."""
-        out = asdict(self)
-        out["ci"] = list(self.ci) if self.ci is not None else None
-        return out
-
-
-@dataclass(frozen=True)
-class PrevalenceResult:
-    """Share of all ratings in each category (raw ratings, every rater counted).
-
-    Attributes:
-        value: share of the most frequent category, in [0, 1]; category: that category.
-        counts: ratings per category. per_category: the share of each category as an
-            :class:`AgreementResult` (value in [0, 1], bootstrap CI over items when asked).
-        n_items, n_ratings: items with at least one rating; non-missing ratings.
-    """
-
-    value: float
-    category: Hashable
-    counts: dict[Hashable, int]
-    per_category: dict[Hashable, AgreementResult]
-    n_items: int
-    n_ratings: int
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict with category names as text."""
-        return {
-            "statistic": "prevalence",
-            "value": self.value,
-            "category": str(self.category),
-            "n_items": self.n_items,
-            "n_ratings": self.n_ratings,
-            "categories": [
-                {"category": str(c), "count": self.counts[c], **r.to_dict()}
-                for c, r in self.per_category.items()
-            ],
-        }
-
-
-# -- input ---------------------------------------------------------------------------------------
-def as_label_table(data: LabelData) -> LabelTable:
-    """Coerce an items x raters table (LabelTable, DataFrame, 2-D array, list of rows)."""
-    if isinstance(data, LabelTable):
-        return data
-    if isinstance(data, pd.DataFrame):
-        return LabelTable(data.copy())
-    if isinstance(data, np.ndarray) and data.ndim != 2:
-        raise JudgekitError(f"expected an items x raters table, got shape {data.shape}")
-    return LabelTable(pd.DataFrame(list(data)))
-
-
-@dataclass(frozen=True)
-class _Coded:
-    """Labels as category indices: ``codes`` float (n_items, n_raters), NaN where missing."""
-
-    codes: np.ndarray
-    categories: list[Hashable]
-
-    @property
-    def q(self) -> int:
-        return len(self.categories)
-
-    def counts(self) -> np.ndarray:
-        """(n_items, q) number of ratings of each category per item."""
-        if not self.q:
-            return np.zeros((len(self.codes), 0), dtype=int)
-        return np.stack([(self.codes == k).sum(axis=1) for k in range(self.q)], axis=1)
-
-    def numeric_categories(self) -> np.ndarray | None:
-        """Categories as floats when all are real numbers (not bools), else None."""
-        if all(
-            isinstance(c, (int, float, np.number)) and not isinstance(c, bool)
-            for c in self.categories
-        ):
-            return np.asarray(self.categories, dtype=float)
-        return None
-
-
-def _encode(data: LabelData, categories: Sequence[Hashable] | None = None) -> tuple[_Coded, int]:
-    table = as_label_table(data).dropna_items(1)
-    cats = list(categories) if categories is not None else table.categories
-    index = {c: k for k, c in enumerate(cats)}
-    values = table.values
-    codes = np.full(values.shape, np.nan)
-    for (i, j), label in np.ndenumerate(values):
-        if label is None:
-            continue
-        if label not in index:
-            raise JudgekitError(f"label '{label}' is not among the categories {cats}")
-        codes[i, j] = index[label]
-    return _Coded(codes, cats), table.n_raters
-
-
-@dataclass(frozen=True)
-class _Boot:
-    """Bootstrap settings; ``n`` = 0 means no CI."""
-
-    n: int
-    confidence: float
-    seed: int
-
-
-def _boot(ci: bool, n_resamples: int | None, confidence: float, seed: int) -> _Boot:
-    """A CI is computed when ``ci`` is True (1000 resamples unless given) or n_resamples > 0."""
-    if n_resamples is not None and n_resamples < 0:
-        raise JudgekitError(f"n_resamples must be >= 0, got {n_resamples}")
-    return _Boot(n_resamples or (1000 if ci else 0), confidence, seed)
-
-
-def _result(
-    statistic: str,
-    fn: Callable[[np.ndarray], float],
-    n_items: int,
-    n_raters: int,
-    boot: _Boot,
-    level: str = "nominal",
-    details: dict[str, Any] | None = None,
-) -> AgreementResult:
-    """Evaluate ``fn`` on all items (an index array) and, if asked, bootstrap it over items.
-
-    A resample (or data set) where the statistic is undefined (e.g. no item with 2 ratings,
-    a division by zero inside a library) counts as NaN, which the bootstrap drops.
-    """
-
-    def safe(idx: np.ndarray) -> float:
-        try:
-            return float(fn(idx))
-        except (ZeroDivisionError, FloatingPointError, ValueError):
-            return float("nan")
-
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore")
-        value = safe(np.arange(n_items)) if n_items else float("nan")
-        interval = None
-        if boot.n:
-            interval = bootstrap_ci(
-                n_items, safe, n_resamples=boot.n, confidence=boot.confidence, seed=boot.seed
-            )
-    on = bool(boot.n)
-    return AgreementResult(
-        statistic, value, interval, n_items, n_raters, level,
-        boot.confidence if on else None, boot.n or None, boot.seed if on else None,
-        details or {},
-    )  # fmt: skip
 
 
 # -- simple agreement ------------------------------------------------------------------------------
@@ -238,7 +79,7 @@ def item_agreement(data: LabelData) -> pd.Series:
     Returns a float Series indexed by item.
     """
     table = as_label_table(data)
-    coded, _ = _encode(table, table.categories)
+    coded, _ = encode(table, table.categories)
     rated = table.ratings_per_item() >= 1
     out = pd.Series(np.nan, index=table.frame.index, dtype=float)
     out[rated.to_numpy()] = _item_agreement(coded.counts())
@@ -258,16 +99,16 @@ def percent_agreement(
     With two raters this is the share of items on which they agree. Items with fewer than 2
     ratings are left out. Source: Fleiss (1971) P-bar; Gwet (2014) ch. 2.
     """
-    coded, n_raters = _encode(data)
+    coded, n_raters = encode(data)
     counts = coded.counts()
     counts = counts[counts.sum(axis=1) >= 2]
     p_item = _item_agreement(counts)
-    return _result(
+    return evaluate(
         "percent agreement",
         lambda idx: float(p_item[idx].mean()),
         len(counts),
         n_raters,
-        _boot(ci, n_resamples, confidence, seed),
+        boot_settings(ci, n_resamples, confidence, seed),
     )
 
 
@@ -283,16 +124,16 @@ def unanimous_share(
 
     Items with fewer than 2 ratings are left out (paper 001 reports "unanimous 3-of-3").
     """
-    coded, n_raters = _encode(data)
+    coded, n_raters = encode(data)
     counts = coded.counts()
     counts = counts[counts.sum(axis=1) >= 2]
     unanimous = (counts.max(axis=1, initial=0) == counts.sum(axis=1)).astype(float)
-    return _result(
+    return evaluate(
         "unanimous share",
         lambda idx: float(unanimous[idx].mean()),
         len(counts),
         n_raters,
-        _boot(ci, n_resamples, confidence, seed),
+        boot_settings(ci, n_resamples, confidence, seed),
     )
 
 
@@ -309,10 +150,10 @@ def prevalence(
     Report it next to kappa: with a skewed label kappa collapses while AC1 does not (paper 001,
     Danish; Feinstein & Cicchetti 1990, "High agreement but low kappa").
     """
-    coded, n_raters = _encode(data)
+    coded, n_raters = encode(data)
     counts = coded.counts()
     totals = counts.sum(axis=0)
-    boot = _boot(ci, n_resamples, confidence, seed)
+    boot = boot_settings(ci, n_resamples, confidence, seed)
     per_category = {}
     for k, category in enumerate(coded.categories):
 
@@ -320,7 +161,7 @@ def prevalence(
             return float(counts[idx, k].sum() / counts[idx].sum())
 
         name = f"prevalence of {category}"
-        per_category[category] = _result(name, share, len(counts), n_raters, boot)
+        per_category[category] = evaluate(name, share, len(counts), n_raters, boot)
     top = coded.categories[int(np.argmax(totals))] if coded.q else None
     return PrevalenceResult(
         value=per_category[top].value if coded.q else float("nan"),
@@ -367,7 +208,7 @@ def cohen_kappa(
             f"{table.raters} (choose two with raters=(a, b))"
         )
     table = table.dropna_items(2)
-    coded, _ = _encode(table)
+    coded, _ = encode(table)
     a, b = coded.codes[:, 0].astype(int), coded.codes[:, 1].astype(int)
     labels = list(range(coded.q))
 
@@ -390,12 +231,12 @@ def cohen_kappa(
             asymptotic_ci=[float(res.kappa_low), float(res.kappa_upp)],
         )
     name = "Cohen's kappa" if weights is None else f"Cohen's kappa ({weights} weights)"
-    return _result(
+    return evaluate(
         name,
         kappa,
         len(a),
         2,
-        _boot(ci, n_resamples, confidence, seed),
+        boot_settings(ci, n_resamples, confidence, seed),
         level=weights or "nominal",
         details=details,
     )
@@ -410,7 +251,7 @@ def _fleiss_null_se(counts: np.ndarray) -> float:
     return float(np.sqrt(var))
 
 
-def _cac(coded: _Coded, idx: np.ndarray, weights: str = "identity") -> CAC:
+def _cac(coded: CodedLabels, idx: np.ndarray, weights: str = "identity") -> CAC:
     numeric = coded.numeric_categories()
     values = coded.codes[idx]
     cats: list[float] = list(range(coded.q))
@@ -437,7 +278,7 @@ def fleiss_kappa(
     Landis 1979, as R ``irr::kappam.fleiss``). Unequal numbers of ratings per item: Gwet's
     generalisation (irrCAC ``CAC.fleiss``), see the module docstring. NaN with one category.
     """
-    coded, n_raters = _encode(data)
+    coded, n_raters = encode(data)
     counts = coded.counts()
     r = counts.sum(axis=1)
     complete = len(r) > 0 and r.min() == r.max() >= 2
@@ -454,12 +295,12 @@ def fleiss_kappa(
             return float(_cac(coded, idx).fleiss()["est"]["coefficient_value"])
 
         details["method"] = "Gwet 2014 generalisation for missing ratings (irrCAC)"
-    result = _result(
+    result = evaluate(
         "Fleiss' kappa",
         kappa if coded.q >= 2 else (lambda idx: float("nan")),
         len(counts),
         n_raters,
-        _boot(ci, n_resamples, confidence, seed),
+        boot_settings(ci, n_resamples, confidence, seed),
         details=details,
     )
     if coded.q >= 2 and (r >= 2).any():
@@ -490,7 +331,7 @@ def gwet_ac1(
     numeric categories the weights use their values, otherwise their rank in sorted order.
     Handles missing ratings (Gwet 2014, ch. 2). NaN with one category.
     """
-    coded, n_raters = _encode(data)
+    coded, n_raters = encode(data)
     name = "identity" if weights is None else weights
 
     def ac(idx: np.ndarray) -> float:
@@ -502,93 +343,12 @@ def gwet_ac1(
             warnings.simplefilter("ignore")
             est = _cac(coded, np.arange(len(coded.codes)), name).gwet()["est"]
         details = {"p_a": float(est["pa"]), "p_e": float(est["pe"]), "se": float(est["se"])}
-    return _result(
+    return evaluate(
         "Gwet's AC1" if weights is None else f"Gwet's AC2 ({weights} weights)",
         ac if coded.q >= 2 else (lambda idx: float("nan")),
         len(coded.codes),
         n_raters,
-        _boot(ci, n_resamples, confidence, seed),
+        boot_settings(ci, n_resamples, confidence, seed),
         level=weights or "nominal",
         details=details,
-    )
-
-
-def _alpha_replicate(counts: np.ndarray, domain: np.ndarray, level: str, idx: np.ndarray) -> float:
-    """Krippendorff's alpha of a bootstrap resample, from the coincidence matrix.
-
-    Same quantities as ``krippendorff.alpha`` (Krippendorff 2011, eqs. for o_ck, e_ck and the
-    four difference functions), in matrix form: the package builds an (items, V, V) array per
-    call, which takes seconds for a 0-100 scale. Checked against the package in the tests.
-    """
-    weights = np.bincount(idx, minlength=len(counts)) / (counts.sum(axis=1) - 1)
-    weighted = counts * weights[:, None]
-    o = weighted.T @ counts - np.diag(weighted.sum(axis=0))
-    n_v = o.sum(axis=0)
-    e = (np.outer(n_v, n_v) - np.diag(n_v)) / (n_v.sum() - 1)
-    v1, v2 = np.meshgrid(domain, domain, indexing="ij")
-    if level == "nominal":
-        delta = 1.0 - np.eye(len(domain))
-    elif level == "interval":
-        delta = (v1 - v2) ** 2
-    elif level == "ratio":
-        total = v1 + v2
-        delta = np.divide(v1 - v2, total, out=np.zeros_like(total), where=total != 0) ** 2
-    else:  # ordinal: (sum of n_g for g between c and k, minus (n_c + n_k) / 2) squared
-        cum = np.concatenate([[0.0], np.cumsum(n_v)])
-        i1, i2 = np.meshgrid(np.arange(len(domain)), np.arange(len(domain)), indexing="ij")
-        lo, hi = np.minimum(i1, i2), np.maximum(i1, i2)
-        delta = (cum[hi + 1] - cum[lo] - (n_v[i1] + n_v[i2]) / 2) ** 2
-    with np.errstate(all="ignore"):
-        return float(1 - (o * delta).sum() / (e * delta).sum())
-
-
-def krippendorff_alpha(
-    data: LabelData,
-    *,
-    level: Level = "nominal",
-    ci: bool = False,
-    n_resamples: int | None = None,
-    confidence: float = 0.95,
-    seed: int = 0,
-) -> AgreementResult:
-    """Krippendorff's alpha, at most 1 (Krippendorff 2011), via ``krippendorff.alpha``.
-
-    ``level`` is the level of measurement ("nominal", "ordinal", "interval", "ratio") and is
-    stated in the result. Ordinal uses the sorted order of the categories; interval and ratio
-    need numeric labels. The package is given per-item value counts, so units with fewer than
-    2 values drop out as in the reference computation. Bootstrap replicates use the same
-    formulas in matrix form (:func:`_alpha_replicate`), which is orders of magnitude faster.
-
-    Raises:
-        JudgekitError: unknown level, or a non-numeric label at the interval or ratio level.
-    """
-    if level not in LEVELS:
-        raise JudgekitError(f"unknown level of measurement '{level}' (use {', '.join(LEVELS)})")
-    coded, n_raters = _encode(data)
-    numeric = coded.numeric_categories()
-    if level in ("interval", "ratio") and numeric is None:
-        raise JudgekitError(
-            f"Krippendorff's alpha at the {level} level needs numeric labels, "
-            f"got {coded.categories[:5]}"
-        )
-    domain = numeric if numeric is not None and level != "nominal" else np.arange(coded.q)
-    counts = coded.counts()
-    counts = counts[counts.sum(axis=1) >= 2]
-
-    def alpha(idx: np.ndarray) -> float:
-        if len(idx) == len(counts) and np.array_equal(idx, np.arange(len(counts))):
-            return float(
-                krippendorff.alpha(
-                    value_counts=counts, value_domain=domain, level_of_measurement=level
-                )
-            )
-        return _alpha_replicate(counts, domain, level, idx)
-
-    return _result(
-        "Krippendorff's alpha",
-        alpha if coded.q >= 2 else (lambda idx: float("nan")),
-        len(counts),
-        n_raters,
-        _boot(ci, n_resamples, confidence, seed),
-        level=level,
     )

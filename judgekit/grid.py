@@ -1,0 +1,133 @@
+"""Judge x prompt grids: every listed judge with every listed prompt, scored against humans.
+
+Paper 002 (Badanin et al., concept spilling, judge ablation) runs 4 judges x 11 judge prompts
+on a labelled set and reports the human agreement of each cell (best about 0.77), the pairwise
+agreement between judges (84.59-92.61%) and Kendall's W of the model rankings each judge
+induces (W = 0.9176). :func:`run_grid` does the same for any grid file
+(:mod:`judgekit.grid_config`).
+
+Each cell is one ordinary run (``judgekit run``, called in this process) into
+``OUT/<judge>__<prompt>/``, so cells resume like runs: rerunning a finished grid makes zero
+model calls. Records of the pipeline's shared stages (spilling: ``generate``) are copied from
+the first cell, or from ``generations:`` (the run whose outputs the humans labelled), into every
+other cell before it runs, so all judges judge the same outputs and nothing is generated twice.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from judgekit.config import load_config
+from judgekit.errors import InputError, JudgekitError
+from judgekit.grid_config import PIPELINE_DEFAULTS, Cell, GridConfig, out_dir, plan_cells
+from judgekit.grid_report import GridResult, analyse_grid, write_grid
+from judgekit.labels import load_labels
+from judgekit.runlog import Record, RunLog
+
+
+def read_records(run_dir: Path) -> list[Record]:
+    """The complete records of a run directory's ``records.jsonl`` (a cut last line dropped).
+
+    Raises:
+        InputError: the directory has no records.jsonl.
+    """
+    path = run_dir / "records.jsonl"
+    if not path.is_file():
+        raise InputError(run_dir, "not a run directory: no records.jsonl in it")
+    data = path.read_bytes()
+    lines = data[: data.rfind(b"\n") + 1].decode("utf-8").splitlines()
+    latest = {}  # the last record of a key is the one a resumed run uses
+    for line in lines:
+        if line.strip():
+            record = Record.model_validate_json(line)
+            latest[record.key] = record
+    return list(latest.values())
+
+
+def share_records(source: Path, cell_dir: Path, stages: list[str]) -> int:
+    """Append the ``stages`` records of run ``source`` that ``cell_dir`` lacks; return how many.
+
+    The run then resumes them instead of calling the model: every cell sees the same outputs.
+    """
+    if source.resolve() == cell_dir.resolve() or not stages:
+        return 0
+    shared = [r for r in read_records(source) if r.stage in stages]
+    log = RunLog(cell_dir)
+    try:
+        missing = [r for r in shared if log.get(r.key) is None]
+        for record in missing:
+            log.append(record)
+    finally:
+        log.close()
+    return len(missing)
+
+
+def count_records(run_dir: Path) -> int:
+    """Complete lines in ``run_dir/records.jsonl`` (0 without one)."""
+    path = run_dir / "records.jsonl"
+    return path.read_bytes().count(b"\n") if path.is_file() else 0
+
+
+def _run_command() -> Any:
+    """The ``judgekit run`` command as a click command (its own argument parsing and
+    defaults). Imported here: library modules do not import the CLI at import time."""
+    import typer
+
+    import judgekit.cli.run  # noqa: F401  (registers `run` on the app)
+    from judgekit.cli import app
+
+    command = typer.main.get_command(app)
+    commands = getattr(command, "commands", None)  # a group, unless `run` is the only command
+    return commands["run"] if commands is not None else command
+
+
+def run_cells(
+    grid: GridConfig, cells: list[Cell], pipeline: str, *, no_cache: bool = False
+) -> dict[str, dict[str, int]]:
+    """Run every cell as ``judgekit run BASE --set ... --out CELL`` (in this process, through
+    the command's own argument parsing, so its defaults are the command line's).
+
+    Returns:
+        Per cell name: ``shared`` (records copied in from the shared stages) and ``new``
+        (records this run added: model calls or cache hits; 0 for a finished cell).
+    """
+    run = _run_command()
+    defaults = PIPELINE_DEFAULTS.get(pipeline, {})
+    stages = grid.shared_stages if grid.shared_stages is not None else defaults.get("shared_stages")
+    source = grid.generations
+    stats = {}
+    for cell in cells:
+        shared = share_records(source, cell.directory, stages or []) if source else 0
+        before = count_records(cell.directory)
+        args = [str(grid.base), "--out", str(cell.directory)]
+        args += [part for assignment in cell.overrides for part in ("--set", assignment)]
+        code = run.main(args + (["--no-cache"] if no_cache else []), standalone_mode=False)
+        if isinstance(code, int) and code != 0:
+            raise JudgekitError(f"cell {cell.name}: judgekit run exited with status {code}")
+        stats[cell.name] = {"shared": shared, "new": count_records(cell.directory) - before}
+        source = source or cell.directory
+    return stats
+
+
+def run_grid(grid: GridConfig, *, out: Path | None = None, no_cache: bool = False) -> GridResult:
+    """Run every cell of ``grid`` (resuming finished ones), score them, write the outputs.
+
+    Human labels are read and every cell's run config validated before any model is called.
+    Outputs in ``OUT`` (see :func:`judgekit.grid_report.write_grid`): grid.csv, grid.json,
+    heatmap.png, pairwise_agreement.csv, agreement_matrix.csv, kappa_matrix.csv,
+    model_scores.csv.
+
+    Raises:
+        InputError: bad labels file or cell config (before anything runs).
+        JudgekitError: a cell's run fails as ``judgekit run`` would.
+    """
+    options = grid.options
+    humans = load_labels(grid.labels, format=options.labels_format)
+    directory = out_dir(grid, out)
+    cells = plan_cells(grid, directory)
+    pipeline = load_config(grid.base, list(cells[0].overrides)).pipeline
+    stats = run_cells(grid, cells, pipeline, no_cache=no_cache)
+    result = analyse_grid(grid, cells, humans, pipeline)
+    write_grid(result, directory, stats)
+    return result

@@ -1,0 +1,125 @@
+"""Reading label files: CSV, TSV and JSONL rows with their line numbers, and run directories.
+
+The readers only turn a file into ``(line, {column: value})`` rows and report malformed input
+as one :class:`~judgekit.errors.InputError` naming file, line and field; building the items x
+raters table from those rows is :func:`judgekit.labels.load_labels`' job.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from judgekit.errors import InputError
+
+RUN_LABELS_FILE = "labels.csv"
+JSONL_SUFFIXES = (".jsonl", ".ndjson")
+Rows = list[tuple[int, dict[str, Any]]]
+
+
+def resolve_labels_path(path: str | Path) -> Path:
+    """``path`` itself for a file, ``path/labels.csv`` for a judgekit run directory.
+
+    Raises:
+        InputError: the path does not exist, or a directory holds no labels.csv.
+    """
+    path = Path(path)
+    if path.is_dir():
+        path = path / RUN_LABELS_FILE
+        if not path.is_file():
+            raise InputError(path.parent, f"not a run directory: no {RUN_LABELS_FILE} in it")
+    elif not path.is_file():
+        raise InputError(path, "no such file or directory")
+    return path
+
+
+def is_jsonl(path: Path) -> bool:
+    """True for ``.jsonl`` / ``.ndjson`` files (one JSON object per line)."""
+    return path.suffix.lower() in JSONL_SUFFIXES
+
+
+def read_rows(path: Path) -> tuple[list[str], Rows]:
+    """The columns and the non-blank rows of a CSV, TSV (by suffix) or JSONL file.
+
+    Returns:
+        (header, rows): header in file order (JSONL: every key seen, in order of appearance);
+        rows as (1-based line number, {column: value}). CSV values are text as written; JSONL
+        values keep their JSON types.
+
+    Raises:
+        InputError: an empty file, a duplicate column, a CSV row with the wrong number of
+            fields, invalid JSON or a JSONL line that is not an object.
+    """
+    return read_jsonl(path) if is_jsonl(path) else read_csv(path)
+
+
+def read_csv(path: Path) -> tuple[list[str], Rows]:
+    """CSV (TSV when the suffix is ``.tsv``) with a header row; blank rows are skipped."""
+    delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
+    with path.open(newline="", encoding="utf-8-sig") as handle:
+        reader = csv.reader(handle, delimiter=delimiter)
+        header = next(reader, None)
+        if not header:
+            raise InputError(path, "empty file: expected a header row", line=1)
+        header = [h.strip() for h in header]
+        dup = [h for h in header if header.count(h) > 1]
+        if dup:
+            raise InputError(path, f"duplicate column '{dup[0]}'", line=1, field=dup[0])
+        rows = []
+        for row in reader:
+            if not any(cell.strip() for cell in row):
+                continue
+            if len(row) != len(header):
+                raise InputError(
+                    path, f"expected {len(header)} fields, got {len(row)}", line=reader.line_num
+                )
+            rows.append((reader.line_num, dict(zip(header, row, strict=True))))
+    return header, rows
+
+
+def read_jsonl(path: Path) -> tuple[list[str], Rows]:
+    """One JSON object per line; blank lines are skipped."""
+    rows, header = [], {}
+    with path.open(encoding="utf-8-sig") as handle:
+        for number, text in enumerate(handle, start=1):
+            if not text.strip():
+                continue
+            try:
+                record = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise InputError(path, f"invalid JSON: {exc.msg}", line=number) from None
+            if not isinstance(record, dict):
+                raise InputError(path, "expected a JSON object per line", line=number)
+            header.update(dict.fromkeys(record))
+            rows.append((number, record))
+    return list(header), rows
+
+
+def coerce_numbers(values: list[Any]) -> list[Any]:
+    """Turn text labels into numbers when every non-missing label is finite numeric text.
+
+    Returns ``values`` itself (the same list object) when nothing is converted; ints when every
+    number is integral, floats otherwise; None stays None.
+    """
+    present = [v for v in values if v is not None]
+    if not present or not all(isinstance(v, str) for v in present):
+        return values
+    try:
+        numbers = [float(v) for v in present]
+    except ValueError:
+        return values
+    if not all(math.isfinite(x) for x in numbers):
+        return values
+    as_int = all(x.is_integer() for x in numbers)
+    return [None if v is None else (int(float(v)) if as_int else float(v)) for v in values]
+
+
+def key_value(value: Any, jsonl: bool) -> Any:
+    """An item or rater id as read: stripped text (CSV), or the JSON value (lists and objects
+    as their JSON text, so they stay hashable)."""
+    if jsonl:
+        return value if not isinstance(value, (list, dict)) else json.dumps(value)
+    return value.strip() if isinstance(value, str) else value

@@ -1,0 +1,146 @@
+"""Results of the agreement statistics, and how a statistic becomes one (value + bootstrap CI).
+
+:func:`evaluate` is the one path every coefficient in :mod:`judgekit.metrics.agreement` and
+:mod:`judgekit.metrics.krippendorff_alpha` takes: the statistic is a function of an array of
+item indices, evaluated on all items for the estimate and, when a CI is asked for, on seeded
+bootstrap resamples of items (:func:`judgekit.metrics.bootstrap.bootstrap_ci`, percentile).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Hashable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from judgekit.errors import JudgekitError
+from judgekit.metrics.bootstrap import bootstrap_ci
+
+
+@dataclass(frozen=True)
+class AgreementResult:
+    """One agreement statistic.
+
+    Attributes:
+        statistic: its name in the field's words ("Fleiss' kappa", "Gwet's AC1", ...).
+        value: the estimate (NaN when undefined, e.g. a chance-corrected coefficient with one
+            category); kappa-type coefficients lie in [-1, 1], shares in [0, 1].
+        ci: (low, high) percentile bootstrap interval over items, or None when not requested.
+        n_items: items that entered the statistic (after the statistic's missing-data rule).
+        n_raters: raters (columns) in the table.
+        level: level of measurement or weighting ("nominal", "linear", "interval", ...).
+        confidence, n_resamples, seed: the bootstrap settings (None without a CI).
+        details: statistic-specific extras (observed and chance agreement, ASE, z, method).
+    """
+
+    statistic: str
+    value: float
+    ci: tuple[float, float] | None
+    n_items: int
+    n_raters: int
+    level: str = "nominal"
+    confidence: float | None = None
+    n_resamples: int | None = None
+    seed: int | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict (NaN kept as float NaN)."""
+        out = asdict(self)
+        out["ci"] = list(self.ci) if self.ci is not None else None
+        return out
+
+
+@dataclass(frozen=True)
+class PrevalenceResult:
+    """Share of all ratings in each category (raw ratings, every rater counted).
+
+    Attributes:
+        value: share of the most frequent category, in [0, 1]; category: that category.
+        counts: ratings per category. per_category: the share of each category as an
+            :class:`AgreementResult` (value in [0, 1], bootstrap CI over items when asked).
+        n_items, n_ratings: items with at least one rating; non-missing ratings.
+    """
+
+    value: float
+    category: Hashable
+    counts: dict[Hashable, int]
+    per_category: dict[Hashable, AgreementResult]
+    n_items: int
+    n_ratings: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict with category names as text."""
+        return {
+            "statistic": "prevalence",
+            "value": self.value,
+            "category": str(self.category),
+            "n_items": self.n_items,
+            "n_ratings": self.n_ratings,
+            "categories": [
+                {"category": str(c), "count": self.counts[c], **r.to_dict()}
+                for c, r in self.per_category.items()
+            ],
+        }
+
+
+@dataclass(frozen=True)
+class Boot:
+    """Bootstrap settings of one statistic; ``n`` = 0 means no CI."""
+
+    n: int
+    confidence: float
+    seed: int
+
+
+def boot_settings(ci: bool, n_resamples: int | None, confidence: float, seed: int) -> Boot:
+    """A CI is computed when ``ci`` is True (1000 resamples unless given) or n_resamples > 0.
+
+    Raises:
+        JudgekitError: ``n_resamples`` < 0.
+    """
+    if n_resamples is not None and n_resamples < 0:
+        raise JudgekitError(f"n_resamples must be >= 0, got {n_resamples}")
+    return Boot(n_resamples or (1000 if ci else 0), confidence, seed)
+
+
+def evaluate(
+    statistic: str,
+    fn: Callable[[np.ndarray], float],
+    n_items: int,
+    n_raters: int,
+    boot: Boot,
+    level: str = "nominal",
+    details: dict[str, Any] | None = None,
+) -> AgreementResult:
+    """Evaluate ``fn`` on all items (an index array) and, if asked, bootstrap it over items.
+
+    Args:
+        fn: the statistic as a function of item indices, shape (k,), values in [0, n_items).
+
+    A resample (or data set) where the statistic is undefined (e.g. no item with 2 ratings,
+    a division by zero inside a library) counts as NaN, which the bootstrap drops.
+    """
+
+    def safe(idx: np.ndarray) -> float:
+        try:
+            return float(fn(idx))
+        except (ZeroDivisionError, FloatingPointError, ValueError):
+            return float("nan")
+
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        value = safe(np.arange(n_items)) if n_items else float("nan")
+        interval = None
+        if boot.n:
+            interval = bootstrap_ci(
+                n_items, safe, n_resamples=boot.n, confidence=boot.confidence, seed=boot.seed
+            )
+    on = bool(boot.n)
+    return AgreementResult(
+        statistic, value, interval, n_items, n_raters, level,
+        boot.confidence if on else None, boot.n or None, boot.seed if on else None,
+        details or {},
+    )  # fmt: skip
