@@ -108,8 +108,8 @@ class RunConfig(BaseModel):
             return model.model_validate(data)
         except ValidationError as exc:
             err = exc.errors()[0]
-            key, message = _explain({**err, "loc": (name, *err["loc"])})
-            line = _line_of(self._root, (name, *err["loc"]))
+            key, message = explain_error({**err, "loc": (name, *err["loc"])})
+            line = line_of(self._root, (name, *err["loc"]))
             raise InputError(self._path, message, line=line, field=key) from None
 
     def judges(self) -> list[ModelSpec]:
@@ -188,7 +188,7 @@ def apply_override(data: dict[str, Any], assignment: str) -> None:
         node[last] = _parse_value(value)
 
 
-def _line_of(root: Any, loc: tuple[Any, ...]) -> int | None:
+def line_of(root: Any, loc: tuple[Any, ...]) -> int | None:
     """1-based line of the deepest YAML node on ``loc`` (for error messages)."""
     node, line = root, None
     for part in loc:
@@ -208,7 +208,8 @@ def _line_of(root: Any, loc: tuple[Any, ...]) -> int | None:
     return line
 
 
-def _explain(err: dict[str, Any]) -> tuple[str, str]:
+def explain_error(err: dict[str, Any]) -> tuple[str, str]:
+    """(dotted key, message) of one pydantic error, without pydantic's union-branch markers."""
     loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p in ("ModelSpec",)))
     # drop pydantic's union-branch markers such as 'list[ModelSpec]'
     loc = tuple(p for p in loc if not (isinstance(p, str) and "[" in p))
@@ -250,7 +251,7 @@ def load_config(path: Path | str, overrides: list[str] | None = None) -> RunConf
             raise InputError(
                 path,
                 f"unknown key (expected one of: {', '.join(sorted(known))})",
-                line=_line_of(root, (key,)),
+                line=line_of(root, (key,)),
                 field=str(key),
             )
     try:
@@ -259,9 +260,9 @@ def load_config(path: Path | str, overrides: list[str] | None = None) -> RunConf
         errors = exc.errors()
         # a union (single spec or list) reports both branches; keep the most specific one
         errors.sort(key=lambda e: (e["type"] == "list_type", e["type"] == "model_type"))
-        key, message = _explain(errors[0])
+        key, message = explain_error(errors[0])
         more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
-        line = _line_of(root, tuple(key.split("."))) if key else None
+        line = line_of(root, tuple(key.split("."))) if key else None
         raise InputError(path, f"{message}{more}", line=line, field=key or None) from None
     config._path, config._root = path, root
     return config

@@ -27,7 +27,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
-from judgekit.config import _explain, _line_of, load_config
+from judgekit.config import explain_error, line_of, load_config
 from judgekit.errors import InputError
 from judgekit.labels import LabelFormat
 from judgekit.llm.spec import ModelSpec
@@ -132,8 +132,8 @@ def load_grid(
     try:
         grid = GridConfig.model_validate(data)
     except ValidationError as exc:
-        key, message = _explain(exc.errors()[0])
-        line = _line_of(root, tuple(key.split("."))) if key else None
+        key, message = explain_error(exc.errors()[0])
+        line = line_of(root, tuple(key.split("."))) if key else None
         raise InputError(path, message, line=line, field=key or None) from None
     folder = path.parent
     update: dict[str, Any] = {
