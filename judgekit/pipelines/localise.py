@@ -1,0 +1,340 @@
+"""Localisation of source/English pairs to a target location (Cultivar, arXiv 2608.09766, §2.2).
+
+For each (generator model, locale, pair) one call renders the paper's Figure 4 prompt
+(``prompts/localisation/localise.txt``: a system and a user message, split at the lines
+``=== system ===`` / ``=== user ===``) and asks for the localised pair. The prompt text is kept
+verbatim; its "exact same format" line is met by the answer schema instead, since the llm layer
+enforces JSON: ``{"source": ..., "target": ...}`` (``target`` is the English side). A leading
+``<name>:`` label copied from the paper's format is removed from each side.
+
+Checks on an answer (pydantic; a failed check triggers the llm layer's bounded re-ask, then the
+pair is ``unscored`` with the reason, never written out):
+
+* both sides present and non-empty; neither side holds the other's ``<name>:`` line;
+* each side has as many sentences as its original (a sentence ends with ``. ! ?`` followed by a
+  space or the end, or with ``。！？।``; abbreviations such as "Dr." count as an end, so a pair
+  that gains or loses one is refused: a rare false refusal, visible in the summary);
+* each side's length in characters is within ``[1/r, r]`` times its original's
+  (``max_length_ratio`` r, default 2; 0 disables the check).
+
+Inputs: a JSONL or TSV file with ``id, source, english`` (TSV: with that header), or two
+line-aligned text files (``source_file``, ``english_file``; ids are 1-based line numbers). Locale
+ids follow the paper: ``<ISO 639-3>_<script>_<location>``, e.g. ``deu_Latn_Germany``.
+
+Output (see :func:`write_pairs`): ``localised.jsonl`` and, per (generator, locale), aligned
+``pairs/<generator>/<locale>.{source,english,ids}.txt`` holding the pairs that passed the checks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from judgekit import __version__
+from judgekit.config import RunConfig
+from judgekit.errors import InputError
+from judgekit.llm.client import LLMClient, Task
+from judgekit.llm.spec import ModelSpec
+from judgekit.pipelines.localisation_schemas import (
+    PAIR_CHECKS,
+    LocalisedPair,
+    PairChecks,
+    SourcePair,
+    checking,
+    read_records,
+    resolve_path,
+    sha256_file,
+)
+from judgekit.prompts import Prompt, load_prompt
+from judgekit.runlog import Record, usage_summary, write_json
+
+LANGUAGE_NAMES = {
+    "acm": "Mesopotamian Arabic", "apc": "Levantine Arabic", "arb": "Arabic", "ben": "Bengali",
+    "bul": "Bulgarian", "cat": "Catalan", "ces": "Czech", "cmn": "Chinese", "deu": "German",
+    "eng": "English", "fil": "Filipino", "fra": "French", "gom": "Konkani", "hin": "Hindi",
+    "ita": "Italian", "jpn": "Japanese", "khk": "Mongolian", "kor": "Korean", "plt": "Malagasy",
+    "pol": "Polish", "por": "Portuguese", "rus": "Russian", "slk": "Slovak", "spa": "Spanish",
+    "tel": "Telugu", "tur": "Turkish", "ukr": "Ukrainian", "yor": "Yoruba", "yue": "Cantonese",
+    "zho": "Chinese",
+}  # fmt: skip
+
+_LOCALE = re.compile(r"^([a-z]{3})_([A-Z][a-z]{3})_(\S+)$")
+_MARKER = re.compile(r"^=== (system|user) ===\n", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Locale:
+    """A locale id split into its parts: ``deu_Latn_Germany`` -> lang ``deu``, script ``Latn``,
+    location ``Germany`` (underscores in the location read as spaces), language ``German``."""
+
+    id: str
+    lang: str
+    script: str
+    location: str
+    language: str
+
+
+def parse_locale(locale_id: str, where: str | Path | None = None) -> Locale:
+    """Parse ``<ISO 639-3>_<Script>_<Location>``.
+
+    Raises:
+        InputError: the id has another shape, or its language code has no known name (pass
+            ``source_name`` in the config then).
+    """
+    match = _LOCALE.match(locale_id)
+    if not match:
+        raise InputError(
+            where, f"locale '{locale_id}' is not <iso639-3>_<Script>_<Location>", field="locale"
+        )
+    lang, script, location = match.groups()
+    name = LANGUAGE_NAMES.get(lang, "")
+    return Locale(locale_id, lang, script, location.replace("_", " "), name)
+
+
+class LocaliseOptions(BaseModel):
+    """Options of the ``localise`` pipeline (the ``localise:`` config section).
+
+    Attributes:
+        input: JSONL/TSV of ``id, source, english`` (or use ``source_file`` + ``english_file``).
+        source_file, english_file: line-aligned text files (UTF-8, one segment a line).
+        locales: target locale ids, e.g. ``[deu_Latn_Germany]``; each pair is localised to each.
+        source_name: name of the source language in the prompt (default: from the locale).
+        target_name: name of the target language (the paper's pairs are X-English).
+        location: location in the prompt (default: from the locale id), for every locale.
+        prompt: prompt id under ``prompts/`` (default: the paper's Figure 4).
+        max_length_ratio: length bound r per side (module docstring); 0 disables.
+        check_sentences: require each side to keep its original's sentence count.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+    input: Path | None = None
+    source_file: Path | None = None
+    english_file: Path | None = None
+    locales: list[str] = Field(min_length=1)
+    source_name: str | None = None
+    target_name: str = "English"
+    location: str | None = None
+    prompt: str = "localisation/localise"
+    max_length_ratio: float = Field(2.0, ge=0)
+    check_sentences: bool = True
+
+    @model_validator(mode="after")
+    def _one_input(self) -> LocaliseOptions:
+        aligned = self.source_file is not None and self.english_file is not None
+        if (self.input is None) == (not aligned) or (self.source_file is None) != (
+            self.english_file is None
+        ):
+            raise ValueError("give either 'input' or both 'source_file' and 'english_file'")
+        return self
+
+
+def load_pairs(options: LocaliseOptions) -> list[SourcePair]:
+    """The input pairs, from ``input`` or the two aligned files.
+
+    Raises:
+        InputError: unreadable file, bad row, or aligned files of different lengths.
+    """
+    if options.input is not None:
+        return read_records(options.input, SourcePair)
+    src, eng = resolve_path(options.source_file), resolve_path(options.english_file)  # type: ignore[arg-type]
+    for path in (src, eng):
+        if not path.is_file():
+            raise InputError(path, "file not found")
+    a = src.read_text(encoding="utf-8").splitlines()
+    b = eng.read_text(encoding="utf-8").splitlines()
+    if len(a) != len(b):
+        raise InputError(eng, f"{len(b)} lines, but {src} has {len(a)}; files must be aligned")
+    return [
+        SourcePair(id=str(i), source=s, english=e)
+        for i, (s, e) in enumerate(zip(a, b, strict=True), 1)
+    ]
+
+
+@dataclass
+class PairResult:
+    """One (generator, locale, pair): localised, or excluded with a reason."""
+
+    model: str
+    locale: str
+    id: str
+    original_source: str
+    original_english: str
+    source: str | None = None
+    english: str | None = None
+    excluded: str | None = None
+    reason: str | None = None
+
+
+def split_messages(text: str) -> list[dict[str, Any]]:
+    """A rendered prompt with ``=== system ===`` / ``=== user ===`` lines -> chat messages
+    (text without markers is one user message)."""
+    parts = _MARKER.split(text)
+    if len(parts) == 1:
+        return [{"role": "user", "content": text.strip()}]
+    return [
+        {"role": r, "content": c.strip()} for r, c in zip(parts[1::2], parts[2::2], strict=True)
+    ]
+
+
+class LocaliseRun:
+    """Builds and runs the localisation calls; ``results`` holds one :class:`PairResult` each."""
+
+    def __init__(self, config: RunConfig, client: LLMClient) -> None:
+        if not config.generators():
+            raise InputError(config._path, "the localise pipeline needs a 'generator' model")
+        self.config = config
+        self.client = client
+        self.options = config.options("localise", LocaliseOptions)
+        self.locales = [parse_locale(x, config._path) for x in self.options.locales]
+        for loc in self.locales:
+            if not (self.options.source_name or loc.language):
+                raise InputError(config._path, f"no name known for '{loc.lang}'; set source_name")
+        self.prompt: Prompt = load_prompt(self.options.prompt)
+        pairs = load_pairs(self.options)
+        self.pairs = pairs[: config.limit] if config.limit else pairs
+        self.results: list[PairResult] = []
+
+    def plan(self) -> list[PairResult]:
+        """Every (generator, locale, pair) of the run."""
+        return [
+            PairResult(spec.label, loc.id, p.id, p.source, p.english)
+            for spec in self.config.generators()
+            for loc in self.locales
+            for p in self.pairs
+        ]
+
+    async def run(self, on_item: Any = None) -> list[PairResult]:
+        """Localise every planned pair (concurrency bounded per model by the llm layer)."""
+        specs = {spec.label: spec for spec in self.config.generators()}
+        locales = {loc.id: loc for loc in self.locales}
+
+        async def one(item: PairResult) -> PairResult:
+            await self._localise(specs[item.model], locales[item.locale], item)
+            if on_item is not None:
+                on_item(item)
+            return item
+
+        self.results = list(await asyncio.gather(*(one(i) for i in self.plan())))
+        return self.results
+
+    async def _localise(self, spec: ModelSpec, locale: Locale, item: PairResult) -> None:
+        opts = self.options
+        src_name = opts.source_name or locale.language
+        text = self.prompt.render(
+            src_name=src_name,
+            tgt_name=opts.target_name,
+            src_location=opts.location or locale.location,
+            src_text=item.original_source,
+            tgt_text=item.original_english,
+        )
+        checks = PairChecks(
+            {"source": item.original_source, "target": item.original_english},
+            {"source": src_name, "target": opts.target_name},
+            opts.max_length_ratio,
+            opts.check_sentences,
+        )
+        blob = json.dumps([spec.model, spec.params(), self.prompt.hash])
+        task = Task(
+            key=f"localise|{item.model}|{locale.id}|{item.id}|"
+            f"{hashlib.sha256(blob.encode()).hexdigest()[:8]}",
+            stage="localise",
+            role="generator",
+            spec=spec,
+            messages=split_messages(text),
+            schema=LocalisedPair,
+            prompt=self.prompt,
+            meta={"locale": locale.id, "id": item.id},
+        )
+        with checking(PAIR_CHECKS, checks):
+            rec = await self.client.run(task)
+            if rec.status != "ok":
+                item.excluded, item.reason = f"localise_{rec.status}", rec.reason
+                return
+            try:  # again: a cached or resumed answer may predate these checks
+                pair = LocalisedPair.model_validate(rec.parsed)
+            except ValueError as exc:
+                item.excluded, item.reason = "localise_checks", str(exc).split("\n")[1].strip()
+                return
+        item.source, item.english = pair.source, pair.target
+
+    def print_summary(self, summary: dict[str, Any], console: Any) -> None:
+        """Print localised / excluded counts per (generator, locale)."""
+        from rich.table import Table
+
+        table = Table(title="localised pairs (passed the checks) per generator and locale")
+        for col in ("generator", "locale", "pairs", "localised", "unchanged", "excluded"):
+            table.add_column(col)
+        for row in summary.get("by_locale", []):
+            table.add_row(*(str(row[k]) for k in ("model", "locale", "planned", "localised",
+                                                   "unchanged", "excluded")))  # fmt: skip
+        console.print(table)
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", name)
+
+
+def write_pairs(run: LocaliseRun, records: list[Record], out_dir: Path) -> dict[str, Any]:
+    """Write ``localised.jsonl`` (every planned pair, with ``excluded``/``reason`` where it
+    failed), the aligned ``pairs/<generator>/<locale>.{source,english,ids}.txt`` files (pairs that
+    passed only, in input order) and ``summary.json``; return the summary."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with (out_dir / "localised.jsonl").open("w", encoding="utf-8") as fh:
+        for r in run.results:
+            fh.write(json.dumps(asdict(r), ensure_ascii=False) + "\n")
+    by_locale, excluded = [], {}
+    for spec in run.config.generators():
+        for loc in run.locales:
+            rows = [r for r in run.results if r.model == spec.label and r.locale == loc.id]
+            done = [r for r in rows if r.excluded is None]
+            folder = out_dir / "pairs" / _safe(spec.label)
+            folder.mkdir(parents=True, exist_ok=True)
+            for suffix, key in (("source", "source"), ("english", "english"), ("ids", "id")):
+                lines = [" ".join(str(getattr(r, key)).split()) for r in done]
+                (folder / f"{loc.id}.{suffix}.txt").write_text(
+                    "".join(f"{x}\n" for x in lines), encoding="utf-8"
+                )
+            unchanged = sum(
+                r.source == r.original_source and r.english == r.original_english for r in done
+            )
+            by_locale.append({"model": spec.label, "locale": loc.id, "planned": len(rows),
+                              "localised": len(done), "unchanged": unchanged,
+                              "excluded": len(rows) - len(done)})  # fmt: skip
+    for r in run.results:
+        if r.excluded:
+            excluded[r.excluded] = excluded.get(r.excluded, 0) + 1
+    opts = run.options
+    inputs = [p for p in (opts.input, opts.source_file, opts.english_file) if p is not None]
+    summary = {
+        "signature": {
+            "judgekit": __version__,
+            "pipeline": "localise",
+            "generators": [
+                {"route": s.model, "name": s.label, **s.params()} for s in run.config.generators()
+            ],  # fmt: skip
+            "prompts": {run.prompt.id: run.prompt.hash},
+            "checks": {
+                "max_length_ratio": opts.max_length_ratio,
+                "check_sentences": opts.check_sentences,
+            },  # fmt: skip
+            "data_sha256": {str(p): sha256_file(resolve_path(p)) for p in inputs},
+            "n_pairs": len(run.pairs),
+        },
+        "items": {
+            "planned": len(run.results),
+            "judged": sum(r.excluded is None for r in run.results),
+            "excluded": excluded,
+        },
+        "by_locale": by_locale,
+        "usage": usage_summary(records),
+        "files": {"pairs": "localised.jsonl", "aligned": "pairs/<generator>/<locale>.*.txt"},
+    }
+    write_json(out_dir / "summary.json", summary)
+    return summary
