@@ -12,7 +12,15 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from judgekit.errors import InputError
 from judgekit.llm.spec import ModelSpec
@@ -54,6 +62,18 @@ class SpillingOptions(BaseModel):
     judge_prompt: str = "default"
     backcheck: bool = True
     samples: int = Field(1, ge=1, le=20)
+
+    @field_validator("languages", "words")
+    @classmethod
+    def _unique_non_empty(cls, value: list[str] | None) -> list[str] | None:
+        if value is None:
+            return value
+        if not value:
+            raise ValueError("must not be empty (leave it out to use the default)")
+        repeated = sorted({v for v in value if value.count(v) > 1})
+        if repeated:
+            raise ValueError(f"repeated entries {repeated}")
+        return value
 
 
 class RunConfig(BaseModel):
@@ -170,6 +190,8 @@ def apply_override(data: dict[str, Any], assignment: str) -> None:
             if not part.isdigit() or int(part) >= len(node):
                 where = ".".join(parts[:i])
                 raise InputError(None, f"'{where}' is a list; use an index 0..{len(node) - 1}")
+            if not isinstance(node[int(part)], dict | list):
+                raise InputError(None, f"'{here}' is a value, not a section", field=dotted)
             node = node[int(part)]
             continue
         child = node.get(part)

@@ -114,3 +114,17 @@ def test_pipeline_sections_validate_with_file_line_and_key(tmp_path: Path) -> No
     with pytest.raises(InputError) as err:
         load_config(path)
     assert "spilling.langs" in str(err.value) and ":8" in str(err.value)
+
+
+def test_repeated_words_or_languages_are_rejected(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="repeated entries"):
+        load_config(write(tmp_path, BASE), ["spilling.languages=[de, de]"])
+    with pytest.raises(InputError, match="must not be empty"):
+        load_config(write(tmp_path, BASE), ["spilling.words=[]"])
+
+
+def test_set_through_a_list_value_is_an_error_not_a_crash(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="is a value"):
+        load_config(
+            write(tmp_path, BASE + "spilling:\n  languages: [de]\n"), ["spilling.languages.0.x=1"]
+        )

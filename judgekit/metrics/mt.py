@@ -374,13 +374,20 @@ def read_lines(path: str | Path) -> list[str]:
     """
     if not Path(path).is_file():
         raise InputError(path, "file not found")
+    data = Path(path).read_bytes()
+    if str(path).endswith(".gz"):
+        with smart_open(str(path)) as handle:
+            data = handle.buffer.read() if hasattr(handle, "buffer") else handle.read().encode()
     lines: list[str] = []
-    with smart_open(str(path)) as handle:
+    for number, raw in enumerate(data.split(b"\n"), 1):
         try:
-            for line in handle:
-                lines.append(line.rstrip())
+            lines.append(raw.decode("utf-8").rstrip())
         except UnicodeDecodeError as exc:
-            raise InputError(path, f"not valid UTF-8 ({exc.reason})", line=len(lines) + 1) from exc
+            raise InputError(path, f"not valid UTF-8 ({exc.reason})", line=number) from None
+    if lines and lines[-1] == "" and data.endswith(b"\n"):
+        lines.pop()  # the newline that ends the last line opens no segment
+    if not data:
+        raise InputError(path, "the file is empty: expected one segment per line")
     return lines
 
 

@@ -196,8 +196,8 @@ class SpillingRun:
         judged = await self._judge(
             entry, answer.as_query(), f"judge|{ident}", meta, item.model, stage="judge"
         )
-        if judged is None:
-            item.excluded = "judgment_unparseable"
+        if isinstance(judged, str):  # judgment_unscored (unparseable) or judgment_error
+            item.excluded = judged
             return
         item.valid = judged
         pairs = zip(answer.as_query().items(), judged, strict=True)
@@ -214,7 +214,9 @@ class SpillingRun:
         generator: str,
         *,
         stage: str,
-    ) -> list[bool] | None:
+    ) -> list[bool] | str:
+        """The judge's booleans, or ``judgment_unscored`` / ``judgment_error`` when the judge
+        never answered validly / never answered."""
         prompt, n = self.judge_prompt, len(query)
         text = prompt.render(
             dictionary=render_entry(entry),
@@ -233,7 +235,7 @@ class SpillingRun:
                 meta={**meta, "generator": generator},
             )
         )
-        return list(rec.parsed["valid"]) if rec.status == "ok" else None
+        return list(rec.parsed["valid"]) if rec.status == "ok" else f"judgment_{rec.status}"
 
     async def _backcheck(
         self, item: ItemResult, rejected: dict[str, list[str]], ident: str, meta: dict[str, Any]
@@ -271,8 +273,8 @@ class SpillingRun:
         judged = await self._judge(
             english, query, f"backcheck_judge|{ident}", meta, item.model, stage="backcheck_judge"
         )
-        if judged is None:
-            item.backcheck_excluded = "judgment_unparseable"
+        if isinstance(judged, str):
+            item.backcheck_excluded = judged
             return
         item.n_rejected_checked = n
         item.n_accepted_en = sum(judged)
