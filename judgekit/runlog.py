@@ -3,19 +3,28 @@
 A run directory holds ``records.jsonl`` (append-only). On resume, every task key already recorded
 is final and never called again; a line cut short by a crash (kill -9) is dropped and the file
 truncated back to its last complete line before appending.
+
+Records are streamed to disk, not held in memory: the log keeps only each key's position in the
+file and reads a record back when asked (``RunLog.get``, ``RunLog.records[key]``), so a run of
+100,000 tasks holds 100,000 small integers, not 100,000 records. Inside an event loop the records
+of one loop iteration go to the OS in one ``write`` at the end of it (outside a loop, at once):
+a crash loses at most those, and their tasks simply run again on resume.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from collections import Counter, defaultdict
+from collections.abc import Container, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 Status = Literal["ok", "unscored", "error"]
+_SHIFT = 32  # position = offset << 32 | length
 
 
 class Record(BaseModel):
@@ -24,6 +33,8 @@ class Record(BaseModel):
     ``status`` is ``ok`` (a validated answer), ``unscored`` (the model answered but never
     validly within the re-asks: ``raw`` keeps its last answer, ``reason`` says why) or ``error``
     (no answer: transient failures outlasted the retries, or the call was refused).
+    ``served_by`` names the endpoint that answered (``route@host``; a fallback's route when a
+    fallback answered); ``latency_s`` is wall time from the first attempt to the record.
     """
 
     key: str
@@ -47,7 +58,60 @@ class Record(BaseModel):
     tokens_out: int = 0
     cost: float = 0.0
     cache_hit: bool = False
+    served_by: str | None = None
     meta: dict[str, Any] = Field(default_factory=dict)
+
+
+class RecordIndex(Mapping[str, Record]):
+    """Read-only view ``key -> Record`` over a run log (records are read from disk on access).
+
+    Args:
+        log: the run log.
+        keys: restrict the view to these keys (None = every key in the log).
+    """
+
+    def __init__(self, log: RunLog, keys: set[str] | None = None) -> None:
+        self._log = log
+        self._keys = keys
+
+    def __getitem__(self, key: str) -> Record:
+        if self._keys is not None and key not in self._keys:
+            raise KeyError(key)
+        record = self._log.get(key)
+        if record is None:
+            raise KeyError(key)
+        return record
+
+    def __contains__(self, key: object) -> bool:
+        inside = self._keys is None or key in self._keys
+        return inside and key in self._log._index
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._log._index if self._keys is None else list(self._keys))
+
+    def __len__(self) -> int:
+        return len(self._log._index if self._keys is None else self._keys)
+
+    def values(self) -> Any:  # streamed in file order: one sequential read, not one per key
+        return _Values(self._log, self._keys)
+
+    def add(self, key: str) -> None:
+        """Include ``key`` in a restricted view (no-op for a full view)."""
+        if self._keys is not None:
+            self._keys.add(key)
+
+
+class _Values:
+    """Re-iterable, sized stream of the records of a view, in file order."""
+
+    def __init__(self, log: RunLog, keys: set[str] | None) -> None:
+        self._log, self._keys = log, keys
+
+    def __iter__(self) -> Iterator[Record]:
+        return self._log.iter_records(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._log._index if self._keys is None else self._keys)
 
 
 class RunLog:
@@ -55,64 +119,143 @@ class RunLog:
 
     Args:
         out_dir: the run directory (created if needed).
+
+    Raises:
+        ValueError: a complete line of the file is not a record (the message names the line).
     """
 
     def __init__(self, out_dir: Path | str) -> None:
         self.out_dir = Path(out_dir)
         self.out_dir.mkdir(parents=True, exist_ok=True)
         self.path = self.out_dir / "records.jsonl"
-        self.records: dict[str, Record] = {}
+        self._index: dict[str, int] = {}
         self.resumed = 0
-        self._load()
-        self._fh = open(self.path, "a", encoding="utf-8")  # noqa: SIM115
+        self._size = self._load()
+        self._written = self._size  # bytes handed to the OS; the rest is in _buffer
+        self._buffer: list[bytes] = []
+        self._scheduled = False
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._rfd = os.open(self.path, os.O_RDONLY)
+        self.records: RecordIndex = RecordIndex(self)
 
-    def _load(self) -> None:
+    def _load(self) -> int:
         if not self.path.exists():
-            return
-        data = self.path.read_bytes()
-        end = data.rfind(b"\n") + 1
-        if end < len(data):  # a line cut short by a crash: drop it
+            return 0
+        size = self.path.stat().st_size
+        end = 0
+        with open(self.path, "rb") as fh:
+            for number, line in enumerate(fh, 1):
+                if not line.endswith(b"\n"):
+                    break  # a line cut short by a crash
+                if line.strip():
+                    try:
+                        key = json.loads(line)["key"]
+                    except (ValueError, KeyError, TypeError):
+                        raise ValueError(f"{self.path}:{number}: not a record") from None
+                    self._index[key] = end << _SHIFT | len(line)
+                end += len(line)
+        if end < size:
             with open(self.path, "r+b") as fh:
                 fh.truncate(end)
-        for line in data[:end].decode("utf-8").splitlines():
-            if line.strip():
-                rec = Record.model_validate_json(line)
-                self.records[rec.key] = rec
-        self.resumed = len(self.records)
+        self.resumed = len(self._index)
+        return end
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._index
 
     def get(self, key: str) -> Record | None:
-        """The record of a finished task, if there is one."""
-        return self.records.get(key)
+        """The record of a finished task, if there is one (read from disk)."""
+        position = self._index.get(key)
+        if position is None:
+            return None
+        if position >> _SHIFT >= self._written:
+            self.flush()
+        offset, length = position >> _SHIFT, position & ((1 << _SHIFT) - 1)
+        if self._rfd >= 0:
+            line = os.pread(self._rfd, length, offset)
+        else:  # closed: read it the slow way
+            with open(self.path, "rb") as fh:
+                fh.seek(offset)
+                line = fh.read(length)
+        return Record.model_validate_json(line)
 
     def append(self, record: Record) -> None:
-        """Write one record and flush it to the OS, so a crash loses at most this line."""
-        self.records[record.key] = record
-        self._fh.write(record.model_dump_json() + "\n")
-        self._fh.flush()
+        """Add one record (see the module doc for when it reaches the OS)."""
+        line = (record.model_dump_json() + "\n").encode("utf-8")
+        self._index[record.key] = self._size << _SHIFT | len(line)
+        self._size += len(line)
+        self._buffer.append(line)
+        if self._scheduled:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.flush()
+            return
+        self._scheduled = True
+        loop.call_soon(self.flush)
+
+    def flush(self) -> None:
+        """Hand the buffered records to the OS in one ``write``."""
+        self._scheduled = False
+        if not self._buffer or self._fd < 0:
+            return
+        data = b"".join(self._buffer)
+        self._buffer.clear()
+        written = os.write(self._fd, data)
+        while written < len(data):  # a regular file takes it all at once unless the disk is full
+            written += os.write(self._fd, data[written:])
+        self._written += len(data)
+
+    def iter_records(self, keys: Container[str] | None = None) -> Iterator[Record]:
+        """Every current record (the last one per key), in file order; only ``keys`` if given."""
+        self.flush()
+        offset = 0
+        with open(self.path, "rb") as fh:
+            for line in fh:
+                start, offset = offset, offset + len(line)
+                if offset > self._size:
+                    break
+                if not line.strip():
+                    continue
+                record = Record.model_validate_json(line)
+                if keys is not None and record.key not in keys:
+                    continue
+                if self._index.get(record.key, -1) >> _SHIFT == start:
+                    yield record
 
     def sync(self) -> None:
-        """Flush to disk (fsync)."""
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
+        """Write the buffer and flush to disk (fsync)."""
+        self.flush()
+        os.fsync(self._fd)
 
     def close(self) -> None:
-        if not self._fh.closed:
+        """Sync and close (idempotent)."""
+        if self._fd >= 0:
             self.sync()
-            self._fh.close()
+            os.close(self._fd)
+            os.close(self._rfd)
+            self._fd = self._rfd = -1
 
 
-def usage_summary(records: list[Record]) -> dict[str, Any]:
+def usage_summary(records: Iterable[Record]) -> dict[str, Any]:
     """Counts by status and stage, and tokens, cost and latency per (role, model).
 
+    ``records`` may be any iterable (it is read once, so a stream from disk works).
     Returns a JSON-ready dict: ``{"calls": n, "status": {...}, "by_stage": {stage: {status:
     n}}, "by_model": {"role|model": {"calls", "cache_hits", "tokens_in", "tokens_out",
-    "cost_usd", "latency_s"}}, "reasons": {reason: n}}``.
+    "cost_usd", "latency_s"}}, "served_by": {endpoint: n}, "reasons": {reason: n},
+    "totals": {"tokens_in", "tokens_out", "cost_usd"}}``; latency is summed in seconds.
     """
-    status = Counter(r.status for r in records)
+    calls = 0
+    status: Counter[str] = Counter()
     by_stage: dict[str, Counter[str]] = defaultdict(Counter)
     by_model: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     reasons: Counter[str] = Counter()
+    served: Counter[str] = Counter()
     for r in records:
+        calls += 1
+        status[r.status] += 1
         by_stage[r.stage][r.status] += 1
         m = by_model[f"{r.role}|{r.model}"]
         m["calls"] += 1
@@ -121,14 +264,22 @@ def usage_summary(records: list[Record]) -> dict[str, Any]:
         m["tokens_out"] += r.tokens_out
         m["cost_usd"] += r.cost
         m["latency_s"] += r.latency_s
+        if r.served_by:
+            served[r.served_by] += 1
         if r.reason:
             reasons[r.reason.split(":", 1)[0]] += 1
+    totals = {
+        name: round(sum(m[name] for m in by_model.values()), 6)
+        for name in ("tokens_in", "tokens_out", "cost_usd")
+    }
     return {
-        "calls": len(records),
+        "calls": calls,
         "status": {k: status.get(k, 0) for k in ("ok", "unscored", "error")},
         "by_stage": {k: dict(v) for k, v in sorted(by_stage.items())},
         "by_model": {k: {kk: round(vv, 6) for kk, vv in v.items()} for k, v in by_model.items()},
+        "served_by": dict(served.most_common()),
         "reasons": dict(reasons.most_common()),
+        "totals": totals,
     }
 
 

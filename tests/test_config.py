@@ -85,11 +85,14 @@ def test_strategy_per_backend() -> None:
     from judgekit.llm.spec import ModelSpec
 
     assert ModelSpec(model="local/smollm2-135m").strategy() == "json_object"
-    assert ModelSpec(model="hosted_vllm/Qwen/Qwen3-8B").strategy() == "json_schema"
+    assert (
+        ModelSpec(model="hosted_vllm/Qwen/Qwen3-8B", api_base="http://h:8000/v1").strategy()
+        == "json_schema"
+    )
     assert ModelSpec(model="anthropic/claude-sonnet-4").strategy() == "tools"
     assert ModelSpec(model="gemini/x", structured_output="prompt").strategy() == "prompt"
     assert ModelSpec(model="local/x").concurrency() == 1
-    assert ModelSpec(model="hosted_vllm/x").concurrency() == 256
+    assert ModelSpec(model="hosted_vllm/x", api_base="http://h:8000/v1").concurrency() == 256
 
 
 def test_unknown_top_level_key_and_pipeline(tmp_path: Path) -> None:

@@ -190,7 +190,8 @@ def test_grid_file_errors_name_the_file_line_and_key(tmp_path: Path) -> None:
         load_grid(path)
     path.write_text(
         f"base: {base}\nlabels: h.csv\njudges:\n  - {{model: local/a}}\n"
-        "  - {model: hosted_vllm/a}\nprompts: {key: spilling.judge_prompt, values: [default]}\n"
+        "  - {model: hosted_vllm/a, api_base: 'http://h/v1'}\n"
+        "prompts: {key: spilling.judge_prompt, values: [default]}\n"
     )
     with pytest.raises(InputError, match="two judges named 'a'"):
         plan_cells(load_grid(path), tmp_path / "out")

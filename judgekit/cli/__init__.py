@@ -7,6 +7,7 @@ import sys
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from judgekit.errors import JudgekitError
 
@@ -21,7 +22,16 @@ app = typer.Typer(
 def _register() -> None:
     # Each module adds its commands or sub-app to `app`; imported here, not at module top,
     # so that `judgekit --help` stays cheap and the modules never import each other.
-    from judgekit.cli import calibrate, contrast, dictionaries, mqm, run, score  # noqa: F401
+    from judgekit.cli import (  # noqa: F401
+        audit,
+        cache,
+        calibrate,
+        contrast,
+        dictionaries,
+        mqm,
+        run,
+        score,
+    )
 
 
 def main() -> None:
@@ -32,5 +42,15 @@ def main() -> None:
     try:
         app()  # standalone: typer reports usage errors itself and exits with their code
     except JudgekitError as exc:
-        Console(stderr=True).print(f"[bold red]error:[/] {exc}", highlight=False)
-        sys.exit(2)
+        _fail(str(exc))
+    except UnicodeDecodeError as exc:  # a reader that does not locate the bad byte itself
+        _fail(f"an input file is not UTF-8 text ({exc.reason} at byte {exc.start})")
+    except OSError as exc:  # unreadable input, unwritable output directory
+        _fail(f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc))
+
+
+def _fail(message: str) -> None:
+    """Print ``error: MESSAGE`` to stderr (user text is never read as markup) and exit 2."""
+    console = Console(stderr=True, emoji=False, highlight=False)
+    console.print(Text("error: ", style="bold red") + Text(message))
+    sys.exit(2)

@@ -4,6 +4,11 @@ The key covers what changes an answer: route, model revision (if known), message
 parameters, output schema, structured-output strategy and a sample index (so deliberate repeats
 for self-consistency are not collapsed). It never covers ``api_base`` (replicas of one model
 share entries) nor anything secret.
+
+diskcache keeps entries in SQLite (WAL, with locking), so several runs may share one directory
+at once, and a run killed at any point leaves it consistent. Writes go to one background thread
+that commits them in batches, so the event loop never waits on the disk for a write; a write
+still queued when the process is killed is simply not cached.
 """
 
 from __future__ import annotations
@@ -11,16 +16,71 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import queue
+import sqlite3
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import diskcache
+
+_STOP = object()
+_BATCH = 256
+# diskcache's table layout (5.x), for reading many keys in one query
+_MANY_SQL = (
+    "SELECT key, mode, filename, value FROM Cache WHERE raw = 1 AND key IN ({marks})"
+    " AND (expire_time IS NULL OR expire_time > ?)"
+)
 
 
 def default_cache_dir() -> Path:
     """``$JUDGEKIT_CACHE_DIR``, else ``~/.cache/judgekit``."""
     env = os.environ.get("JUDGEKIT_CACHE_DIR")
     return Path(env) if env else Path.home() / ".cache" / "judgekit"
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def key_prefix(
+    *,
+    route: str,
+    params: dict[str, Any],
+    schema_digest: str,
+    strategy: str,
+    revision: str | None = None,
+) -> str:
+    """SHA-256 hex digest of the parts of a key that are the same for every task of a model
+    and schema (computed once per model, not per call)."""
+    blob = _canonical([route, revision, params, schema_digest, strategy])
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def _messages_blob(messages: list[dict[str, Any]]) -> str:
+    """A canonical, unambiguous text for ``messages``: length-prefixed fields (netstring
+    style, keys sorted) when every key and value is a string, else canonical JSON."""
+    parts = [f"s{len(messages)}|"]
+    for message in messages:
+        parts.append(f"{len(message)}|")
+        for key in sorted(message):
+            value = message[key]
+            if type(value) is not str or type(key) is not str:
+                return "j" + _canonical(messages)
+            parts.append(f"{len(key)}:{key}{len(value)}:{value}")
+    return "".join(parts)
+
+
+def task_key(prefix: str, messages: list[dict[str, Any]], sample_index: int = 0) -> str:
+    """The cache key of one task: the model/schema ``prefix``, the messages, the sample index."""
+    blob = f"{prefix}|{sample_index}|{_messages_blob(messages)}"
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def schema_digest(schema: dict[str, Any] | None) -> str:
+    """SHA-256 hex digest of a JSON schema's canonical JSON."""
+    return hashlib.sha256(_canonical(schema).encode("utf-8")).hexdigest()
 
 
 def cache_key(
@@ -33,49 +93,135 @@ def cache_key(
     sample_index: int = 0,
     revision: str | None = None,
 ) -> str:
-    """SHA-256 hex digest of the canonical JSON of everything that changes an answer."""
-    payload = {
-        "route": route,
-        "revision": revision,
-        "messages": messages,
-        "params": params,
-        "schema": schema,
-        "strategy": strategy,
-        "sample_index": sample_index,
-    }
-    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    """SHA-256 hex digest of everything that changes an answer (same as :func:`task_key` over
+    :func:`key_prefix`)."""
+    prefix = key_prefix(
+        route=route,
+        params=params,
+        schema_digest=schema_digest(schema),
+        strategy=strategy,
+        revision=revision,
+    )
+    return task_key(prefix, messages, sample_index)
 
 
 class ResponseCache:
-    """A process-safe disk cache of successful answers (diskcache uses SQLite with locking,
-    so concurrent runs may share one directory).
+    """A process-safe disk cache of successful answers.
 
-    Each value is a dict ``{"raw": str, "parsed": dict, "usage": {...}}``.
+    Each value is a dict ``{"raw": str, "parsed": dict}``. ``set`` returns at once; the entry
+    is written by a background thread (``flush`` waits for it).
+
+    Args:
+        directory: where the cache lives (default :func:`default_cache_dir`).
     """
 
     def __init__(self, directory: Path | str | None = None) -> None:
         self.directory = Path(directory) if directory else default_cache_dir()
         self.directory.mkdir(parents=True, exist_ok=True)
         self._cache = diskcache.Cache(str(self.directory), size_limit=2**34)
+        self._pending: dict[str, dict[str, Any]] = {}
+        self._queue: queue.Queue[Any] = queue.Queue()
+        self._writer: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
 
     def get(self, key: str) -> dict[str, Any] | None:
-        return self._cache.get(key)
+        """The cached answer for ``key``, or None."""
+        value = self._pending.get(key)
+        if value is None:
+            value = self._cache.get(key)
+        if value is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+        return value
+
+    def get_many(self, keys: list[str]) -> dict[str, dict[str, Any]]:
+        """The cached answers among ``keys`` (missing keys are left out), in a few queries.
+
+        Reads diskcache's table directly (one ``IN`` query per 500 keys); should its layout
+        ever change, falls back to one ``get`` per key.
+        """
+        out = {k: self._pending[k] for k in keys if k in self._pending}
+        rest = [k for k in keys if k not in out]
+        try:
+            for i in range(0, len(rest), 500):
+                chunk = rest[i : i + 500]
+                marks = ",".join("?" * len(chunk))
+                query = _MANY_SQL.format(marks=marks)
+                rows = self._cache._sql(query, (*chunk, time.time())).fetchall()
+                for key, mode, filename, value in rows:
+                    out[key] = self._cache._disk.fetch(mode, filename, value, False)
+        except (AttributeError, TypeError, ValueError, sqlite3.Error):
+            out.update({k: v for k in rest if (v := self._cache.get(k)) is not None})
+        self.hits += len(out)
+        self.misses += len(keys) - len(out)
+        return out
 
     def set(self, key: str, value: dict[str, Any]) -> None:
-        self._cache.set(key, value)
+        """Queue ``value`` for writing (returns at once)."""
+        self._pending[key] = value
+        if self._writer is None:
+            with self._lock:
+                if self._writer is None:
+                    self._writer = threading.Thread(
+                        target=self._write_loop, name="judgekit-cache-writer", daemon=True
+                    )
+                    self._writer.start()
+        self._queue.put((key, value))
+
+    def _write_loop(self) -> None:
+        while True:
+            item = self._queue.get()
+            batch = [item]
+            while len(batch) < _BATCH:
+                try:
+                    batch.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            entries = [b for b in batch if b is not _STOP]
+            try:
+                if entries:
+                    with self._cache.transact():
+                        for key, value in entries:
+                            self._cache.set(key, value)
+                    for key, _ in entries:
+                        self._pending.pop(key, None)
+            finally:
+                for _ in batch:
+                    self._queue.task_done()
+            if len(entries) < len(batch):
+                return
+
+    def flush(self) -> None:
+        """Wait until every queued entry is on disk."""
+        if self._writer is not None:
+            self._queue.join()
 
     def stats(self) -> dict[str, Any]:
-        """Entries and bytes on disk."""
+        """``directory``, ``entries`` and ``bytes`` on disk."""
+        self.flush()
         return {
             "directory": str(self.directory),
             "entries": len(self._cache),
             "bytes": self._cache.volume(),
         }
 
+    def check(self) -> list[str]:
+        """diskcache's consistency check: a list of warnings (empty = consistent)."""
+        self.flush()
+        return [str(w.message) for w in self._cache.check()]
+
     def clear(self) -> int:
         """Remove every entry; returns how many were removed."""
+        self.flush()
         return self._cache.clear()
 
     def close(self) -> None:
+        """Write what is queued, stop the writer, close the database (idempotent)."""
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            self._queue.put(_STOP)
+            writer.join()
         self._cache.close()

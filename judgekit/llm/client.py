@@ -1,32 +1,43 @@
 """Async structured calls: one task in, one validated pydantic object (or a reasoned failure) out.
 
-Path of a call: run log (resume) -> cache -> in-flight limit -> litellm -> validate (pydantic)
--> bounded re-ask -> record. The structured-output strategy is chosen per backend (see
-``ModelSpec.strategy``): ``json_schema`` / ``json_object`` responses are validated here with
-pydantic; ``tools`` goes through instructor's tool calling. Every task ends as exactly one
-record: ``ok``, ``unscored`` (answered, never validly; raw answer and reason kept) or ``error``
-(no answer). An error string is never parsed as an answer, and nothing is mapped to a default.
+Path of a call: run log (resume) -> cache -> backend (endpoint limiter -> aiohttp transport or
+litellm; litellm's Router where a spec has several endpoints) -> validate (pydantic) -> bounded
+re-ask -> record. Transient failures (429, 5xx, timeouts, refused connections) are retried with
+tenacity, bounded by attempts and total time. Every task ends as exactly one record: ``ok``,
+``unscored`` (answered, never validly; raw answer and reason kept) or ``error`` (no answer; the
+reason kept). An error string is never parsed as an answer, and nothing is mapped to a default.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-import os
-import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
-from judgekit.llm.cache import ResponseCache, cache_key
-from judgekit.llm.local import EmbeddedServer
-from judgekit.llm.retry import is_transient, retrying
+from judgekit.errors import JudgekitError
+from judgekit.llm.backends import Completion, Sender
+from judgekit.llm.cache import ResponseCache, task_key
+from judgekit.llm.models import ModelRegistry, ModelState
+from judgekit.llm.retry import QUEUED, is_transient, retrying
+from judgekit.llm.secrets import redact
 from judgekit.llm.spec import ModelSpec
+from judgekit.llm.structured import (
+    InvalidAnswer,
+    OutputFormat,
+    parse_answer,
+    reask_messages,
+)
+from judgekit.llm.transport import AiohttpTransport
+from judgekit.llm.usage import UsageTotals
 from judgekit.prompts import Prompt
-from judgekit.runlog import Record, RunLog
+from judgekit.runlog import Record, RecordIndex, RunLog
+
+__all__ = ["InvalidAnswer", "LLMClient", "Task", "parse_answer", "redact"]
 
 
 @dataclass
@@ -56,64 +67,6 @@ class Task:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
-class InvalidAnswer(Exception):
-    """The model answered, but not with a valid instance of the schema."""
-
-    def __init__(self, reason: str, raw: str | None) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.raw = raw
-
-
-_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
-_SECRET_ENV = re.compile(r"(API_KEY|_KEY|TOKEN|SECRET)$")
-
-
-def _secrets() -> list[str]:
-    return [v for k, v in os.environ.items() if _SECRET_ENV.search(k) and len(v) >= 8]
-
-
-def redact(text: str) -> str:
-    """Replace the value of every secret-looking environment variable in ``text`` by ``***``."""
-    for secret in _secrets():
-        text = text.replace(secret, "***")
-    return text
-
-
-def _validation_summary(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors()[:5]:
-        loc = ".".join(str(x) for x in err["loc"]) or "answer"
-        parts.append(f"{loc}: {err['msg']}")
-    return "; ".join(parts)
-
-
-def parse_answer(raw: str | None, schema: type[BaseModel], finish_reason: str | None) -> BaseModel:
-    """Validate a raw answer against ``schema``.
-
-    Raises:
-        InvalidAnswer: empty, truncated (``finish_reason == "length"``), not JSON, or not an
-            instance of the schema; ``reason`` starts with one of ``empty``, ``truncated``,
-            ``malformed_json``, ``schema``.
-    """
-    if raw is None or not raw.strip():
-        raise InvalidAnswer("empty: the model returned no content", raw)
-    if finish_reason == "length":
-        raise InvalidAnswer("truncated: finish_reason=length (raise max_tokens)", raw)
-    text = raw.strip()
-    fenced = _FENCE.match(text)
-    if fenced:
-        text = fenced.group(1)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidAnswer(f"malformed_json: {exc.msg} at char {exc.pos}", raw) from None
-    try:
-        return schema.model_validate(data)
-    except ValidationError as exc:
-        raise InvalidAnswer(f"schema: {_validation_summary(exc)}", raw) from None
-
-
 class LLMClient:
     """Runs tasks against their models, with cache, retries, re-asks and one record per task.
 
@@ -121,6 +74,12 @@ class LLMClient:
         runlog: the run's record log (tasks already in it are returned, not called).
         cache: response cache, or None to disable.
         on_record: called with each new record (progress display).
+
+    Attributes:
+        calls_made: HTTP attempts sent by this process.
+        seen: ``key -> Record`` of every record this run used, resumed or new (read lazily
+            from the run log; iterate ``records()`` to stream them).
+        usage: running totals per role and model of the records written by this process.
     """
 
     def __init__(
@@ -128,275 +87,246 @@ class LLMClient:
         runlog: RunLog,
         cache: ResponseCache | None = None,
         on_record: Callable[[Record], None] | None = None,
+        *,
+        retry_errors: bool = False,
     ) -> None:
         self.runlog = runlog
+        self.retry_errors = retry_errors
         self.cache = cache
         self.on_record = on_record
-        self.calls_made = 0  # HTTP attempts sent by this process
-        self.seen: dict[str, Record] = {}  # every record this run used, resumed or new
-        self._limits: dict[str, asyncio.Semaphore] = {}
-        self._servers: dict[str, EmbeddedServer] = {}
-        self._server_lock = asyncio.Lock()
-        self._instructor: Any = None
+        self.calls_made = 0
+        self.seen: RecordIndex = RecordIndex(runlog, set())
+        self.usage = UsageTotals()
+        self.transport = AiohttpTransport()
+        self.models = ModelRegistry(Sender(self.transport))
+        self._prefetched: dict[str, tuple[str, dict[str, Any] | None]] = {}
 
-    # -- backends -------------------------------------------------------------------------
-    async def _endpoint(self, spec: ModelSpec) -> tuple[str, str | None, str | None]:
-        """(litellm model, api_base, api_key) for a spec; starts the embedded server lazily."""
-        api_key = None
-        if spec.api_key_env:
-            api_key = os.environ.get(spec.api_key_env)
-            if not api_key:
-                from judgekit.errors import JudgekitError
+    # -- many tasks ------------------------------------------------------------------------
+    def prefetch(self, tasks: Iterable[Task]) -> int:
+        """Look up the cache for many tasks in one query (``run`` then finds the answers in
+        memory instead of asking the cache one task at a time); returns the hits."""
+        if self.cache is None:
+            return 0
+        keys: dict[str, str] = {}
+        for task in tasks:
+            if task.key not in self.runlog and task.key not in self._prefetched:
+                _, prefix = self.models.get(task.spec).format(task.schema)
+                keys[task.key] = task_key(prefix, task.messages, task.sample_index)
+        found = self.cache.get_many(list(keys.values()))
+        for name, ckey in keys.items():
+            self._prefetched[name] = (ckey, found.get(ckey))
+        return len(found)
 
-                raise JudgekitError(f"environment variable {spec.api_key_env} is not set")
-        if spec.is_local:
-            async with self._server_lock:
-                server = self._servers.get(spec.model_id)
-                if server is None:
-                    server = EmbeddedServer(spec.model_id)
-                    await asyncio.to_thread(server.start)
-                    self._servers[spec.model_id] = server
-            return f"openai/{spec.model_id}", server.api_base, api_key or "sk-local"
-        if spec.provider == "hosted_vllm":
-            return spec.model, spec.api_base, api_key or "sk-none"
-        return spec.model, spec.api_base, api_key
+    async def run_many(
+        self,
+        tasks: Iterable[Task],
+        workers: int,
+        on_done: Callable[[Task, Record], None] | None = None,
+        batch: int = 256,
+    ) -> None:
+        """Run ``tasks`` with ``workers`` coroutines (memory stays flat however many tasks
+        there are), looking up the cache ``batch`` tasks at a time; ``on_done(task, record)``
+        is called as each ends."""
 
-    def _limit(self, spec: ModelSpec) -> asyncio.Semaphore:
-        key = f"{spec.model}@{spec.api_base}"
-        if key not in self._limits:
-            self._limits[key] = asyncio.Semaphore(spec.concurrency())
-        return self._limits[key]
+        def feed() -> Iterator[Task]:
+            source = iter(tasks)
+            while chunk := list(islice(source, batch)):
+                self.prefetch(chunk)
+                yield from chunk
+
+        queue = feed()
+
+        async def worker() -> None:
+            for task in queue:  # one shared generator: each task is taken exactly once
+                record = await self.run(task)
+                if on_done is not None:
+                    on_done(task, record)
+
+        await asyncio.gather(*(worker() for _ in range(max(1, workers))))
+
+    def records(self) -> Any:
+        """The records this run used (resumed or new), streamed from the run log in file
+        order; re-iterable and sized (``len``)."""
+        return self.seen.values()
+
+    async def aclose(self) -> None:
+        """Close the HTTP session of the running loop (also done when the loop ends)."""
+        await self.transport.aclose()
+
+    def endpoint_stats(self) -> dict[str, dict[str, int]]:
+        """Per endpoint: in-flight ``limit`` now, its ``ceiling``, the lowest limit reached
+        (``min_limit``) and the 429s seen (``rate_limited``)."""
+        out = {}
+        for state in self.models.states():
+            for ep in getattr(state.backend, "endpoints", {}).values():
+                lim = ep.limiter
+                out[ep.id] = {
+                    "limit": lim.limit,
+                    "ceiling": lim.ceiling,
+                    "min_limit": lim.min_limit,
+                    "rate_limited": lim.rate_limited,
+                }
+        return out
 
     def close(self) -> None:
-        """Stop embedded servers."""
-        for server in self._servers.values():
-            server.stop()
-        self._servers.clear()
+        """Stop embedded servers and flush queued cache writes."""
+        self.models.close()
+        if self.cache is not None:
+            self.cache.flush()
 
-    # -- one call --------------------------------------------------------------------------
-    async def _complete(
-        self, spec: ModelSpec, messages: list[dict[str, Any]], schema: type[BaseModel]
-    ) -> tuple[str | None, str | None, Any, BaseModel | None]:
-        """One HTTP call. Returns (raw, finish_reason, response, parsed-or-None for tools)."""
-        import litellm
-
-        model, api_base, api_key = await self._endpoint(spec)
-        kwargs: dict[str, Any] = dict(spec.params())
-        kwargs.update(timeout=spec.timeout, num_retries=0)
-        if api_base:
-            kwargs["api_base"] = api_base
-        if api_key:
-            kwargs["api_key"] = api_key
-        strategy = spec.strategy()
-        json_schema = schema.model_json_schema()
-        if strategy == "tools":
-            return await self._complete_tools(model, messages, schema, kwargs)
-        if strategy == "json_schema":
-            kwargs["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": schema.__name__, "schema": json_schema},
-            }
-        elif strategy == "json_object":
-            kwargs["response_format"] = {"type": "json_object", "schema": json_schema}
-        else:  # prompt: the schema travels in the prompt only
-            messages = [*messages[:-1], _with_schema_hint(messages[-1], json_schema)]
-        response = await litellm.acompletion(model=model, messages=messages, **kwargs)
-        choice = response.choices[0]
-        return choice.message.content, choice.finish_reason, response, None
-
-    async def _complete_tools(
-        self,
-        model: str,
-        messages: list[dict[str, Any]],
-        schema: type[BaseModel],
-        kwargs: dict[str, Any],
-    ) -> tuple[str | None, str | None, Any, BaseModel | None]:
-        import instructor
-        import litellm
-        from instructor.core.exceptions import InstructorRetryException
-
-        if self._instructor is None:
-            self._instructor = instructor.from_litellm(
-                litellm.acompletion, mode=instructor.Mode.TOOLS
-            )
-        try:
-            parsed, response = await self._instructor.chat.completions.create_with_completion(
-                model=model, messages=messages, response_model=schema, max_retries=0, **kwargs
-            )
-        except InstructorRetryException as exc:
-            cause = exc.__cause__ or exc.__context__
-            if cause is not None and is_transient(cause):
-                raise cause from None
-            completion = exc.last_completion
-            if completion is None:
-                raise
-            raw = _tool_arguments(completion)
-            raise InvalidAnswer(f"schema: {exc}".split("\n")[0][:300], raw) from None
-        return _tool_arguments(response), response.choices[0].finish_reason, response, parsed
-
+    # -- one task --------------------------------------------------------------------------
     async def run(self, task: Task) -> Record:
         """Run one task to its record (resume, cache, retries, re-asks). Never raises for a
-        model failure: failures become ``unscored``/``error`` records."""
-        done = self.runlog.get(task.key)
-        if done is not None:
-            self.seen[task.key] = done
-            return done
-        spec = task.spec
-        schema_json = task.schema.model_json_schema()
-        key = cache_key(
-            route=spec.model,
-            messages=task.messages,
-            params=spec.params(),
-            schema=schema_json,
-            strategy=spec.strategy(),
-            sample_index=task.sample_index,
-        )
+        model failure: failures become ``unscored``/``error`` records.
+
+        Raises:
+            JudgekitError: the model cannot be used at all (an API key variable unset, the
+                embedded model missing).
+        """
+        if task.key in self.runlog:
+            done = self.runlog.get(task.key)
+            # recorded tasks are final; with retry_errors, an `error` (no answer: a server
+            # down, a timeout) is called again, so a fixed endpoint can heal a run
+            if done is not None and not (self.retry_errors and done.status == "error"):
+                self.seen.add(task.key)
+                return done
+        model = self.models.get(task.spec)
+        fmt, prefix = model.format(task.schema)
         base = {
+            **model.static(task),
             "key": task.key,
-            "stage": task.stage,
-            "role": task.role,
-            "route": spec.model,
-            "model": spec.label,
-            "prompt_id": task.prompt.id,
-            "prompt_hash": task.prompt.hash,
-            "params": spec.params(),
-            "schema_name": task.schema.__name__,
             "sample_index": task.sample_index,
             "meta": task.meta,
         }
-        hit = self.cache.get(key) if self.cache else None
-        if hit is not None:
-            record = Record(
-                **base, status="ok", raw=hit["raw"], parsed=hit["parsed"], cache_hit=True
-            )
-            return self._finish(record)
-        async with self._limit(spec):
-            record = await self._call(task, base)
-        if record.status == "ok" and self.cache is not None:
-            self.cache.set(key, {"raw": record.raw, "parsed": record.parsed})
+        ckey = None
+        if self.cache is not None:
+            ready = self._prefetched.pop(task.key, None)
+            if ready is None:
+                ckey = task_key(prefix, task.messages, task.sample_index)
+                hit = self.cache.get(ckey)
+            else:
+                ckey, hit = ready
+            if hit is not None:
+                record = Record(**base, status="ok", raw=hit["raw"], parsed=hit["parsed"],
+                                cache_hit=True)  # fmt: skip
+                return self._finish(record)
+        if model.backend is None:
+            await self.models.backend(model)
+        record, by_primary = await self._call(task, model, fmt, base)
+        if ckey is not None and by_primary and record.status == "ok":
+            self.cache.set(ckey, {"raw": record.raw, "parsed": record.parsed})  # type: ignore[union-attr]
         return self._finish(record)
 
-    async def _call(self, task: Task, base: dict[str, Any]) -> Record:
+    async def _attempts(
+        self,
+        model: ModelState,
+        messages: list[dict[str, Any]],
+        fmt: OutputFormat,
+        counter: list[int],
+    ) -> Completion:
+        """Attempts until an answer, under the tenacity policy of ``retry.py``. The first
+        attempt runs outside tenacity (most calls need one); a transient failure enters the
+        policy as its attempt 1, so back-off, Retry-After and the bounds count it."""
+        spec = model.spec
+        started = time.monotonic()
+        queued = [0.0]
+        QUEUED.set(queued)
+        counter[0] += 1
+        self.calls_made += 1
+        try:
+            return await model.backend.complete(  # type: ignore[union-attr]
+                messages, fmt, spec.max_retries <= 1
+            )
+        except Exception as exc:
+            if not is_transient(exc) or spec.max_retries <= 1:
+                raise
+            first: Exception | None = exc
+        budget = max(0.0, spec.total_time() - (time.monotonic() - started - queued[0]))
+        waited = queued[0]
+        result: Completion | None = None
+        policy = retrying(spec.max_retries, spec.retry_max_wait, budget, lambda: queued[0] - waited)
+        async for attempt in policy:
+            with attempt:
+                if first is not None:  # replay attempt 1's failure for the policy
+                    exc, first = first, None
+                    raise exc
+                counter[0] += 1
+                self.calls_made += 1
+                last = attempt.retry_state.attempt_number >= spec.max_retries
+                result = await model.backend.complete(  # type: ignore[union-attr]
+                    messages, fmt, last
+                )
+        assert result is not None
+        return result
+
+    async def _call(
+        self, task: Task, model: ModelState, fmt: OutputFormat, base: dict[str, Any]
+    ) -> tuple[Record, bool]:
         spec = task.spec
-        messages = list(task.messages)
-        attempts = reasks = tokens_in = tokens_out = 0
+        messages = task.messages
+        counter = [0]
+        reasks = tokens_in = tokens_out = 0
         cost = 0.0
         raw: str | None = None
+        served: str | None = None
+        reason = ""
         started = time.monotonic()
-        total_budget = spec.timeout * spec.max_retries + spec.retry_max_wait * spec.max_retries
+
+        def record(status: str, **fields: Any) -> Record:
+            return Record(
+                **base,
+                status=status,
+                raw=raw,
+                attempts=counter[0],
+                reasks=reasks,
+                latency_s=round(time.monotonic() - started, 4),
+                tokens_in=tokens_in,
+                tokens_out=tokens_out,
+                cost=cost,
+                served_by=served,
+                **fields,
+            )
+
         for reask in range(spec.max_reasks + 1):
             reasks = reask
             try:
-                async for attempt in retrying(spec.max_retries, spec.retry_max_wait, total_budget):
-                    with attempt:
-                        attempts += 1
-                        self.calls_made += 1
-                        raw, finish, response, parsed = await self._complete(
-                            spec, messages, task.schema
-                        )
+                answer = await self._attempts(model, messages, fmt, counter)
             except InvalidAnswer as exc:  # tools mode validates inside instructor
                 raw, reason = exc.raw, exc.reason
+            except JudgekitError:
+                raise
             except Exception as exc:  # transient errors outlasted retries, or a hard refusal
                 kind = "transient" if is_transient(exc) else "request"
-                return Record(
-                    **base,
-                    status="error",
-                    reason=redact(f"{kind}: {type(exc).__name__}: {exc}")[:500],
-                    raw=raw,
-                    attempts=attempts,
-                    reasks=reasks,
-                    latency_s=round(time.monotonic() - started, 4),
-                    tokens_in=tokens_in,
-                    tokens_out=tokens_out,
-                    cost=cost,
-                )
+                message = redact(f"{kind}: {type(exc).__name__}: {exc}")[:500]
+                return record("error", reason=message), False
             else:
-                usage = getattr(response, "usage", None)
-                t_in = int(getattr(usage, "prompt_tokens", 0) or 0)
-                t_out = int(getattr(usage, "completion_tokens", 0) or 0)
-                tokens_in, tokens_out = tokens_in + t_in, tokens_out + t_out
-                cost += _cost(spec, response, t_in, t_out)
+                tokens_in += answer.tokens_in
+                tokens_out += answer.tokens_out
+                cost += answer.cost
+                raw, served = answer.raw, answer.served_by
                 try:
-                    obj = parsed or parse_answer(raw, task.schema, finish)
+                    obj = answer.parsed or parse_answer(raw, fmt.schema, answer.finish_reason)
                 except InvalidAnswer as exc:
                     reason = exc.reason
                 else:
-                    return Record(
-                        **base,
-                        status="ok",
-                        raw=raw,
-                        parsed=obj.model_dump(mode="json"),
-                        attempts=attempts,
-                        reasks=reasks,
-                        latency_s=round(time.monotonic() - started, 4),
-                        tokens_in=tokens_in,
-                        tokens_out=tokens_out,
-                        cost=cost,
-                    )
+                    parsed = obj.model_dump(mode="json")
+                    return record("ok", parsed=parsed), answer.spec is spec
+            if reask == spec.max_reasks:
+                break
             # bounded re-ask: the original messages plus only the latest answer and correction
-            messages = [*task.messages, *_reask_messages(raw, reason)]
-        return Record(
-            **base,
-            status="unscored",
-            reason=redact(reason)[:500],
-            raw=raw,
-            attempts=attempts,
-            reasks=reasks,
-            latency_s=round(time.monotonic() - started, 4),
-            tokens_in=tokens_in,
-            tokens_out=tokens_out,
-            cost=cost,
-        )
+            again = reask_messages(
+                task.messages, raw, reason, window=spec.window(), max_tokens=spec.max_tokens
+            )
+            if again is None:
+                reason += " (no re-ask: the prompt fills the context window)"
+                break
+            messages = again
+        return record("unscored", reason=redact(reason)[:500]), False
 
     def _finish(self, record: Record) -> Record:
-        self.seen[record.key] = record
         self.runlog.append(record)
+        self.seen.add(record.key)
+        self.usage.add(record)
         if self.on_record is not None:
             self.on_record(record)
         return record
-
-
-def _with_schema_hint(message: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
-    hint = "\n\nAnswer with JSON only, matching this JSON schema:\n" + json.dumps(schema)
-    return {**message, "content": str(message.get("content", "")) + hint}
-
-
-def _reask_messages(raw: str | None, reason: str) -> list[dict[str, Any]]:
-    shown = (raw or "")[:1500]
-    return [
-        {"role": "assistant", "content": shown},
-        {
-            "role": "user",
-            "content": (
-                f"Your answer was invalid ({reason[:300]}). Reply again with only the JSON "
-                "object in the required format, nothing else."
-            ),
-        },
-    ]
-
-
-def _tool_arguments(response: Any) -> str | None:
-    try:
-        calls = response.choices[0].message.tool_calls
-        return calls[0].function.arguments if calls else response.choices[0].message.content
-    except (AttributeError, IndexError, TypeError):
-        return None
-
-
-def _cost(spec: ModelSpec, response: Any, tokens_in: int, tokens_out: int) -> float:
-    """USD for one response: the spec's price if set, 0 for local servers, else litellm's."""
-    if spec.price_input_per_mtok is not None or spec.price_output_per_mtok is not None:
-        p_in = spec.price_input_per_mtok or 0.0
-        p_out = spec.price_output_per_mtok or 0.0
-        return (tokens_in * p_in + tokens_out * p_out) / 1e6
-    if spec.is_openai_compatible_server:
-        return 0.0
-    hidden = getattr(response, "_hidden_params", {}) or {}
-    if hidden.get("response_cost") is not None:
-        return float(hidden["response_cost"])
-    try:
-        import litellm
-
-        return float(litellm.completion_cost(completion_response=response))
-    except Exception:  # no price known for this model
-        return 0.0

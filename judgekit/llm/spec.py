@@ -3,20 +3,55 @@
 A route is a litellm model string: ``hosted_vllm/<hf-id>`` with ``api_base`` for a vLLM server,
 ``openai/...``, ``anthropic/...``, ``gemini/...``, ``openrouter/...`` for hosted APIs, or
 ``local/<name>`` for the embedded llama.cpp model that judgekit starts itself.
+
+One spec may be served by several endpoints: ``deployments`` lists replicas of the same model
+(e.g. four vLLM servers) and ``fallbacks`` lists other specs to use when the primary's
+deployments are failing or cooling down. Both go through litellm's Router (see ``router.py``).
+A role whose value is a *list* of specs means something else (several models under test, or a
+jury of judges) and is handled by the pipelines.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 StructuredOutput = Literal["auto", "json_schema", "json_object", "tools", "prompt"]
+Transport = Literal["auto", "aiohttp", "litellm"]
+RoutingStrategy = Literal[
+    "simple-shuffle", "least-busy", "latency-based-routing", "usage-based-routing-v2"
+]
 
 # Default in-flight limits: a vLLM server batches hundreds of requests; the embedded llama.cpp
 # server answers one at a time; hosted APIs get a polite default.
 _DEFAULT_CONCURRENCY = {"local": 1, "hosted_vllm": 256, "openai_compatible": 64}
 _API_CONCURRENCY = 8
+# Servers judgekit talks to over its own aiohttp transport (OpenAI-compatible chat API).
+_FAST_PROVIDERS = ("local", "hosted_vllm", "openai_compatible")
+
+
+class Deployment(BaseModel):
+    """One endpoint serving the spec's model (a vLLM replica, an Azure region...).
+
+    Attributes:
+        api_base: server URL (``http://gpu1:8000/v1``).
+        api_key_env, api_key_file: where the key comes from (default: the spec's).
+        rpm, tpm: requests / tokens per minute allowed on this endpoint (None = no limit).
+        max_concurrency: calls in flight on this endpoint (default: the spec's).
+        weight: relative share of traffic for ``simple-shuffle`` routing (default 1).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    api_base: str | None = None
+    api_key_env: str | None = None
+    api_key_file: Path | None = None
+    rpm: int | None = Field(None, ge=1)
+    tpm: int | None = Field(None, ge=1)
+    max_concurrency: int | None = Field(None, ge=1)
+    weight: float | None = Field(None, gt=0)
 
 
 class ModelSpec(BaseModel):
@@ -25,45 +60,85 @@ class ModelSpec(BaseModel):
     Attributes:
         model: litellm route, e.g. ``hosted_vllm/Qwen/Qwen3-8B`` or ``local/smollm2-135m``.
         name: label used in tables and figures (default: the route without its provider).
+        revision: model revision or snapshot, where known (part of the cache key).
         api_base: server URL for OpenAI-compatible servers (``http://localhost:8000/v1``).
-        api_key_env: name of the environment variable that holds the API key (the key itself is
-            never written in a config, record, cache entry or log).
+        api_key_env: name of the environment variable that holds the API key.
+        api_key_file: a file whose first line is the API key (for secrets mounted as files).
+            The key itself is never written in a config, record, cache entry or log.
         temperature, max_tokens, seed, top_p: generation parameters (temperature default 0).
         timeout: seconds one HTTP call may take before it counts as a transient failure.
-        max_concurrency: calls in flight for this model (default by backend: local 1,
-            vLLM 256, APIs 8).
+        max_concurrency: calls in flight per endpoint (default by backend: local 1,
+            vLLM 256, APIs 8). On a 429 the limit shrinks, then grows back (``adaptive``).
+        adaptive_concurrency: shrink the in-flight limit on 429 and recover it on success.
+        rpm, tpm: requests / tokens per minute per endpoint (None = no limit).
         structured_output: how the output schema is enforced: ``json_schema`` (vLLM guided
             decoding, OpenAI), ``json_object`` (llama.cpp: json_object plus schema), ``tools``
-            (instructor's tool calling, for APIs), ``prompt`` (schema in the prompt only) or
-            ``auto`` (chosen from the route). Validation with pydantic happens in every case.
+            (tool calling, for APIs), ``prompt`` (schema in the prompt only) or ``auto``
+            (chosen from the route). Validation with pydantic happens in every case.
         max_reasks: re-asks after an invalid answer (bounded; the context never grows by more
-            than one answer and one correction).
+            than one answer and one correction, and stays under ``context_window``).
+        context_window: the model's context in tokens, where known (local default 4096).
         max_retries: attempts for transient errors (429, 5xx, timeouts, connection errors).
         retry_max_wait: longest back-off between two attempts, in seconds.
+        max_total_time: seconds a task may spend on attempts and back-off in all (default:
+            ``max_retries * (timeout + retry_max_wait)``).
         price_input_per_mtok, price_output_per_mtok: USD per million tokens; None = litellm's
             price table for API routes, 0 for local servers.
-        extra: further keyword arguments passed to litellm as they are.
+        transport: ``aiohttp`` (judgekit's shared-session transport for OpenAI-compatible
+            servers), ``litellm`` (litellm's call path, every provider) or ``auto`` (aiohttp for
+            ``local``/``hosted_vllm``/``openai_compatible`` routes, else litellm).
+        deployments: several endpoints serving this model (replicas); empty = ``api_base``.
+        fallbacks: specs to call when this one's deployments fail or cool down.
+        routing_strategy: litellm Router strategy across deployments.
+        cooldown_time: seconds a failing deployment is taken out of rotation.
+        allowed_fails: failures per minute a deployment may have before its cooldown.
+        extra: further keyword arguments sent with every request as they are.
     """
 
     model_config = ConfigDict(extra="forbid")
 
     model: str
     name: str | None = None
+    revision: str | None = None
     api_base: str | None = None
     api_key_env: str | None = None
+    api_key_file: Path | None = None
     temperature: float = Field(0.0, ge=0.0, le=2.0)
     max_tokens: int = Field(512, ge=1)
     seed: int | None = 0
     top_p: float | None = Field(None, gt=0.0, le=1.0)
     timeout: float = Field(120.0, gt=0)
     max_concurrency: int | None = Field(None, ge=1)
+    adaptive_concurrency: bool = True
+    rpm: int | None = Field(None, ge=1)
+    tpm: int | None = Field(None, ge=1)
     structured_output: StructuredOutput = "auto"
     max_reasks: int = Field(2, ge=0, le=5)
+    context_window: int | None = Field(None, ge=256)
     max_retries: int = Field(4, ge=1, le=20)
     retry_max_wait: float = Field(30.0, gt=0)
+    max_total_time: float | None = Field(None, gt=0)
     price_input_per_mtok: float | None = Field(None, ge=0)
     price_output_per_mtok: float | None = Field(None, ge=0)
+    transport: Transport = "auto"
+    deployments: list[Deployment] = Field(default_factory=list)
+    fallbacks: list[ModelSpec] = Field(default_factory=list)
+    routing_strategy: RoutingStrategy = "simple-shuffle"
+    cooldown_time: float = Field(30.0, ge=0)
+    allowed_fails: int = Field(3, ge=0)
     extra: dict[str, object] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _server_routes_need_an_address(self) -> ModelSpec:
+        # without one, litellm would send a vLLM route's prompts to a hosted API
+        if self.provider in ("hosted_vllm", "openai_compatible") and not (
+            self.api_base or any(d.api_base for d in self.deployments)
+        ):
+            raise ValueError(
+                f"'{self.model}' needs api_base (the server URL, e.g. "
+                "http://localhost:8000/v1) or deployments with api_base"
+            )
+        return self
 
     @field_validator("model")
     @classmethod
@@ -97,10 +172,27 @@ class ModelSpec(BaseModel):
     @property
     def is_openai_compatible_server(self) -> bool:
         """True for servers judgekit talks to directly: the embedded model and vLLM."""
-        return self.is_local or self.provider == "hosted_vllm"
+        return self.provider in _FAST_PROVIDERS
+
+    @property
+    def is_routed(self) -> bool:
+        """True when calls go through litellm's Router (several deployments or fallbacks)."""
+        return len(self.deployments) > 1 or bool(self.fallbacks)
+
+    def uses_aiohttp(self) -> bool:
+        """Whether one endpoint of this spec is called over judgekit's aiohttp transport."""
+        if self.transport != "auto":
+            return self.transport == "aiohttp"
+        return self.provider in _FAST_PROVIDERS
+
+    def endpoints(self) -> list[Deployment]:
+        """The deployments serving this spec (``api_base`` and the spec's limits if none)."""
+        if self.deployments:
+            return list(self.deployments)
+        return [Deployment(api_base=self.api_base, rpm=self.rpm, tpm=self.tpm)]
 
     def concurrency(self) -> int:
-        """In-flight limit: ``max_concurrency`` or the backend's default."""
+        """In-flight limit per endpoint: ``max_concurrency`` or the backend's default."""
         if self.max_concurrency is not None:
             return self.max_concurrency
         if self.provider in _DEFAULT_CONCURRENCY:
@@ -112,15 +204,27 @@ class ModelSpec(BaseModel):
 
         llama.cpp rejects OpenAI's ``json_schema`` response format but constrains decoding with
         ``{"type": "json_object", "schema": ...}``; vLLM and OpenAI honour ``json_schema``;
-        other APIs get instructor's tool calling.
+        other APIs get tool calling.
         """
         if self.structured_output != "auto":
             return self.structured_output
         if self.is_local:
             return "json_object"
-        if self.provider in ("hosted_vllm", "openai", "azure"):
+        if self.provider in ("hosted_vllm", "openai_compatible", "openai", "azure"):
             return "json_schema"
         return "tools"
+
+    def window(self) -> int | None:
+        """Context window in tokens: ``context_window``, 4096 for the embedded model, else None."""
+        if self.context_window is not None:
+            return self.context_window
+        return 4096 if self.is_local else None
+
+    def total_time(self) -> float:
+        """Seconds a task may spend on attempts and back-off in all."""
+        if self.max_total_time is not None:
+            return self.max_total_time
+        return self.max_retries * (self.timeout + self.retry_max_wait)
 
     def params(self) -> dict[str, object]:
         """Generation parameters that change the answer (part of the cache key)."""

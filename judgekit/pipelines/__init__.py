@@ -14,9 +14,25 @@ from typing import Any
 from judgekit.errors import JudgekitError
 
 PIPELINES: dict[str, tuple[str, str]] = {
+    "classify": (
+        "judgekit.pipelines.classify:ClassifyRun",
+        "judgekit.pipelines.classify:write_report",
+    ),
     "spilling": (
         "judgekit.pipelines.spilling:SpillingRun",
         "judgekit.report.spilling:write_report",
+    ),
+    "cultural": (
+        "judgekit.pipelines.cultural:CulturalRun",
+        "judgekit.report.cultural:write_report",
+    ),
+    "localise": (
+        "judgekit.pipelines.localise:LocaliseRun",
+        "judgekit.pipelines.localise:write_pairs",
+    ),
+    "errors": (
+        "judgekit.pipelines.localisation:ErrorsRun",
+        "judgekit.report.localisation:write_report",
     ),
 }
 

@@ -1,0 +1,123 @@
+"""What the client keeps per model spec: cache-key prefixes, record fields, and its backend.
+
+Keys and record fields are computed once per (spec, schema, prompt), not per call. The backend
+(endpoint limiters, the Router, the embedded server) is built only when a call is needed, so a
+run answered entirely from the run log or the cache starts no server and imports no litellm.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from judgekit.llm.backends import Backend, Sender, SingleBackend, make_endpoint
+from judgekit.llm.cache import key_prefix
+from judgekit.llm.local import EmbeddedServer
+from judgekit.llm.router import RoutedBackend, chain_of
+from judgekit.llm.spec import ModelSpec
+from judgekit.llm.structured import OutputFormat, output_format
+from judgekit.prompts import Prompt
+
+if TYPE_CHECKING:
+    from judgekit.llm.client import Task
+
+
+class ModelState:
+    """One spec as the client uses it: ``params``, formats and key prefixes per schema, the
+    static record fields per (prompt, schema, stage, role), and ``backend`` once built."""
+
+    def __init__(self, spec: ModelSpec) -> None:
+        self.spec = spec
+        self.params = spec.params()
+        self.backend: Backend | None = None
+        self._formats: dict[type[BaseModel], tuple[OutputFormat, str]] = {}
+        self._statics: dict[tuple[int, type[BaseModel], str, str], tuple[Prompt, dict]] = {}
+
+    def format(self, schema: type[BaseModel]) -> tuple[OutputFormat, str]:
+        """(output format, cache-key prefix) of ``schema`` for this spec."""
+        hit = self._formats.get(schema)
+        if hit is None:
+            fmt = output_format(schema, self.spec.strategy())
+            prefix = key_prefix(
+                route=self.spec.model, params=self.params, schema_digest=fmt.digest,
+                strategy=fmt.strategy, revision=self.spec.revision,
+            )  # fmt: skip
+            hit = self._formats[schema] = (fmt, prefix)
+        return hit
+
+    def static(self, task: Task) -> dict[str, Any]:
+        """The record fields that are the same for every task of this prompt and schema."""
+        ident = (id(task.prompt), task.schema, task.stage, task.role)
+        hit = self._statics.get(ident)
+        if hit is None or hit[0] is not task.prompt:
+            fields = {"stage": task.stage, "role": task.role, "route": self.spec.model,
+                      "model": self.spec.label, "prompt_id": task.prompt.id,
+                      "prompt_hash": task.prompt.hash, "params": self.params,
+                      "schema_name": task.schema.__name__}  # fmt: skip
+            hit = self._statics[ident] = (task.prompt, fields)
+        return hit[1]
+
+
+class ModelRegistry:
+    """The :class:`ModelState` of every spec a client has seen, and their backends.
+
+    Args:
+        sender: makes the calls of every backend (one shared transport).
+    """
+
+    def __init__(self, sender: Sender) -> None:
+        self.sender = sender
+        self._states: dict[int, ModelState] = {}
+        self._servers: dict[str, EmbeddedServer] = {}
+        self._locks: dict[int, asyncio.Lock] = {}
+
+    def get(self, spec: ModelSpec) -> ModelState:
+        """The state of ``spec`` (specs are told apart by identity)."""
+        state = self._states.get(id(spec))
+        if state is None or state.spec is not spec:
+            state = self._states[id(spec)] = ModelState(spec)
+        return state
+
+    def states(self) -> list[ModelState]:
+        """Every state so far."""
+        return list(self._states.values())
+
+    async def backend(self, state: ModelState) -> Backend:
+        """The backend of ``state``, built on first use (starting embedded servers).
+
+        Raises:
+            JudgekitError: an API key is missing, or the embedded model cannot start.
+        """
+        if state.backend is not None:
+            return state.backend
+        loop = id(asyncio.get_running_loop())
+        async with self._locks.setdefault(loop, asyncio.Lock()):
+            if state.backend is None:
+                state.backend = await self._build(state.spec)
+        return state.backend
+
+    async def _build(self, spec: ModelSpec) -> Backend:
+        api_bases = {}
+        for member in chain_of(spec):
+            if member.is_local:
+                api_bases[member.model] = await self._start_local(member)
+        if spec.is_routed:
+            return RoutedBackend(spec, self.sender, api_bases)
+        endpoint = make_endpoint(spec, None, api_bases.get(spec.model))
+        return SingleBackend(spec, self.sender, endpoint)
+
+    async def _start_local(self, spec: ModelSpec) -> str:
+        server = self._servers.get(spec.model_id)
+        if server is None:
+            server = EmbeddedServer(spec.model_id, n_ctx=spec.window() or 4096)
+            await asyncio.to_thread(server.start)
+            self._servers[spec.model_id] = server
+        return server.api_base
+
+    def close(self) -> None:
+        """Stop the embedded servers this registry started."""
+        for server in self._servers.values():
+            server.stop()
+        self._servers.clear()

@@ -1,0 +1,191 @@
+"""Structured output: what a request asks for, how an answer is validated, how a re-ask looks.
+
+One strategy per backend (``ModelSpec.strategy``): ``json_schema`` (vLLM guided decoding,
+OpenAI), ``json_object`` + ``schema`` (llama.cpp), ``tools`` (a forced function call) or
+``prompt`` (the schema in the prompt only). The answer is validated with pydantic in every case;
+an error string is never parsed as an answer and nothing is mapped to a default.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
+_CHARS_PER_TOKEN = 3  # conservative: more tokens per character than English prose has
+_REASK_RAW_CHARS = 1500
+
+
+class InvalidAnswer(Exception):
+    """The model answered, but not with a valid instance of the schema.
+
+    Attributes:
+        reason: starts with ``empty``, ``truncated``, ``malformed_json`` or ``schema``.
+        raw: the answer as received.
+    """
+
+    def __init__(self, reason: str, raw: str | None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.raw = raw
+
+
+@dataclass(frozen=True)
+class OutputFormat:
+    """The request fields and the validator for one (schema, strategy).
+
+    Attributes:
+        schema: the pydantic model answers must validate against.
+        strategy: ``json_schema``, ``json_object``, ``tools`` or ``prompt``.
+        json_schema: the schema as JSON Schema.
+        digest: SHA-256 of the canonical JSON Schema (for cache keys).
+        fields: request fields to send (``response_format``, ``tools``/``tool_choice``).
+        hint: text appended to the last message (``prompt`` strategy only).
+    """
+
+    schema: type[BaseModel]
+    strategy: str
+    json_schema: dict[str, Any]
+    digest: str
+    fields: dict[str, Any]
+    hint: str | None
+
+
+@lru_cache(maxsize=1024)
+def output_format(schema: type[BaseModel], strategy: str) -> OutputFormat:
+    """The (cached) :class:`OutputFormat` of ``schema`` under ``strategy``.
+
+    Raises:
+        ValueError: an unknown strategy.
+    """
+    js = schema.model_json_schema()
+    canonical = json.dumps(js, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    digest = hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    name = schema.__name__
+    hint = None
+    fields: dict[str, Any]
+    if strategy == "json_schema":
+        fields = {
+            "response_format": {"type": "json_schema", "json_schema": {"name": name, "schema": js}}
+        }
+    elif strategy == "json_object":
+        fields = {"response_format": {"type": "json_object", "schema": js}}
+    elif strategy == "tools":
+        function = {"name": name, "description": f"Return the {name}.", "parameters": js}
+        fields = {
+            "tools": [{"type": "function", "function": function}],
+            "tool_choice": {"type": "function", "function": {"name": name}},
+        }
+    elif strategy == "prompt":
+        fields = {}
+        hint = "\n\nAnswer with JSON only, matching this JSON schema:\n" + json.dumps(js)
+    else:
+        raise ValueError(f"unknown structured-output strategy {strategy!r}")
+    return OutputFormat(schema, strategy, js, digest, fields, hint)
+
+
+def with_hint(messages: list[dict[str, Any]], fmt: OutputFormat) -> list[dict[str, Any]]:
+    """``messages`` with the ``prompt`` strategy's schema hint added to the last one."""
+    if fmt.hint is None or not messages:
+        return messages
+    last = messages[-1]
+    return [*messages[:-1], {**last, "content": str(last.get("content", "")) + fmt.hint}]
+
+
+def _validation_summary(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors()[:5]:
+        loc = ".".join(str(x) for x in err["loc"]) or "answer"
+        parts.append(f"{loc}: {err['msg']}")
+    return "; ".join(parts)
+
+
+def parse_answer(raw: str | None, schema: type[BaseModel], finish_reason: str | None) -> BaseModel:
+    """Validate a raw answer against ``schema``.
+
+    Raises:
+        InvalidAnswer: empty, truncated (``finish_reason == "length"``), not JSON, or not an
+            instance of the schema; ``reason`` starts with one of ``empty``, ``truncated``,
+            ``malformed_json``, ``schema``.
+    """
+    if raw is None or not raw.strip():
+        raise InvalidAnswer("empty: the model returned no content", raw)
+    if finish_reason == "length":
+        raise InvalidAnswer("truncated: finish_reason=length (raise max_tokens)", raw)
+    text = raw
+    if "```" in text:
+        fenced = _FENCE.match(text)
+        if fenced:
+            text = fenced.group(1)
+    try:
+        return schema.model_validate_json(text)
+    except ValidationError as exc:
+        errors = exc.errors()
+        if errors and errors[0]["type"] == "json_invalid":
+            detail = str(errors[0].get("ctx", {}).get("error", errors[0]["msg"]))
+            raise InvalidAnswer(f"malformed_json: {detail}", raw) from None
+        raise InvalidAnswer(f"schema: {_validation_summary(exc)}", raw) from None
+
+
+def answer_of(completion: dict[str, Any]) -> tuple[str | None, str | None]:
+    """(content or tool-call arguments, finish_reason) of an OpenAI ``chat.completion`` dict.
+
+    Raises:
+        InvalidAnswer: the object has no choices (``empty``).
+    """
+    try:
+        choice = completion["choices"][0]
+        message = choice.get("message") or {}
+    except (KeyError, IndexError, TypeError, AttributeError):
+        raise InvalidAnswer("empty: the response has no choices", None) from None
+    calls = message.get("tool_calls")
+    if calls:
+        try:
+            return calls[0]["function"]["arguments"], choice.get("finish_reason")
+        except (KeyError, IndexError, TypeError):
+            pass
+    return message.get("content"), choice.get("finish_reason")
+
+
+def estimate_tokens(messages: list[dict[str, Any]]) -> int:
+    """A cheap upper estimate of the prompt tokens of ``messages`` (characters / 3)."""
+    chars = sum(len(str(m.get("content") or "")) for m in messages)
+    return chars // _CHARS_PER_TOKEN + 4 * len(messages)
+
+
+def reask_messages(
+    messages: list[dict[str, Any]],
+    raw: str | None,
+    reason: str,
+    *,
+    window: int | None,
+    max_tokens: int,
+) -> list[dict[str, Any]] | None:
+    """The original ``messages`` plus only the latest answer and a short correction.
+
+    The context never grows by more than one answer (cut to 1,500 characters) and one
+    correction, whatever the number of re-asks; where the model's ``window`` (tokens) is
+    known, the answer shown is cut further so that prompt + ``max_tokens`` fit in it.
+    Returns None when even an empty answer would not fit (no re-ask is possible).
+    """
+    correction = {
+        "role": "user",
+        "content": (
+            f"Your answer was invalid ({reason[:300]}). Reply again with only the JSON "
+            "object in the required format, nothing else."
+        ),
+    }
+    budget_chars = _REASK_RAW_CHARS
+    if window is not None:
+        used = estimate_tokens([*messages, correction]) + max_tokens + 8
+        budget_chars = min(budget_chars, (window - used) * _CHARS_PER_TOKEN)
+        if budget_chars < 0:
+            return None
+    shown = (raw or "")[: max(0, budget_chars)]
+    return [*messages, {"role": "assistant", "content": shown}, correction]

@@ -1,0 +1,88 @@
+"""Prices and running usage totals: tokens, cost and latency per (role, model).
+
+Prices are resolved once per model, never per call: the spec's own price (USD per million
+tokens) if set, 0 for servers judgekit talks to directly (the embedded model, vLLM), else
+litellm's bundled price table (read from the installed package, never the network), else 0.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from judgekit.llm.spec import ModelSpec
+
+
+@dataclass(frozen=True)
+class Prices:
+    """USD per token for input and output; ``known`` is False when no price was found."""
+
+    input: float = 0.0
+    output: float = 0.0
+    known: bool = True
+
+    def cost(self, tokens_in: int, tokens_out: int) -> float:
+        """USD for one call."""
+        return tokens_in * self.input + tokens_out * self.output
+
+
+_cache: dict[tuple[str, float | None, float | None], Prices] = {}
+
+
+def prices_for(spec: ModelSpec) -> Prices:
+    """The prices of ``spec`` (see the module doc); cached per route and configured price."""
+    key = (spec.model, spec.price_input_per_mtok, spec.price_output_per_mtok)
+    hit = _cache.get(key)
+    if hit is not None:
+        return hit
+    if spec.price_input_per_mtok is not None or spec.price_output_per_mtok is not None:
+        p_in, p_out = spec.price_input_per_mtok or 0.0, spec.price_output_per_mtok or 0.0
+        prices = Prices(p_in / 1e6, p_out / 1e6)
+    elif spec.is_openai_compatible_server:
+        prices = Prices()
+    else:
+        prices = _table_prices(spec.model)
+    _cache[key] = prices
+    return prices
+
+
+def _table_prices(route: str) -> Prices:
+    import judgekit.llm  # noqa: F401  (sets LITELLM_LOCAL_MODEL_COST_MAP before litellm loads)
+
+    litellm: Any = sys.modules.get("litellm")
+    if litellm is None:
+        import litellm
+    for name in (route, route.split("/", 1)[1]):
+        info = litellm.model_cost.get(name)
+        if info:
+            return Prices(
+                float(info.get("input_cost_per_token") or 0.0),
+                float(info.get("output_cost_per_token") or 0.0),
+            )
+    return Prices(known=False)
+
+
+@dataclass
+class UsageTotals:
+    """Running totals of this process's records, per ``role|model`` (for live progress)."""
+
+    by_model: dict[str, dict[str, float]] = field(
+        default_factory=lambda: defaultdict(lambda: defaultdict(float))
+    )
+
+    def add(self, record: Any) -> None:
+        """Count one record (anything with role, model, status, tokens, cost, latency)."""
+        m = self.by_model[f"{record.role}|{record.model}"]
+        m["calls"] += 1
+        m[record.status] += 1
+        m["cache_hits"] += int(record.cache_hit)
+        m["tokens_in"] += record.tokens_in
+        m["tokens_out"] += record.tokens_out
+        m["cost_usd"] += record.cost
+        m["latency_s"] += record.latency_s
+
+    def total(self, name: str) -> float:
+        """The sum of one counter over every model (``tokens_in``, ``cost_usd``, ``ok``...)."""
+        return sum(m.get(name, 0.0) for m in self.by_model.values())

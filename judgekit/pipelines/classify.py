@@ -1,0 +1,298 @@
+"""Generic classification: one structured judgment (label + short rationale) per item and judge.
+
+Items come from a JSONL file (one object a line with an id and a text field); the label set and
+the task description come from the config's ``classify:`` section; the prompt is a template in
+``prompts/classify/`` (``$task``, ``$labels``, ``$text``, ``$id``, ``$max_chars``). A judge list
+in the config forms a jury: every judge labels every item. Each (item, judge, sample) is one
+task; an answer outside the label set is invalid (re-asked, then ``unscored``), never mapped to
+a label.
+
+Output: ``records.jsonl`` (the llm layer), ``labels.csv`` (long format ``item,rater,label``,
+in item order) and ``summary.json`` (planned / judged / excluded counts that add up, label
+counts per rater, usage).
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
+
+from judgekit import __version__
+from judgekit.config import RunConfig
+from judgekit.errors import InputError, JudgekitError
+from judgekit.llm.client import LLMClient, Task
+from judgekit.llm.spec import ModelSpec
+from judgekit.prompts import load_prompt
+from judgekit.runlog import Record, usage_summary, write_json
+
+_MAX_WORKERS = 4096
+
+
+class ClassifyOptions(BaseModel):
+    """The ``classify:`` section of a run config.
+
+    Attributes:
+        items: JSONL file of items (relative to the current directory, else to the config).
+        id_field, text_field: the fields that hold an item's id and its text.
+        labels: the label set (at least 2, distinct).
+        task: the instruction shown to the judge (``$task`` in the prompt).
+        prompt: template name, ``prompts/classify/<prompt>.txt``.
+        rationale_max_chars: longest rationale accepted, in characters.
+        samples: judgments per (item, judge) (deliberate repeats; not collapsed by the cache).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+    items: Path
+    id_field: str = "id"
+    text_field: str = "text"
+    labels: list[str] = Field(min_length=2)
+    task: str = "Classify the text into one of the labels."
+    prompt: str = "default"
+    rationale_max_chars: int = Field(300, ge=20, le=4000)
+    samples: int = Field(1, ge=1, le=20)
+
+    @field_validator("labels")
+    @classmethod
+    def _distinct(cls, value: list[str]) -> list[str]:
+        if len(set(value)) != len(value) or any(not v.strip() for v in value):
+            raise ValueError("labels must be distinct, non-empty strings")
+        return value
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One item: ``id``, ``text`` and its 1-based ``line`` in the items file."""
+
+    id: str
+    text: str
+    line: int
+
+
+def load_items(path: Path, id_field: str = "id", text_field: str = "text") -> list[Item]:
+    """Read a JSONL items file.
+
+    Raises:
+        InputError: the file is missing, a line is not a JSON object, lacks the id or text
+            field, has an empty text, or repeats an id (names the file, line and field).
+    """
+    if not path.is_file():
+        raise InputError(path, "items file not found")
+    items: list[Item] = []
+    first_line: dict[str, int] = {}
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                data = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(path, f"invalid JSON: {exc.msg}", line=number) from None
+            if not isinstance(data, dict):
+                raise InputError(path, "expected a JSON object", line=number)
+            for name in (id_field, text_field):
+                if data.get(name) is None:
+                    raise InputError(path, "missing field", line=number, field=name)
+            text = data[text_field]
+            if not isinstance(text, str) or not text.strip():
+                raise InputError(path, "expected a non-empty string", line=number, field=text_field)
+            item_id = str(data[id_field])
+            if item_id in first_line:
+                raise InputError(
+                    path,
+                    f"id {item_id!r} already on line {first_line[item_id]}",
+                    line=number,
+                    field=id_field,
+                )
+            first_line[item_id] = number
+            items.append(Item(item_id, text, number))
+    return items
+
+
+@lru_cache(maxsize=64)
+def judgment_schema(labels: tuple[str, ...], max_chars: int) -> type[BaseModel]:
+    """The answer model: ``label`` (one of ``labels``) and ``rationale`` (<= ``max_chars``)."""
+    return create_model(
+        "ClassifyJudgment",
+        __config__=ConfigDict(extra="forbid"),
+        label=(Literal[labels], Field(description="exactly one of the labels")),  # type: ignore[valid-type]
+        rationale=(str, Field(min_length=1, max_length=max_chars)),
+    )
+
+
+def _fingerprint(spec: ModelSpec, *parts: object) -> str:
+    blob = json.dumps(
+        [spec.model, spec.revision, spec.params(), *parts], sort_keys=True, default=str
+    )
+    return hashlib.sha256(blob.encode()).hexdigest()[:8]
+
+
+def _resolve(path: Path, config: RunConfig) -> Path:
+    if path.is_absolute() or path.exists() or config._path is None:
+        return path
+    beside = config._path.parent / path
+    return beside if beside.exists() else path
+
+
+class ClassifyRun:
+    """Builds and runs the tasks of one classification run (see the module doc).
+
+    Raises:
+        InputError: a bad ``classify:`` section or items file.
+        JudgekitError: no judge, or a missing prompt.
+    """
+
+    def __init__(self, config: RunConfig, client: LLMClient) -> None:
+        self.config = config
+        self.client = client
+        self.options = config.options("classify", ClassifyOptions)
+        self.judges = config.judges()
+        if not self.judges:
+            raise JudgekitError("the classify pipeline needs a 'judge' model (or a list)")
+        labels = [j.label for j in self.judges]
+        if len(set(labels)) != len(labels):
+            raise JudgekitError(f"judges need distinct names (set 'name'): {labels}")
+        self.prompt = load_prompt(f"classify/{self.options.prompt}")
+        self.items_path = _resolve(self.options.items, config)
+        items = load_items(self.items_path, self.options.id_field, self.options.text_field)
+        self.items = items[: config.limit] if config.limit else items
+        self.schema = judgment_schema(tuple(self.options.labels), self.options.rationale_max_chars)
+        self.status: Counter[str] = Counter()
+        opts = self.options
+        self._keys = {
+            j.label: _fingerprint(
+                j, self.prompt.hash, opts.labels, opts.task, opts.rationale_max_chars
+            )
+            for j in self.judges
+        }
+
+    def plan(self) -> list[tuple[str, str, int]]:
+        """Every (item id, judge name, sample) of the run, in order."""
+        return [
+            (item.id, judge.label, sample)
+            for item in self.items
+            for judge in self.judges
+            for sample in range(self.options.samples)
+        ]
+
+    def tasks(self) -> Iterator[Task]:
+        """The run's tasks, one per planned (item, judge, sample), built lazily."""
+        opts = self.options
+        labels = ", ".join(opts.labels)
+        for index, item in enumerate(self.items):
+            text = self.prompt.render(
+                task=opts.task,
+                labels=labels,
+                text=item.text,
+                id=item.id,
+                max_chars=opts.rationale_max_chars,
+            )
+            messages = [{"role": "user", "content": text}]
+            for judge in self.judges:
+                for sample in range(opts.samples):
+                    yield Task(
+                        key=f"judge|{judge.label}|{item.id}|s{sample}|{self._keys[judge.label]}",
+                        stage="judge",
+                        role="judge",
+                        spec=judge,
+                        messages=messages,
+                        schema=self.schema,
+                        prompt=self.prompt,
+                        sample_index=sample,
+                        meta={"item": item.id, "index": index, "sample": sample},
+                    )
+
+    def _workers(self) -> int:
+        per_judge = [j.concurrency() * max(1, len(j.deployments)) for j in self.judges]
+        return max(1, min(_MAX_WORKERS, 2 * sum(per_judge)))
+
+    async def run(self, on_item: Any = None) -> Counter[str]:
+        """Run every task through the client's bounded worker pool (memory stays flat however
+        many items there are); returns the count of records by status."""
+
+        def done(task: Task, record: Record) -> None:
+            self.status[record.status] += 1
+            if on_item is not None:
+                on_item(task)
+
+        await self.client.run_many(self.tasks(), self._workers(), done)
+        return self.status
+
+    def print_summary(self, summary: dict[str, Any], console: Any) -> None:
+        """Print the label counts per rater (a rich Table)."""
+        from rich.table import Table
+
+        table = Table(title="labels per rater")
+        table.add_column("rater")
+        for label in self.options.labels:
+            table.add_column(label)
+        for rater, counts in summary.get("labels", {}).items():
+            table.add_row(rater, *(str(counts.get(label, 0)) for label in self.options.labels))
+        console.print(table)
+
+
+def signature(run: ClassifyRun) -> dict[str, Any]:
+    """Everything that changes the labels: judges, prompt, labels, items file, version."""
+    digest = hashlib.sha256(run.items_path.read_bytes()).hexdigest()[:16]
+    return {
+        "judgekit": __version__,
+        "pipeline": "classify",
+        "judges": [
+            {"route": j.model, "name": j.label, "revision": j.revision, **j.params()}
+            for j in run.judges
+        ],
+        "prompts": {run.prompt.id: run.prompt.hash},
+        "labels": run.options.labels,
+        "task": run.options.task,
+        "items_sha256": {str(run.options.items): digest},
+        "n_items": len(run.items),
+        "samples": run.options.samples,
+    }
+
+
+def write_report(run: ClassifyRun, records: Iterable[Record], out_dir: Path) -> dict[str, Any]:
+    """Write ``labels.csv`` and ``summary.json`` from the run's records (read once, streamed);
+    return the summary. ``judged + sum(excluded) == planned`` when every task has a record."""
+    rows: list[tuple[int, str, str, str]] = []
+    per_rater: dict[str, Counter[str]] = defaultdict(Counter)
+    excluded: Counter[str] = Counter()
+    multi = run.options.samples > 1
+
+    def scan() -> Iterator[Record]:
+        for record in records:
+            if record.status == "ok":
+                rater = record.model + (f"#s{record.sample_index}" if multi else "")
+                label = record.parsed["label"]
+                rows.append((record.meta["index"], record.meta["item"], rater, label))
+                per_rater[rater][label] += 1
+            else:
+                excluded[f"judgment_{record.status}"] += 1
+            yield record
+
+    usage = usage_summary(scan())
+    rows.sort()
+    with open(out_dir / "labels.csv", "w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["item", "rater", "label"])
+        writer.writerows(row[1:] for row in rows)
+    summary = {
+        "signature": signature(run),
+        "items": {
+            "planned": len(run.items) * len(run.judges) * run.options.samples,
+            "judged": len(rows),
+            "excluded": dict(sorted(excluded.items())),
+        },
+        "labels": {rater: dict(sorted(c.items())) for rater, c in sorted(per_rater.items())},
+        "usage": usage,
+        "files": {"records": "records.jsonl", "labels": "labels.csv"},
+    }
+    write_json(out_dir / "summary.json", summary)
+    return summary

@@ -1,0 +1,371 @@
+"""Cultural-sensitivity (CS/CA) audit of multiple-choice benchmark items (paper 001; the
+Global-MMLU schema of Singh et al. 2024, Sec. 3).
+
+Per item, each judge gives ``samples`` structured annotations (``rubrics/cultural_sensitivity
+.yaml``: required knowledge, time-sensitive, CS/CA, subject category, evidence quoted from the
+item, a short rationale). Aggregation, the same majority rule as for humans (paper 001: "majority
+label, ties reported, never broken silently"):
+
+1. per judge, the majority of its valid samples (self-consistency); a tie makes it abstain;
+2. over judges (a jury), the majority of the judges' labels; a tie is ``<tie>``.
+
+An item without any valid judgment is ``unjudged`` (its failed records keep the reason). The
+items are split once into a calibration and a held-out half (fixed, seeded, stratified by the
+human CS label and subject category), so that prompts are tuned on one and reported on the other.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from judgekit.calibration import TIE
+from judgekit.config import RunConfig
+from judgekit.errors import InputError
+from judgekit.items import (
+    BenchmarkItem,
+    HumanVotes,
+    ItemFile,
+    language_name,
+    load_human_votes,
+    load_items,
+)
+from judgekit.llm.client import LLMClient, Task
+from judgekit.llm.spec import ModelSpec
+from judgekit.pipelines.cultural_schemas import (
+    Rubric,
+    annotate_prompt,
+    bind_item,
+    load_rubric,
+    quote_found,
+)
+from judgekit.runlog import Record
+
+SPLITS = ("calibration", "heldout")
+FIELDS = ("cs_label", "required_knowledge", "time_sensitive", "subject_category")
+
+
+class CulturalOptions(BaseModel):
+    """Options of the ``cultural`` pipeline (section ``cultural:`` of a run config).
+
+    Attributes:
+        items: item files (.jsonl/.csv/.tsv); ``judgekit audit ITEMS`` sets them.
+        language: language code of items without a ``language`` field (None = such items are
+            an error).
+        human: per-annotator human labels (an item file with ``required_knowledge`` vote lists,
+            or an item,rater,label file); None = the votes the items carry, if any.
+        rubric: rubric name under ``rubrics/`` or a YAML path.
+        prompt: prompt variant (``prompts/cultural/annotate.<prompt>.txt``).
+        strict: re-ask answers that break the CS rule, quote evidence not in the item, or
+            label an item CS without evidence (False: keep them and count them).
+        samples: annotations per item and judge (self-consistency; needs temperature > 0).
+        tie_policy: human and jury ties in the validation: exclude, error or own_class.
+        split: the items to annotate: all, calibration or heldout.
+        heldout_fraction: share of each stratum in the held-out split, in (0, 1).
+        split_seed: seed of the split.
+        n_resamples: bootstrap resamples for every CI (0 = no CIs).
+        max_flagged: flagged (CS) items listed in summary.json (all are in flagged.csv).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+    items: list[str] = Field(default_factory=list)
+    language: str | None = None
+    human: str | None = None
+    rubric: str = "cultural_sensitivity"
+    prompt: str = "default"
+    strict: bool = True
+    samples: int = Field(1, ge=1, le=20)
+    tie_policy: Literal["exclude", "error", "own_class"] = "exclude"
+    split: Literal["all", "calibration", "heldout"] = "all"
+    heldout_fraction: float = Field(0.5, gt=0.0, lt=1.0)
+    split_seed: int = 0
+    n_resamples: int = Field(1000, ge=0)
+    max_flagged: int = Field(50, ge=0)
+
+
+@dataclass
+class Judgment:
+    """One (item, judge, sample) annotation; ``record`` is set once it has run."""
+
+    item: BenchmarkItem
+    judge: str
+    sample: int
+    record: Record | None = None
+
+    @property
+    def parsed(self) -> dict[str, Any] | None:
+        ok = self.record is not None and self.record.status == "ok"
+        return self.record.parsed if ok else None  # type: ignore[union-attr]
+
+
+@dataclass
+class ItemAnnotation:
+    """The aggregated annotation of one item (see the module docstring for the rule).
+
+    ``status``: ``annotated``, ``tie`` (jury tie on CS/CA) or ``unjudged``; ``cs_label`` is CS,
+    CA, ``<tie>`` or None; ``cs_votes`` counts valid judgments per CS/CA label; ``agreement``
+    in [0, 1] is the share of valid judgments that agree with ``cs_label`` (None with fewer
+    than two valid judgments).
+    """
+
+    item: BenchmarkItem
+    split: str
+    status: str
+    cs_label: str | None = None
+    required_knowledge: str | None = None
+    time_sensitive: str | None = None
+    subject_category: str | None = None
+    evidence: list[str] = field(default_factory=list)
+    evidence_found: list[bool] = field(default_factory=list)
+    rationale: str | None = None
+    rule_consistent: bool | None = None
+    n_judgments: int = 0
+    n_valid: int = 0
+    cs_votes: dict[str, int] = field(default_factory=dict)
+    agreement: float | None = None
+    by_judge: dict[str, str | None] = field(default_factory=dict)
+    failures: dict[str, int] = field(default_factory=dict)
+
+    def row(self) -> dict[str, Any]:
+        """One JSON-ready row of ``annotations.jsonl``."""
+        it = self.item
+        return {
+            "key": it.key, "benchmark": it.benchmark, "id": it.id, "language": it.language,
+            "subject": it.subject, "item_subject_category": it.subject_category,
+            "split": self.split, "status": self.status, "cs_label": self.cs_label,
+            "required_knowledge": self.required_knowledge, "time_sensitive": self.time_sensitive,
+            "subject_category": self.subject_category, "evidence": self.evidence,
+            "evidence_found": self.evidence_found, "rationale": self.rationale,
+            "rule_consistent": self.rule_consistent, "n_judgments": self.n_judgments,
+            "n_valid": self.n_valid, "cs_votes": self.cs_votes, "agreement": self.agreement,
+            "by_judge": self.by_judge, "failures": self.failures,
+        }  # fmt: skip
+
+
+def majority(labels: list[str]) -> str | None:
+    """Most frequent label, ``<tie>`` when the top count is shared, None for no label."""
+    if not labels:
+        return None
+    (top, n), *rest = Counter(labels).most_common()
+    return TIE if rest and rest[0][1] == n else top
+
+
+def jury_label(per_judge: dict[str, list[str]]) -> str | None:
+    """Two-level majority: each judge's samples, then the judges (a tied judge abstains)."""
+    votes = [majority(v) for v in per_judge.values()]
+    return majority([v for v in votes if v not in (None, TIE)])
+
+
+def assign_splits(
+    strata: dict[str, str], fraction: float, seed: int
+) -> dict[str, Literal["calibration", "heldout"]]:
+    """Stratified, seeded split of item ids: in each stratum (ids sorted, then permuted by one
+    generator seeded with ``seed``, strata in sorted order) the first ``round(n * fraction)``
+    ids are held out. The same ids, strata, fraction and seed always give the same split."""
+    groups: dict[str, list[str]] = defaultdict(list)
+    for item_id, stratum in strata.items():
+        groups[stratum].append(item_id)
+    rng = np.random.default_rng(seed)
+    out: dict[str, Literal["calibration", "heldout"]] = {}
+    for stratum in sorted(groups):
+        ids = sorted(groups[stratum])
+        order = rng.permutation(len(ids))
+        n_heldout = int(round(len(ids) * fraction))
+        for rank, k in enumerate(order):
+            out[ids[k]] = "heldout" if rank < n_heldout else "calibration"
+    return out
+
+
+def _fingerprint(spec: ModelSpec, *parts: str) -> str:
+    blob = json.dumps([spec.model, spec.params(), list(parts)], sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:8]
+
+
+class CulturalRun:
+    """Builds and runs the annotation tasks of one audit; ``annotations`` holds the result.
+
+    Raises:
+        InputError: no judge or no item file, ``samples > 1`` with a judge at temperature 0,
+            or an item file that cannot be read.
+    """
+
+    def __init__(self, config: RunConfig, client: LLMClient) -> None:
+        self.config = config
+        self.options = config.options("cultural", CulturalOptions)
+        self.client = client
+        self.judges: list[ModelSpec] = config.judges()
+        if not self.judges:
+            raise InputError(config._path, "the cultural pipeline needs a 'judge'", field="judge")
+        labels = [j.label for j in self.judges]
+        if len(set(labels)) != len(labels):
+            raise InputError(config._path, f"judge names repeat: {labels}", field="judge")
+        if self.options.samples > 1 and any(j.temperature == 0 for j in self.judges):
+            raise InputError(
+                config._path,
+                "samples > 1 gives the same answer k times at temperature 0; set the judge's "
+                "temperature (e.g. 0.7)",
+                field="cultural.samples",
+            )
+        if not self.options.items:
+            raise InputError(
+                config._path, "no item files (judgekit audit ITEMS...)", field="cultural.items"
+            )
+        self.rubric: Rubric = load_rubric(self.options.rubric)
+        self.prompt = annotate_prompt(self.options.prompt, self.rubric)
+        self.files: list[ItemFile] = [
+            load_items(resolve_path(p), language=self.options.language) for p in self.options.items
+        ]
+        keys = [it.key for f in self.files for it in f.items]
+        if len(set(keys)) != len(keys):
+            names = [f.benchmark for f in self.files]
+            raise InputError(None, f"two item files share a benchmark name: {names}")
+        self.items = [it for f in self.files for it in f.items]
+        self.humans = self._humans()
+        self.splits = self._splits()
+        self.selected: list[BenchmarkItem] = []
+        for f in self.files:  # ``limit`` applies per file, so counterparts stay aligned
+            chosen = [
+                it
+                for it in f.items
+                if self.options.split == "all" or self.splits[it.id] == self.options.split
+            ]
+            self.selected += chosen[: config.limit] if config.limit else chosen
+        self.judgments: list[Judgment] = []
+        self.annotations: list[ItemAnnotation] = []
+        self._specs = {j.label: j for j in self.judges}
+        strict = f"strict={self.options.strict}"
+        self._fingerprints = {
+            j.label: _fingerprint(j, self.prompt.hash, strict) for j in self.judges
+        }
+
+    def _humans(self) -> HumanVotes | None:
+        cs_of = {v.id: v.cs for v in self.rubric.required_knowledge}
+        return load_human_votes(self.items, self.options.human, cs_of)
+
+    def _splits(self) -> dict[str, Literal["calibration", "heldout"]]:
+        strata: dict[str, str] = {}
+        human_cs = self.humans.reference_cs() if self.humans is not None else {}
+        for it in self.items:
+            if it.id not in strata:
+                strata[it.id] = f"{human_cs.get(it.key, '-')}|{it.subject_category or '-'}"
+        return assign_splits(strata, self.options.heldout_fraction, self.options.split_seed)
+
+    def plan(self) -> list[Judgment]:
+        """Every (item, judge, sample) of the run, in item order."""
+        return [
+            Judgment(item, judge.label, sample)
+            for item in self.selected
+            for judge in self.judges
+            for sample in range(self.options.samples)
+        ]
+
+    def render(self, item: BenchmarkItem) -> str:
+        """The judge prompt for one item."""
+        return self.prompt.render(
+            language=language_name(item.language),
+            subject=(item.subject or "unknown").replace("_", " "),
+            question=item.question,
+            choices=item.choices_text(),
+            answer=item.answer or "not given",
+        )
+
+    def task(self, job: Judgment) -> Task:
+        """The structured call of one judgment (a different seed per sample)."""
+        spec = self._specs[job.judge]
+        if job.sample and spec.seed is not None:
+            spec = spec.model_copy(update={"seed": spec.seed + job.sample})
+        item = job.item
+        return Task(
+            key=f"annotate|{item.key}|{job.judge}|s{job.sample}|{self._fingerprints[job.judge]}",
+            stage="annotate",
+            role="judge",
+            spec=spec,
+            messages=[{"role": "user", "content": self.render(item)}],
+            schema=bind_item(self.rubric, item.text(), strict=self.options.strict),
+            prompt=self.prompt,
+            sample_index=job.sample,
+            meta={"item": item.key, "id": item.id, "language": item.language},
+        )
+
+    def tasks(self) -> list[Task]:
+        """Every call of the run, known in advance (``judgekit run --dry-run``)."""
+        return [self.task(job) for job in self.plan()]
+
+    async def run(self, on_item: Any = None) -> list[ItemAnnotation]:
+        """Run every judgment (concurrency bounded per model by the llm layer), then aggregate."""
+
+        async def one(job: Judgment) -> Judgment:
+            job.record = await self.client.run(self.task(job))
+            if on_item is not None:
+                on_item(job)
+            return job
+
+        self.judgments = list(await asyncio.gather(*(one(j) for j in self.plan())))
+        self.annotations = self.aggregate(self.judgments)
+        return self.annotations
+
+    def aggregate(self, judgments: list[Judgment]) -> list[ItemAnnotation]:
+        """One :class:`ItemAnnotation` per selected item from its judgments."""
+        by_item: dict[str, list[Judgment]] = defaultdict(list)
+        for job in judgments:
+            by_item[job.item.key].append(job)
+        return [self._aggregate_item(it, by_item.get(it.key, [])) for it in self.selected]
+
+    def _aggregate_item(self, item: BenchmarkItem, jobs: list[Judgment]) -> ItemAnnotation:
+        valid = [j for j in jobs if j.parsed is not None]
+        failures = Counter(
+            (j.record.reason or j.record.status).split(":", 1)[0]
+            for j in jobs
+            if j.record is not None and j.parsed is None
+        )
+        out = ItemAnnotation(item, self.splits[item.id], "unjudged", n_judgments=len(jobs))
+        out.n_valid, out.failures = len(valid), dict(failures)
+        if not valid:
+            return out
+        final: dict[str, str | None] = {}
+        for name in FIELDS:
+            per_judge: dict[str, list[str]] = defaultdict(list)
+            for j in valid:
+                per_judge[j.judge].append(str(j.parsed[name]))  # type: ignore[index]
+            final[name] = jury_label(per_judge) or TIE
+            if name == "cs_label":
+                out.by_judge = {judge: majority(v) for judge, v in per_judge.items()}
+        out.cs_label = final["cs_label"]
+        out.status = "tie" if out.cs_label == TIE else "annotated"
+        out.required_knowledge = final["required_knowledge"]
+        out.time_sensitive = final["time_sensitive"]
+        out.subject_category = final["subject_category"]
+        cs = [str(j.parsed["cs_label"]) for j in valid]  # type: ignore[index]
+        out.cs_votes = dict(Counter(cs))
+        if out.status == "annotated" and len(cs) > 1:  # self-consistency needs two judgments
+            out.agreement = cs.count(out.cs_label) / len(cs)
+        chosen = next((j for j in valid if j.parsed["cs_label"] == out.cs_label), valid[0])  # type: ignore[index]
+        parsed = chosen.parsed or {}
+        text = item.text()
+        out.evidence = list(parsed.get("evidence", []))
+        out.evidence_found = [quote_found(q, text) for q in out.evidence]
+        out.rationale = parsed.get("rationale")
+        if out.required_knowledge in self.rubric.knowledge_ids():
+            out.rule_consistent = self.rubric.cs_of(out.required_knowledge) == out.cs_label
+        return out
+
+    def print_summary(self, summary: dict[str, Any], console: Any) -> None:
+        """Print the CS shares per benchmark and language, and the validation table."""
+        from judgekit.report.cultural import print_summary
+
+        print_summary(summary, console)
+
+
+def resolve_path(path: str) -> Path:
+    """``path`` relative to the current directory, else to the repository root."""
+    p = Path(path)
+    root = Path(__file__).resolve().parents[2]
+    return p if p.exists() or p.is_absolute() or not (root / p).exists() else root / p

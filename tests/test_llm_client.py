@@ -1,0 +1,163 @@
+"""The client against a real fault-injecting server: retries that end, adaptive back-off,
+usage and cost, strategies over the fast transport, streamed records, keys from files."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from pathlib import Path
+
+import pytest
+from fault_server import FaultServer
+
+from judgekit.errors import JudgekitError
+from judgekit.llm.client import LLMClient, Task
+from judgekit.llm.secrets import redact, resolve_key
+from judgekit.llm.spec import ModelSpec
+from judgekit.pipelines.spilling_schemas import judge_schema
+from judgekit.prompts import Prompt
+from judgekit.runlog import RunLog, usage_summary
+
+PROMPT = Prompt(id="test/judge", text="judge $x", path=Path("test"))
+
+
+@pytest.fixture(scope="module")
+def server():
+    with FaultServer(retry_after=0.05, hang_seconds=10) as srv:
+        yield srv
+
+
+def spec(srv: FaultServer, **kw) -> ModelSpec:
+    base = dict(model="hosted_vllm/fault-model", api_base=srv.base_url, timeout=1.0,
+                max_retries=3, retry_max_wait=0.1, max_reasks=1)  # fmt: skip
+    return ModelSpec(**{**base, **kw})
+
+
+def task(key: str, directive: str, model: ModelSpec, **kw) -> Task:
+    messages = [{"role": "user", "content": f"{directive} item {key}"}]
+    return Task(key, "judge", "judge", model, messages, judge_schema(5), PROMPT, **kw)
+
+
+def run(client: LLMClient, *tasks: Task):
+    async def go():
+        return await asyncio.gather(*(client.run(t) for t in tasks))
+
+    return asyncio.run(go())
+
+
+def test_429_shrinks_in_flight_honours_retry_after_and_recovers(server, tmp_path) -> None:
+    model = spec(server, max_concurrency=32)
+    client = LLMClient(RunLog(tmp_path))
+    started = time.monotonic()
+    recs = run(client, *(task(f"r{i}", "[[fault:429x1]]", model) for i in range(64)))
+    assert all(r.status == "ok" and r.attempts == 2 for r in recs)
+    assert all(r.latency_s >= 0.05 for r in recs)  # each waited at least its Retry-After
+    (stats,) = client.endpoint_stats().values()
+    assert stats["rate_limited"] == 64 and stats["min_limit"] < stats["ceiling"] == 32
+    recs = run(client, *(task(f"ok{i}", "[[fault:ok]]", model) for i in range(200)))
+    assert client.endpoint_stats()[recs[0].served_by]["limit"] > stats["min_limit"]  # recovery
+    assert time.monotonic() - started < 10
+
+
+def test_retries_end_by_attempts_and_by_total_time(server, tmp_path) -> None:
+    client = LLMClient(RunLog(tmp_path))
+    slow = spec(server, timeout=0.2, max_retries=10, max_total_time=0.8, retry_max_wait=0.05)
+    started = time.monotonic()
+    (hung, refused, bad) = run(
+        client,
+        task("hang", "[[fault:hang]]", slow),
+        task("down", "[[fault:ok]]", spec(server, api_base="http://127.0.0.1:9/v1")),
+        task("bad", "[[fault:400]]", spec(server)),
+    )
+    assert time.monotonic() - started < 3
+    assert hung.status == "error" and "Timeout" in hung.reason and hung.attempts < 10
+    assert refused.status == "error" and refused.reason.startswith("transient: EndpointUnavail")
+    assert refused.attempts == 3  # bounded by max_retries
+    assert bad.status == "error" and bad.reason.startswith("request:") and bad.attempts == 1
+    assert hung.parsed is refused.parsed is bad.parsed is None
+
+
+@pytest.mark.parametrize("strategy", ["json_schema", "json_object", "tools", "prompt"])
+def test_each_strategy_validates_over_the_fast_transport(server, tmp_path, strategy) -> None:
+    def plain(request: dict) -> str | None:  # with the schema in the prompt only
+        prompt = request["messages"][-1]["content"]
+        assert "JSON schema" in prompt and "response_format" not in request
+        return '{"valid": [true, false, true, true, false]}'
+
+    server.answer_fn = plain if strategy == "prompt" else None
+    try:
+        client = LLMClient(RunLog(tmp_path))
+        (rec,) = run(client, task("s", "[[fault:ok]]", spec(server, structured_output=strategy)))
+    finally:
+        server.answer_fn = None
+    assert rec.status == "ok" and len(rec.parsed["valid"]) == 5
+
+
+def test_usage_and_cost_per_call_with_a_configured_price(server, tmp_path) -> None:
+    priced = spec(server, name="judge-a", price_input_per_mtok=2.0, price_output_per_mtok=10.0)
+    free = spec(server, name="judge-b")
+    client = LLMClient(RunLog(tmp_path))
+    recs = run(client, *(task(f"p{i}", "[[fault:ok]]", priced) for i in range(3)),
+               task("f", "[[fault:ok]]", free))  # fmt: skip
+    a = recs[0]
+    assert a.tokens_in > 0 and a.tokens_out > 0 and a.latency_s > 0
+    assert a.cost == pytest.approx((2.0 * a.tokens_in + 10.0 * a.tokens_out) / 1e6)
+    assert recs[-1].cost == 0.0  # a local server without a price costs nothing
+    summary = usage_summary(client.records())
+    assert summary["calls"] == 4 and summary["status"]["ok"] == 4
+    assert summary["by_model"]["judge|judge-a"]["cost_usd"] == pytest.approx(
+        sum(r.cost for r in recs[:3])
+    )
+    assert summary["totals"]["tokens_in"] == sum(r.tokens_in for r in recs)
+    assert client.usage.total("calls") == 4  # live totals for the progress bar
+
+
+def test_records_are_streamed_not_held(server, tmp_path) -> None:
+    log = RunLog(tmp_path)
+    client = LLMClient(log)
+    run(client, *(task(f"m{i}", "[[fault:ok]]", spec(server)) for i in range(50)))
+    assert len(client.seen) == 50 and "m7" in client.seen
+    assert client.seen["m7"].key == "m7"  # read back from records.jsonl on demand
+    assert all(isinstance(v, int) for v in log._index.values())  # positions, not records
+    assert sorted(r.key for r in client.records()) == sorted(f"m{i}" for i in range(50))
+    log.close()
+    assert client.seen["m8"].key == "m8"  # still readable once the log is closed
+    again = LLMClient(RunLog(tmp_path))
+    (rec,) = run(again, task("m7", "[[fault:ok]]", spec(server)))
+    assert again.calls_made == 0 and rec.parsed == client.seen["m7"].parsed
+    assert len(again.seen) == 1  # this run used one record
+
+
+def test_api_key_from_a_file_or_the_environment(server, tmp_path) -> None:
+    key_file = tmp_path / "key.txt"
+    key_file.write_text("sk-from-file-0123456789\n")
+    assert resolve_key(None, key_file) == "sk-from-file-0123456789"
+    assert redact("auth failed for sk-from-file-0123456789") == "auth failed for ***"
+    client = LLMClient(RunLog(tmp_path / "run"))
+    (rec,) = run(client, task("k", "[[fault:ok]]", spec(server, api_key_file=key_file)))
+    assert rec.status == "ok"
+    os.environ.pop("JUDGEKIT_UNSET_KEY", None)
+    with pytest.raises(JudgekitError, match="JUDGEKIT_UNSET_KEY"):
+        run(client, task("k2", "[[fault:ok]]", spec(server, api_key_env="JUDGEKIT_UNSET_KEY")))
+    with pytest.raises(JudgekitError, match="missing or empty"):
+        resolve_key(None, tmp_path / "absent.txt")
+    for path in tmp_path.rglob("*"):
+        if path.is_file() and path != key_file:
+            assert b"sk-from-file" not in path.read_bytes(), path
+
+
+def test_a_warm_run_starts_no_backend(server, tmp_path) -> None:
+    from judgekit.llm.cache import ResponseCache
+
+    cache = ResponseCache(tmp_path / "cache")
+    tasks = [task(f"w{i}", "[[fault:ok]]", spec(server)) for i in range(20)]
+    first = LLMClient(RunLog(tmp_path / "a"), cache)
+    asyncio.run(first.run_many(tasks, workers=8))
+    cache.flush()
+    warm = LLMClient(RunLog(tmp_path / "b"), cache)
+    assert warm.prefetch(tasks) == 20
+    asyncio.run(warm.run_many(tasks, workers=8))
+    assert warm.calls_made == 0 and all(s.backend is None for s in warm.models.states())
+    assert all(r.cache_hit for r in warm.records())
+    cache.close()

@@ -1,0 +1,137 @@
+"""Several endpoints per spec through litellm's Router: replicas share the load, a stopped one
+is cooled down, and a vLLM primary with an API fallback survives the primary stopping mid-run
+(a real ``judgekit run`` against two local servers)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from fault_server import FaultServer, FaultServerProcess
+
+from judgekit.config import load_config
+from judgekit.llm.client import LLMClient, Task
+from judgekit.llm.spec import Deployment, ModelSpec
+from judgekit.pipelines.spilling_schemas import judge_schema
+from judgekit.prompts import Prompt
+from judgekit.runlog import Record, RunLog
+
+pytestmark = pytest.mark.timeout(120)
+REPO = Path(__file__).resolve().parents[1]
+PROMPT = Prompt(id="test/judge", text="judge $x", path=Path("test"))
+RUN = "import sys; from judgekit.cli import app, cache, run; app(sys.argv[1:])"
+
+
+def tasks(model: ModelSpec, n: int, prefix: str = "t") -> list[Task]:
+    return [Task(f"{prefix}{i}", "judge", "judge", model,
+                 [{"role": "user", "content": f"[[fault:latency=0.01]] item {prefix}{i}"}],
+                 judge_schema(5), PROMPT) for i in range(n)]  # fmt: skip
+
+
+def test_replicas_share_the_load_and_a_stopped_one_is_cooled_down(tmp_path) -> None:
+    with FaultServer() as a, FaultServer() as b:
+        model = ModelSpec(
+            model="hosted_vllm/fault-model", max_concurrency=16, timeout=2, max_retries=4,
+            retry_max_wait=0.05, cooldown_time=60, allowed_fails=2,
+            deployments=[Deployment(api_base=a.base_url), Deployment(api_base=b.base_url)],
+        )  # fmt: skip
+        stopped: list[float] = []
+
+        def on_record(record: Record) -> None:
+            if len(stopped) == 0 and sum(done.values()) >= 100:
+                stopped.append(time.monotonic())
+                threading.Thread(target=b.stop).start()  # replica b goes away mid-run
+
+        done: Counter[str] = Counter()
+        client = LLMClient(RunLog(tmp_path), on_record=lambda r: (done.update([r.status]),
+                                                                  on_record(r)))  # fmt: skip
+        asyncio.run(client.run_many(tasks(model, 400), workers=64))
+        records = list(client.records())
+        served = Counter(r.served_by.split("@")[1] for r in records)
+        b_after = b.total_requests
+    assert done == {"ok": 400}  # every task answered, by the replica still up
+    host_a, host_b = a.base_url.split("/")[2], b.base_url.split("/")[2]
+    assert served[host_a] > served[host_b] > 0  # both served; a took over once b stopped
+    assert b_after < 250  # b was cooled down, not hammered
+    assert len({r.key for r in records}) == 400
+
+
+def test_full_litellm_router_mode(tmp_path) -> None:
+    with FaultServer() as a, FaultServer() as b:
+        model = ModelSpec(
+            model="hosted_vllm/fault-model", transport="litellm", timeout=5,
+            deployments=[Deployment(api_base=a.base_url), Deployment(api_base=b.base_url)],
+        )  # fmt: skip
+        client = LLMClient(RunLog(tmp_path))
+        asyncio.run(client.run_many(tasks(model, 12), workers=6))
+        records = list(client.records())
+        assert {r.status for r in records} == {"ok"} and len(records) == 12
+        assert a.total_requests + b.total_requests == 12
+
+
+def test_vllm_primary_with_api_fallback_survives_the_primary_stopping(tmp_path) -> None:
+    items = tmp_path / "items.jsonl"
+    with items.open("w") as fh:
+        for i in range(400):
+            fh.write(json.dumps({"id": f"i{i}", "text": f"[[fault:latency=0.02]] text {i}"}) + "\n")
+    key = "sk-fallback-PLANTED-0123456789"
+    with FaultServerProcess() as primary, FaultServerProcess(model="api-model") as api:
+        config = tmp_path / "fleet.yaml"
+        config.write_text(f"""pipeline: classify
+cache: {{dir: {tmp_path / "cache"}}}
+judge:
+  name: fleet-judge
+  model: hosted_vllm/fault-model
+  api_base: {primary.base_url}
+  max_concurrency: 16
+  timeout: 2
+  max_retries: 4
+  retry_max_wait: 0.1
+  allowed_fails: 2
+  cooldown_time: 120
+  fallbacks:
+    - model: openai/api-model
+      api_base: {api.base_url}
+      api_key_env: FALLBACK_KEY
+      max_concurrency: 16
+classify:
+  items: {items}
+  labels: [positive, negative, neutral]
+""")
+        assert load_config(config).judge.fallbacks[0].model == "openai/api-model"
+        out = tmp_path / "out"
+        env = {**os.environ, "FALLBACK_KEY": key, "COLUMNS": "200"}
+        proc = subprocess.Popen([sys.executable, "-c", RUN, "run", str(config), "--out", str(out)],
+                                cwd=REPO, env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT)  # fmt: skip
+        log = out / "records.jsonl"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None:
+            if log.exists() and log.read_bytes().count(b"\n") >= 120:
+                break
+            time.sleep(0.02)
+        primary.kill()  # the vLLM server dies mid-run
+        output = proc.communicate(timeout=90)[0].decode()
+        assert proc.returncode == 0, output[-3000:]
+        api_requests = api.stats()["total_requests"]
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert len(records) == 400 and {r["status"] for r in records} == {"ok"}
+    served = Counter(r["served_by"].split("@")[0] for r in records)
+    assert served["hosted_vllm/fault-model"] >= 120 and served["openai/api-model"] > 0
+    assert api_requests >= served["openai/api-model"]
+    assert {r["model"] for r in records} == {"fleet-judge"}  # the record names the role's model
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["items"]["judged"] == 400
+    assert sum(summary["usage"]["served_by"].values()) == 400
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            assert key.encode() not in path.read_bytes(), path
+    assert key not in output
