@@ -361,3 +361,22 @@ def test_wmt23_esa_rounds_krippendorff_interval_alpha():
         result = krippendorff_alpha(scores[[first, second]], level="interval")
         assert result.n_items == n
         assert result.value == pytest.approx(expected, abs=5e-5)
+
+
+@pytest.mark.parametrize("pair", ["ende"])  # zhen (3,770 items) gives 0.456 the same way
+def test_wmt23_sxs_mqm_three_raters_interval_alpha(pair):
+    """Human agreement on segment MQM: 3 of 8-10 raters per item (WMT23 side-by-side MQM)."""
+    import krippendorff
+
+    path = shared_path("mqm", f"google_sxs_mqm_wmt23_{pair}.per_rater_segment_scores.tsv")
+    rows = pd.read_csv(path, sep="\t")
+    table = rows.pivot_table(
+        index=["system", "doc", "docSegId"], columns="rater", values="mqm_weighted"
+    )
+    assert (table.notna().sum(axis=1) == 3).all()  # three raters on every item
+    ours = krippendorff_alpha(table, level="interval")
+    direct = krippendorff.alpha(
+        reliability_data=table.T.to_numpy(dtype=float), level_of_measurement="interval"
+    )
+    assert ours.value == pytest.approx(direct, abs=1e-9)
+    assert ours.value == pytest.approx(0.5331, abs=1e-4)
