@@ -23,6 +23,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from judgekit.errors import InputError
+
 Status = Literal["ok", "unscored", "error"]
 _SHIFT = 32  # position = offset << 32 | length
 
@@ -149,9 +151,16 @@ class RunLog:
                     break  # a line cut short by a crash
                 if line.strip():
                     try:
-                        key = json.loads(line)["key"]
+                        data = json.loads(line)
+                        key = data["key"]
+                        if data.get("status") not in ("ok", "unscored", "error"):
+                            raise ValueError
                     except (ValueError, KeyError, TypeError):
-                        raise ValueError(f"{self.path}:{number}: not a record") from None
+                        raise InputError(
+                            self.path,
+                            "not a judgekit record (fix or delete this line to resume)",
+                            line=number,
+                        ) from None
                     self._index[key] = end << _SHIFT | len(line)
                 end += len(line)
         if end < size:
