@@ -1,0 +1,35 @@
+"""``judgekit localise``: localise a source/English test set to a locale with an LLM (Cultivar,
+Figure 4 prompt); the ``localise`` pipeline run through ``judgekit run``'s machinery."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from judgekit.cli import app
+from judgekit.cli.run import run_command
+
+
+@app.command("localise")
+def localise_command(
+    config: Path = typer.Argument(
+        Path("configs/localise.yaml"), help="Run config with `pipeline: localise`."
+    ),
+    set_: list[str] = typer.Option([], "--set", help="Override any config field (dotted)."),
+    limit: int | None = typer.Option(None, help="Pairs to localise; 0 = all."),
+    out: Path | None = typer.Option(None, help="Output directory."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Count calls and tokens; send none."),
+) -> None:
+    """Localise source/English pairs to a target locale; writes localised.jsonl and aligned
+    text files (see docs/error-typing.md). Same as `judgekit run CONFIG` for a localise config.
+    """
+    run_command(
+        config=config,
+        set_=[*set_, "pipeline=localise"],
+        limit=limit,
+        out=out,
+        no_cache=False,
+        retry_errors=False,
+        dry_run=dry_run,
+    )

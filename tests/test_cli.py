@@ -1,0 +1,45 @@
+"""The command line: every command group is registered; errors are one line, exit code 2."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def judgekit(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "judgekit", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_help_lists_every_command_group() -> None:
+    out = judgekit("--help").stdout
+    for command in ("run", "audit", "calibrate", "score", "mqm", "contrast", "localise",
+                    "dictionaries", "cache"):  # fmt: skip
+        assert command in out, command
+
+
+def test_localise_dry_run_sends_nothing(tmp_path: Path) -> None:
+    result = judgekit("localise", "--dry-run", "--out", str(tmp_path / "loc"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Nothing was sent" in result.stdout
+    assert (
+        not (tmp_path / "loc" / "records.jsonl").exists()
+        or not (tmp_path / "loc" / "records.jsonl").read_text()
+    )
+
+
+def test_bad_input_is_one_line_without_traceback(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_bytes(b"pipeline: spilling\njudge: {model: local/x}\nlimt: 2\n")
+    result = judgekit("run", str(bad))
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert f"{bad}:3" in result.stderr and "limt" in result.stderr
