@@ -160,4 +160,12 @@ def test_a_warm_run_starts_no_backend(server, tmp_path) -> None:
     asyncio.run(warm.run_many(tasks, workers=8))
     assert warm.calls_made == 0 and all(s.backend is None for s in warm.models.states())
     assert all(r.cache_hit for r in warm.records())
+    # answered from the cache in bulk: every task reaches on_done once, with the first answer
+    done: dict[str, object] = {}
+    bulk = LLMClient(RunLog(tmp_path / "c"), cache)
+    asyncio.run(bulk.run_many(tasks, 8, lambda t, r: done.setdefault(t.key, r)))
+    first_parsed = {r.key: r.parsed for r in first.records()}
+    assert bulk.calls_made == 0 and sorted(done) == sorted(first_parsed)
+    assert all(r.cache_hit and r.parsed == first_parsed[k] for k, r in done.items())
+    assert len(bulk.records()) == 20
     cache.close()

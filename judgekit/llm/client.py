@@ -108,14 +108,39 @@ class LLMClient:
         if self.cache is None:
             return 0
         keys: dict[str, str] = {}
+        prefixes: dict[tuple[int, type[BaseModel]], str] = {}
         for task in tasks:
-            if task.key not in self.runlog and task.key not in self._prefetched:
-                _, prefix = self.models.get(task.spec).format(task.schema)
-                keys[task.key] = task_key(prefix, task.messages, task.sample_index)
+            if task.key in self.runlog or task.key in self._prefetched:
+                continue
+            ident = (id(task.spec), task.schema)
+            prefix = prefixes.get(ident)
+            if prefix is None:
+                prefix = prefixes[ident] = self.models.get(task.spec).format(task.schema)[1]
+            keys[task.key] = task_key(prefix, task.messages, task.sample_index)
         found = self.cache.get_many(list(keys.values()))
         for name, ckey in keys.items():
             self._prefetched[name] = (ckey, found.get(ckey))
         return len(found)
+
+    def _serve_cached(
+        self, chunk: list[Task], on_done: Callable[[Task, Record], None] | None
+    ) -> list[Task]:
+        """Record the tasks of ``chunk`` that the cache answers (one lookup for the chunk, no
+        coroutine per task) and return the others, to be run."""
+        if self.cache is None:
+            return chunk
+        self.prefetch(chunk)
+        rest = []
+        for task in chunk:
+            ready = self._prefetched.get(task.key)
+            if ready is None or ready[1] is None:
+                rest.append(task)
+                continue
+            del self._prefetched[task.key]
+            record = self._finish(self._cached_record(task, ready[1]))
+            if on_done is not None:
+                on_done(task, record)
+        return rest
 
     async def run_many(
         self,
@@ -131,8 +156,7 @@ class LLMClient:
         def feed() -> Iterator[Task]:
             source = iter(tasks)
             while chunk := list(islice(source, batch)):
-                self.prefetch(chunk)
-                yield from chunk
+                yield from self._serve_cached(chunk, on_done)
 
         queue = feed()
 
@@ -192,12 +216,6 @@ class LLMClient:
                 return done
         model = self.models.get(task.spec)
         fmt, prefix = model.format(task.schema)
-        base = {
-            **model.static(task),
-            "key": task.key,
-            "sample_index": task.sample_index,
-            "meta": task.meta,
-        }
         ckey = None
         if self.cache is not None:
             ready = self._prefetched.pop(task.key, None)
@@ -207,15 +225,28 @@ class LLMClient:
             else:
                 ckey, hit = ready
             if hit is not None:
-                record = Record(**base, status="ok", raw=hit["raw"], parsed=hit["parsed"],
-                                cache_hit=True)  # fmt: skip
-                return self._finish(record)
+                return self._finish(self._cached_record(task, hit))
+        base = self._base(task, model)
         if model.backend is None:
             await self.models.backend(model)
         record, by_primary = await self._call(task, model, fmt, base)
         if ckey is not None and by_primary and record.status == "ok":
             self.cache.set(ckey, {"raw": record.raw, "parsed": record.parsed})  # type: ignore[union-attr]
         return self._finish(record)
+
+    @staticmethod
+    def _base(task: Task, model: ModelState) -> dict[str, Any]:
+        """The record fields every outcome of ``task`` shares."""
+        return {
+            **model.static(task),
+            "key": task.key,
+            "sample_index": task.sample_index,
+            "meta": task.meta,
+        }
+
+    def _cached_record(self, task: Task, hit: dict[str, Any]) -> Record:
+        base = self._base(task, self.models.get(task.spec))
+        return Record(**base, status="ok", raw=hit["raw"], parsed=hit["parsed"], cache_hit=True)
 
     async def _attempts(
         self,
