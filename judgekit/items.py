@@ -30,6 +30,7 @@ from typing import Any
 
 import pandas as pd
 
+from judgekit.data import jsonl_objects
 from judgekit.errors import InputError
 from judgekit.labels import LabelTable
 
@@ -142,18 +143,9 @@ def read_rows(path: Path) -> tuple[str, list[str], list[tuple[int, dict[str, Any
     rows: list[tuple[int, dict[str, Any]]] = []
     columns: list[str] = []
     if fmt == "jsonl":
-        with open(path, encoding="utf-8") as fh:
-            for number, line in enumerate(fh, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise InputError(path, f"invalid JSON: {exc.msg}", line=number) from None
-                if not isinstance(row, dict):
-                    raise InputError(path, "expected a JSON object", line=number)
-                columns += [k for k in row if k not in columns]
-                rows.append((number, row))
+        for number, row in jsonl_objects(path):
+            columns += [k for k in row if k not in columns]
+            rows.append((number, row))
         return fmt, columns, rows
     with open(path, encoding="utf-8", newline="") as fh:
         reader = csv.reader(fh, delimiter="\t" if fmt == "tsv" else ",")

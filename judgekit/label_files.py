@@ -13,6 +13,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from judgekit.data import jsonl_objects
 from judgekit.errors import InputError
 
 RUN_LABELS_FILE = "labels.csv"
@@ -83,18 +84,9 @@ def read_csv(path: Path) -> tuple[list[str], Rows]:
 def read_jsonl(path: Path) -> tuple[list[str], Rows]:
     """One JSON object per line; blank lines are skipped."""
     rows, header = [], {}
-    with path.open(encoding="utf-8-sig") as handle:
-        for number, text in enumerate(handle, start=1):
-            if not text.strip():
-                continue
-            try:
-                record = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise InputError(path, f"invalid JSON: {exc.msg}", line=number) from None
-            if not isinstance(record, dict):
-                raise InputError(path, "expected a JSON object per line", line=number)
-            header.update(dict.fromkeys(record))
-            rows.append((number, record))
+    for number, record in jsonl_objects(path):
+        header.update(dict.fromkeys(record))
+        rows.append((number, record))
     return list(header), rows
 
 

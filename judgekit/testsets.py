@@ -25,13 +25,13 @@ Manifest (YAML, or JSON read as YAML; relative paths from the manifest's folder 
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
+from judgekit.data import jsonl_objects
 from judgekit.errors import InputError, JudgekitError
 from judgekit.metrics.mt import read_lines
 
@@ -185,26 +185,15 @@ class TestSet:
 
 
 def _read_jsonl(path: Path) -> Segments:
-    if not path.is_file():
-        raise InputError(path, "file not found")
     refs: list[str] = []
     srcs: list[str | None] = []
-    with path.open(encoding="utf-8") as handle:
-        for number, text in enumerate(handle, 1):
-            if not text.strip():
-                continue
-            try:
-                record = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise InputError(path, f"not valid JSON: {exc.msg}", line=number) from None
-            if not isinstance(record, dict):
-                raise InputError(path, "each line must be a JSON object", line=number)
-            for key in ("reference", "source"):
-                value = record.get(key)
-                if (key == "reference" or value is not None) and not isinstance(value, str):
-                    raise InputError(path, "missing or not a string", line=number, field=key)
-            refs.append(record["reference"].rstrip())
-            srcs.append(record["source"].rstrip() if "source" in record else None)
+    for number, record in jsonl_objects(path):
+        for key in ("reference", "source"):
+            value = record.get(key)
+            if (key == "reference" or value is not None) and not isinstance(value, str):
+                raise InputError(path, "missing or not a string", line=number, field=key)
+        refs.append(record["reference"].rstrip())
+        srcs.append(record["source"].rstrip() if "source" in record else None)
     have = [s is not None for s in srcs]
     if any(have) and not all(have):
         raise InputError(path, "some lines have a source and others do not", field="source")

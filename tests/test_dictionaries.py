@@ -264,7 +264,7 @@ def test_load_dictionary_reads_entries(tmp_path):
 @pytest.mark.parametrize(
     ("second_line", "line", "field", "message"),
     [
-        ('{"lang": "de", "word": ', 2, None, "not valid JSON"),
+        ('{"lang": "de", "word": ', 2, None, "invalid JSON"),
         (entry_line(), 2, "word", "duplicate entry (de, Kopf), first on line 1"),
         (
             json.dumps({"lang": "de", "word": "Bank", "senses": ["x"], "source": "s"}),

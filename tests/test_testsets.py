@@ -147,7 +147,7 @@ def test_jsonl_data_and_its_errors(tmp_path):
         load_manifest(tmp_path / "m.yaml").testsets["d"].read()
     assert (info.value.line, info.value.field) == (2, "reference")
     (tmp_path / "d.jsonl").write_text('{"reference": "a"}\n{oops\n')
-    with pytest.raises(InputError, match="not valid JSON") as info:
+    with pytest.raises(InputError, match="invalid JSON") as info:
         load_manifest(tmp_path / "m.yaml").testsets["d"].read()
     assert info.value.line == 2
 

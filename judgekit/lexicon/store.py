@@ -15,11 +15,11 @@ naming the file, the 1-based line and the field.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
+from judgekit.data import jsonl_objects
 from judgekit.errors import InputError
 
 TRANSLATION_COLUMNS = ("word", "lang", "translation", "source", "note")
@@ -127,15 +127,7 @@ def load_dictionary(lang: str, directory: Path | None = None) -> dict[str, DictE
         return {}
     entries: dict[str, DictEntry] = {}
     first_line: dict[str, int] = {}
-    for number, line in enumerate(_read_lines(path), start=1):
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(path, f"not valid JSON ({exc.msg})", line=number) from exc
-        if not isinstance(data, dict):
-            raise InputError(path, "expected a JSON object", line=number)
+    for number, data in jsonl_objects(path):
         try:
             entry = DictEntry.model_validate(data)
         except ValidationError as exc:

@@ -1,0 +1,43 @@
+"""Reading JSONL input files, with every problem located by file and line.
+
+judgekit's item, label, dictionary and test-set files share one JSONL reader, so a bad line is
+reported the same way everywhere: one :class:`~judgekit.errors.InputError` naming the file and
+the line, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from judgekit.errors import InputError
+
+
+def jsonl_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` for each non-blank line of a JSONL file (1-based lines; a
+    UTF-8 byte-order mark is allowed).
+
+    Raises:
+        InputError: the file is missing, a line is not UTF-8, not valid JSON, or not a JSON
+            object (the error names the line).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "file not found")
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(path, f"not UTF-8 ({exc.reason})", line=number) from None
+            if not text.strip():
+                continue
+            try:
+                value = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise InputError(path, f"invalid JSON: {exc.msg}", line=number) from None
+            if not isinstance(value, dict):
+                raise InputError(path, "expected a JSON object per line", line=number)
+            yield number, value
