@@ -244,6 +244,34 @@ def explain_error(err: dict[str, Any]) -> tuple[str, str]:
     return key, f"{expected} (got {err.get('input')!r})"
 
 
+# errors that only say a value took the other branch of a union (one spec vs a list of specs)
+_BRANCH_ERRORS = ("list_type", "model_type", "model_attributes_type", "dict_type")
+
+
+def _first_error(exc: ValidationError) -> tuple[str, str, str]:
+    """(dotted key, message, " (+n more)") of the most specific error of ``exc``."""
+    explained = list(
+        dict.fromkeys(explain_error(e) for e in exc.errors() if e["type"] not in _BRANCH_ERRORS)
+    )
+    if not explained:  # a value that fits no branch at all
+        first = exc.errors()[0]
+        key, message = explain_error(first)
+        if len({e["type"] for e in exc.errors()}) > 1:
+            message = f"expected a mapping or a list (got {first.get('input')!r})"
+        return key, message, ""
+    key, message = explained[0]
+    return key, message, f" (+{len(explained) - 1} more)" if len(explained) > 1 else ""
+
+
+def _override_of(key: str, overrides: list[str]) -> str | None:
+    """The ``--set`` assignment that set ``key`` or a section above it, if any."""
+    for assignment in reversed(overrides):
+        dotted = assignment.split("=", 1)[0].strip()
+        if key == dotted or key.startswith(dotted + ".") or dotted.startswith(key + "."):
+            return assignment
+    return None
+
+
 def load_config(path: Path | str, overrides: list[str] | None = None) -> RunConfig:
     """Read a YAML run config, apply ``--set`` overrides, validate.
 
@@ -279,11 +307,10 @@ def load_config(path: Path | str, overrides: list[str] | None = None) -> RunConf
     try:
         config = RunConfig.model_validate(data)
     except ValidationError as exc:
-        errors = exc.errors()
-        # a union (single spec or list) reports both branches; keep the most specific one
-        errors.sort(key=lambda e: (e["type"] == "list_type", e["type"] == "model_type"))
-        key, message = explain_error(errors[0])
-        more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+        key, message, more = _first_error(exc)
+        assignment = _override_of(key, overrides or [])
+        if assignment is not None:  # the value came from the command line, not the file
+            raise InputError(None, f"--set {assignment}: {message}{more}", field=key) from None
         line = line_of(root, tuple(key.split("."))) if key else None
         raise InputError(path, f"{message}{more}", line=line, field=key or None) from None
     config._path, config._root = path, root

@@ -131,3 +131,21 @@ def test_set_through_a_list_value_is_an_error_not_a_crash(tmp_path: Path) -> Non
         load_config(
             write(tmp_path, BASE + "spilling:\n  languages: [de]\n"), ["spilling.languages.0.x=1"]
         )
+
+
+def test_a_bad_set_value_is_blamed_on_the_command_line(tmp_path: Path) -> None:
+    path = write(tmp_path, BASE)
+    with pytest.raises(InputError) as err:
+        load_config(path, ["judge.temperature=hot"])
+    assert err.value.path is None and err.value.field == "judge.temperature"
+    assert "--set judge.temperature=hot" in str(err.value) and "more" not in str(err.value)
+    with pytest.raises(InputError, match="--set judge.bogus=1: unknown key$"):
+        load_config(path, ["judge.bogus=1"])
+
+
+def test_a_role_that_is_neither_a_spec_nor_a_list(tmp_path: Path) -> None:
+    path = write(tmp_path, BASE.replace("judge:\n  model: local/smollm2-135m", "judge: 3"))
+    with pytest.raises(InputError) as err:
+        load_config(path)
+    assert (err.value.path, err.value.line, err.value.field) == (str(path), 5, "judge")
+    assert err.value.message == "expected a mapping or a list (got 3)"
