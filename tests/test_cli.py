@@ -43,3 +43,17 @@ def test_bad_input_is_one_line_without_traceback(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     assert f"{bad}:3" in result.stderr and "limt" in result.stderr
+
+
+def test_user_text_in_tables_is_printed_as_it_is() -> None:
+    from rich.table import Table
+
+    from judgekit.cli.output import plain_console
+
+    console = plain_console()
+    table = Table()
+    table.add_column("word")
+    table.add_row("[bold]head[/bold] :smile: [ai]")
+    with console.capture() as captured:
+        console.print(table)
+    assert "[bold]head[/bold] :smile: [ai]" in captured.get()

@@ -6,9 +6,9 @@ import signal
 import sys
 
 import typer
-from rich.console import Console
 from rich.text import Text
 
+from judgekit.cli.output import plain_console
 from judgekit.errors import JudgekitError
 
 app = typer.Typer(
@@ -52,6 +52,6 @@ def main() -> None:
 
 def _fail(message: str) -> None:
     """Print ``error: MESSAGE`` to stderr (user text is never read as markup) and exit 2."""
-    console = Console(stderr=True, emoji=False, highlight=False)
+    console = plain_console(stderr=True)
     console.print(Text("error: ", style="bold red") + Text(message))
     sys.exit(2)

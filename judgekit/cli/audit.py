@@ -19,13 +19,13 @@ from typing import Any
 import click
 import pandas as pd
 import typer
-from rich.console import Console
 from typer.core import TyperGroup
 
 from judgekit.cli import app
+from judgekit.cli.output import plain_console
 from judgekit.errors import InputError
 
-console = Console()
+console = plain_console()
 DEFAULT_CONFIG = Path("configs/audit.yaml")
 PREFIX = "audit_"
 COLUMNS = ("cs_label", "required_knowledge", "time_sensitive", "subject_category", "evidence",

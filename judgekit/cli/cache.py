@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
 from judgekit.cli import app
+from judgekit.cli.output import plain_console
 
-console = Console()
+console = plain_console()
 cache_app = typer.Typer(help="Inspect or empty the response cache.", no_args_is_help=True)
 app.add_typer(cache_app, name="cache")
 

@@ -19,7 +19,6 @@ from typing import Any
 
 import pandas as pd
 import typer
-from rich.console import Console
 from rich.table import Table
 
 import judgekit
@@ -27,6 +26,7 @@ from judgekit.aat import alt_test
 from judgekit.calibration import human_ceiling, judge_vs_humans
 from judgekit.calibration_results import json_safe
 from judgekit.cli import app
+from judgekit.cli.output import plain_console
 from judgekit.errors import InputError, JudgekitError
 from judgekit.label_files import resolve_labels_path
 from judgekit.labels import LabelTable, load_labels
@@ -48,7 +48,7 @@ calibrate_app = typer.Typer(
     no_args_is_help=True,
 )
 app.add_typer(calibrate_app, name="calibrate")
-console = Console()
+console = plain_console()
 
 FORMAT_HELP = "Label layout: long (item,rater,label), wide (item + one column per rater), auto."
 

@@ -21,11 +21,12 @@ from typing import Annotated, Any
 import pandas as pd
 import typer
 import yaml
-from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 import judgekit
 from judgekit.cli import app
+from judgekit.cli.output import plain_console
 from judgekit.errors import InputError, JudgekitError
 from judgekit.metrics import contrastive, mt
 from judgekit.metrics.postedit import postedit_stats
@@ -45,7 +46,7 @@ contrast_app = typer.Typer(
     no_args_is_help=True,
 )
 app.add_typer(contrast_app, name="contrast")
-console = Console()
+console = plain_console()
 
 Opt = typer.Option
 ManifestOpt = Annotated[
@@ -171,9 +172,7 @@ def _metrics(spec: str) -> list[str]:
 
 def _warn_missing(missing: list[str]) -> None:
     for cell in missing:
-        console.print(
-            f"[yellow]skipped[/] {cell}: translation of one side missing", highlight=False
-        )
+        console.print(Text("skipped", style="yellow"), f"{cell}: translation of one side missing")
 
 
 @contrast_app.command("testsets")

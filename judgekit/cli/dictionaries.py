@@ -10,10 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from judgekit.cli import app
+from judgekit.cli.output import plain_console
 from judgekit.errors import InputError
 from judgekit.lexicon.build import LANGS, Coverage, Sources, build_dictionaries
 from judgekit.lexicon.dictd import DEFAULT_DICTD_DIR
@@ -55,7 +55,7 @@ def build(
     report = build_dictionaries(
         out_dir, load_words(words), load_translations(translations), chosen, sources
     )
-    Console().print(coverage_table(report, out_dir))
+    plain_console().print(coverage_table(report, out_dir))
 
 
 def coverage_table(report: list[Coverage], out_dir: Path) -> Table:

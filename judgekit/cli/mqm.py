@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from judgekit.cli import app
+from judgekit.cli.output import plain_console
 from judgekit.metrics import mqm
 
 mqm_app = typer.Typer(
@@ -47,7 +47,7 @@ def score(
             payload["segments"] = [asdict(s) for s in seg]
         typer.echo(json.dumps(payload, ensure_ascii=False, indent=2))
         return
-    console = Console()
+    console = plain_console()
     table = Table(title=f"MQM per system: {tsv} (lower is better)")
     for column in ("system", "MQM", "segments", "ratings", "total weight"):
         table.add_column(column, justify="left" if column == "system" else "right")

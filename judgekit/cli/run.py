@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -21,15 +20,17 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.text import Text
 
 from judgekit.cli import app
+from judgekit.cli.output import plain_console
 from judgekit.config import load_config
 from judgekit.pipelines import get_pipeline
 
 if TYPE_CHECKING:
     from judgekit.llm.client import LLMClient
 
-console = Console()
+console = plain_console()
 _REFRESH_S = 0.2  # progress text refresh, seconds
 
 
@@ -106,8 +107,12 @@ def run_command(
         runner = runner_cls(cfg, client)
         planned = runner.plan()
         console.print(
-            f"[bold]{cfg.run_name()}[/]: pipeline {cfg.pipeline}, {len(planned)} items, "
-            f"out {out_dir} ({runlog.resumed} records already there)"
+            Text(cfg.run_name(), style="bold"),
+            Text(
+                f": pipeline {cfg.pipeline}, {len(planned)} items, out {out_dir} "
+                f"({runlog.resumed} records already there)"
+            ),  # fmt: skip
+            sep="",
         )
         if dry_run:
             _print_dry_run(runner, runlog, cache)
@@ -152,7 +157,7 @@ def _print_dry_run(runner: object, runlog: object, cache: object) -> None:
     estimate = dry_run(runner.tasks(), runlog, cache)  # type: ignore[attr-defined, arg-type]
     console.print(
         f"dry run: {estimate.tasks} tasks: {estimate.recorded} already recorded, "
-        f"{estimate.cached} cached, [bold]{estimate.calls} calls to send[/]; "
+        f"{estimate.cached} cached, {estimate.calls} calls to send; "
         f"~{estimate.tokens_in:,} input tokens, <= {estimate.tokens_out_max:,} output tokens, "
         f"<= ${estimate.cost_max_usd:.4f}. Nothing was sent."
     )

@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from judgekit.cli import app
+from judgekit.cli.output import plain_console
 from judgekit.errors import InputError, JudgekitError
 from judgekit.metrics import mt
 
@@ -110,7 +110,7 @@ def _print_tables(
     seg: list[mt.SegmentScores],
     tests: list[mt.PairedResult],
 ) -> None:
-    console = Console()
+    console = plain_console()
     table = Table(title=f"{hyp}")
     for column in ("metric", "score", "signature"):
         table.add_column(column, justify="right" if column == "score" else "left")

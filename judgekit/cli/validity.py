@@ -14,10 +14,10 @@ from typing import Annotated
 
 import pandas as pd
 import typer
-from rich.console import Console
 from rich.table import Table
 
 import judgekit
+from judgekit.cli.output import plain_console
 from judgekit.metrics.ranking import ranking_agreement
 from judgekit.metrics.validity import ValidityResult, proxy_validity, read_scores_csv
 
@@ -196,7 +196,7 @@ def validity_command(
         rows.append(_row(result, ranking))
         records.append({"ranking": ranking, "validity": result.to_dict()})
 
-    console = Console()
+    console = plain_console()
     console.print(_table(native, len(frame), top_k, rows, records))
     for rec in records:
         for reason in rec["validity"]["reasons"]:
