@@ -58,3 +58,36 @@ def test_backcheck_share() -> None:
     table = backcheck_table(rows, ["lang"]).set_index("lang")
     assert table.loc["de", "accepted_share"] == pytest.approx(0.6)
     assert table.loc["fr", "accepted_share"] == 1.0
+
+
+def test_every_language_is_reported_with_its_rate_or_why_it_has_none() -> None:
+    from types import SimpleNamespace
+
+    from judgekit.pipelines.spilling import ItemResult, _generation_exclusion
+    from judgekit.report.spilling import item_status
+    from judgekit.runlog import Record
+
+    def gen(status: str, reason: str | None) -> Record:
+        return Record(key="k", stage="generate", role="generator", route="r", model="m",
+                      prompt_id="p", prompt_hash="h", status=status, reason=reason)  # fmt: skip
+
+    assert _generation_exclusion(gen("unscored", "schema: meanings are not distinct")) == (
+        "not_5_distinct_meanings"
+    )
+    assert _generation_exclusion(gen("unscored", "truncated: finish_reason=length")) == (
+        "generation_truncated"
+    )
+    assert _generation_exclusion(gen("error", "transient: timeout")) == "generation_error"
+    results = [
+        ItemResult("m", "hi", "head", "सिर", 0, excluded="not_5_distinct_meanings"),
+        ItemResult("m", "de", "head", "Kopf", 0, valid=[True] * 5),
+        ItemResult("m", "hi", "line", "रेखा", 0, excluded="generation_truncated"),
+        ItemResult("m", "de", "line", "Linie", 0, excluded="no_dictionary_entry"),
+    ]
+    run = SimpleNamespace(results=results, options=SimpleNamespace(languages=["de", "hi"]))
+    assert item_status(run) == [
+        {"model": "m", "lang": "de", "planned": 2, "judged": 1,
+         "excluded": {"no_dictionary_entry": 1}},
+        {"model": "m", "lang": "hi", "planned": 2, "judged": 0,
+         "excluded": {"not_5_distinct_meanings": 1, "generation_truncated": 1}},
+    ]  # fmt: skip

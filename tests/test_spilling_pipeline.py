@@ -55,6 +55,10 @@ def test_run_writes_records_tables_heatmap_and_resumes_with_zero_calls(tmp_path:
         # 3 words x 4 languages, each: generate + judge (+ back-check translate and judge when
         # some meaning was rejected)
         assert summary["items"]["planned"] == 12 and summary["items"]["judged"] == 12
+        per_lang = summary["items"]["by_model_lang"]
+        assert [(r["lang"], r["planned"], r["judged"]) for r in per_lang] == [
+            (lang, 3, 3) for lang in ("de", "fr", "ja", "hi")
+        ]
         recs = records(out)
         assert summary["usage"]["calls"] == len(recs)
         assert len({r["key"] for r in recs}) == len(recs)  # no task duplicated

@@ -31,6 +31,7 @@ from judgekit.llm.spec import ModelSpec
 from judgekit.pipelines.spilling_schemas import MeaningsAnswer, judge_schema, translation_schema
 from judgekit.pipelines.spilling_translate import translate_words
 from judgekit.prompts import Prompt, load_prompt
+from judgekit.runlog import Record
 
 LANGUAGE_NAMES = {
     "ru": "Russian", "fr": "French", "zh": "Chinese", "ja": "Japanese", "it": "Italian",
@@ -151,21 +152,33 @@ class SpillingRun:
         return self.results
 
     def print_summary(self, summary: dict[str, Any], console: Any) -> None:
-        """Print the per-language spilling table of ``summary`` (a rich Table)."""
+        """Print one row per language of ``summary`` (pooled over models; a rich Table): the
+        spilling rate, or why there is none (items excluded, by reason)."""
         from rich.table import Table
 
         table = Table(title="spilling rate by language (share of judged meanings found invalid)")
-        for col in ("lang", "items", "judged meanings", "invalid", "spilling rate", "sd"):
+        for col in ("lang", "items", "judged", "meanings", "invalid", "rate", "sd", "excluded"):
             table.add_column(col)
-        for row in summary.get("rates", {}).get("by_lang", []):
-            sd = row["std_item_rate"]
+        rates = {row["lang"]: row for row in summary.get("rates", {}).get("by_lang", [])}
+        status: dict[str, dict[str, Any]] = {}
+        for row in summary["items"]["by_model_lang"]:
+            agg = status.setdefault(row["lang"], {"planned": 0, "judged": 0, "excluded": {}})
+            agg["planned"] += row["planned"]
+            agg["judged"] += row["judged"]
+            for reason, n in row["excluded"].items():
+                agg["excluded"][reason] = agg["excluded"].get(reason, 0) + n
+        for lang, agg in status.items():
+            rate = rates.get(lang)
+            sd = None if rate is None else rate["std_item_rate"]
             table.add_row(
-                row["lang"],
-                str(row["n_items"]),
-                str(row["n_judged"]),
-                str(row["n_invalid"]),
-                f"{row['spilling_rate']:.3f}",
+                lang,
+                str(agg["planned"]),
+                str(agg["judged"]),
+                "-" if rate is None else str(rate["n_judged"]),
+                "-" if rate is None else str(rate["n_invalid"]),
+                "no rate" if rate is None else f"{rate['spilling_rate']:.3f}",
                 "-" if sd is None else f"{sd:.3f}",
+                ", ".join(f"{n} {r.replace('_', ' ')}" for r, n in agg["excluded"].items()) or "-",
             )
         console.print(table)
 
@@ -188,7 +201,7 @@ class SpillingRun:
             )
         )
         if gen.status != "ok":
-            item.excluded = f"generation_{gen.status}"
+            item.excluded = _generation_exclusion(gen)
             return
         answer = MeaningsAnswer.model_validate(gen.parsed)
         item.meanings = [m.meaning for m in answer.meanings]
@@ -278,3 +291,13 @@ class SpillingRun:
             return
         item.n_rejected_checked = n
         item.n_accepted_en = sum(judged)
+
+
+def _generation_exclusion(record: Record) -> str:
+    """Why a generation is excluded: ``not_5_distinct_meanings`` (an answer of the wrong
+    shape: paper 002, §3.3), ``generation_truncated``, ``generation_malformed_json``,
+    ``generation_empty`` (answers that never validated) or ``generation_error`` (no answer)."""
+    if record.status == "error":
+        return "generation_error"
+    kind = (record.reason or "").split(":", 1)[0]
+    return "not_5_distinct_meanings" if kind == "schema" else f"generation_{kind or 'unscored'}"

@@ -65,6 +65,25 @@ def coverage(run: SpillingRun) -> list[dict[str, Any]]:
     return rows
 
 
+def item_status(run: SpillingRun) -> list[dict[str, Any]]:
+    """Per (model, language), in config order: items ``planned`` and ``judged``, and the
+    ``excluded`` ones by reason, so a language without a rate says why it has none."""
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in run.results:
+        row = rows.setdefault(
+            (r.model, r.lang),
+            {"model": r.model, "lang": r.lang, "planned": 0, "judged": 0, "excluded": Counter()},
+        )
+        row["planned"] += 1
+        if r.excluded:
+            row["excluded"][r.excluded] += 1
+        else:
+            row["judged"] += 1
+    order = {lang: i for i, lang in enumerate(run.options.languages)}
+    out = sorted(rows.values(), key=lambda row: (row["model"], order.get(row["lang"], 0)))
+    return [{**row, "excluded": dict(row["excluded"].most_common())} for row in out]
+
+
 def write_report(run: SpillingRun, records: list[Record], out_dir: Path) -> dict[str, Any]:
     """Write items.csv, spilling_*.csv, backcheck_*.csv, labels.csv, heatmap.png and
     summary.json into ``out_dir``; return the summary."""
@@ -125,6 +144,7 @@ def write_report(run: SpillingRun, records: list[Record], out_dir: Path) -> dict
             "judged": int(len(judged)),
             "excluded": dict(excluded.most_common()),
             "backcheck_excluded": dict(back_excluded.most_common()),
+            "by_model_lang": item_status(run),
         },
         "spilling_rate": overall,
         "rates": {name: _records(t) for name, t in tables.items() if name != "by_item"},
