@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install judgekit, its test tools and the embedded default model into ./.venv.
-# The first run compiles llama-cpp-python from source (about 9 minutes on 2 cores with the flags
+# The first run compiles llama-cpp-python from source (6-7 minutes on 2 cores with the flags
 # below); pip keeps the built wheel in its cache, so later installs take about a minute.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -34,6 +34,8 @@ class Verdict(BaseModel):
         ('{"answer": "yes"}', "stop", "schema"),
         ('{"label": "maybe", "note": "x"}', "stop", "schema"),
         ('{"label": "yes", "note": "' + "x" * 30 + '"}', "stop", "schema"),
+        ('{"label": "maybe", "note": "a\nb"}', "stop", "schema"),
+        ('{"label": "yes", "note": "a\nb"', "stop", "malformed_json"),
     ],
 )
 def test_invalid_answers_get_a_reason_never_a_default(raw, finish, reason) -> None:
@@ -47,6 +49,8 @@ def test_valid_answers_plain_or_fenced() -> None:
     assert parse_answer('{"label": "no", "note": "ok"}', Verdict, "stop").label == "no"
     fenced = '```json\n{"label": "yes", "note": "ok"}\n```'
     assert parse_answer(fenced, Verdict, "stop").label == "yes"
+    # a raw line break inside a string is read as the text it is, not rejected
+    assert parse_answer('{"label": "no", "note": "a\nb"}', Verdict, "stop").note == "a\nb"
 
 
 def test_one_strategy_per_backend_and_its_request_fields() -> None:

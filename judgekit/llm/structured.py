@@ -127,9 +127,20 @@ def parse_answer(raw: str | None, schema: type[BaseModel], finish_reason: str | 
         return schema.model_validate_json(text)
     except ValidationError as exc:
         errors = exc.errors()
-        if errors and errors[0]["type"] == "json_invalid":
-            detail = str(errors[0].get("ctx", {}).get("error", errors[0]["msg"]))
+        if not errors or errors[0]["type"] != "json_invalid":
+            raise InvalidAnswer(f"schema: {_validation_summary(exc)}", raw) from None
+        detail = str(errors[0].get("ctx", {}).get("error", errors[0]["msg"]))
+        if "control character" not in detail:
             raise InvalidAnswer(f"malformed_json: {detail}", raw) from None
+    # a raw line break or tab inside a string (small models write them): the text is still
+    # unambiguous, so read it as Python's non-strict JSON reader does, then validate
+    try:
+        value = json.loads(text, strict=False)
+    except json.JSONDecodeError as exc:
+        raise InvalidAnswer(f"malformed_json: {exc.msg}", raw) from None
+    try:
+        return schema.model_validate(value)
+    except ValidationError as exc:
         raise InvalidAnswer(f"schema: {_validation_summary(exc)}", raw) from None
 
 
