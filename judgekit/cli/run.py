@@ -77,10 +77,10 @@ def run_command(
         cache = ResponseCache(cfg.cache.dir)
     status: Counter[str] = Counter()
     progress = Progress(
-        TextColumn("[bold]{task.description}"),
+        TextColumn("{task.description}", style="bold", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
-        TextColumn("{task.fields[stats]}"),
+        TextColumn("{task.fields[stats]}", markup=False),
         TimeElapsedColumn(),
         TimeRemainingColumn(),
         console=console,
