@@ -107,6 +107,19 @@ class RunConfig(BaseModel):
     spilling: SpillingOptions = Field(default_factory=SpillingOptions)
     _path: Path | None = PrivateAttr(None)
     _root: Any = PrivateAttr(None)
+    _overrides: list[str] = PrivateAttr(default_factory=list)
+
+    @field_validator("generator", "judge")
+    @classmethod
+    def _distinct_names(cls, value: Any) -> Any:
+        # results, records and task keys are per model name: two models under one name would
+        # overwrite each other
+        if isinstance(value, list):
+            labels = [spec.label for spec in value]
+            repeated = sorted({x for x in labels if labels.count(x) > 1})
+            if repeated:
+                raise ValueError(f"models need distinct names (set 'name'): {repeated} repeated")
+        return value
 
     @model_validator(mode="after")
     def _known_sections(self) -> RunConfig:
@@ -129,8 +142,7 @@ class RunConfig(BaseModel):
         except ValidationError as exc:
             err = exc.errors()[0]
             key, message = explain_error({**err, "loc": (name, *err["loc"])})
-            line = line_of(self._root, (name, *err["loc"]))
-            raise InputError(self._path, message, line=line, field=key) from None
+            raise located(self._path, self._root, self._overrides, key, message) from None
 
     def judges(self) -> list[ModelSpec]:
         """The judge role as a list (empty if unset)."""
@@ -240,8 +252,10 @@ def explain_error(err: dict[str, Any]) -> tuple[str, str]:
         return key, "unknown key"
     if err["type"] == "missing":
         return key, "required key is missing"
-    expected = err["msg"]
-    return key, f"{expected} (got {err.get('input')!r})"
+    given = err.get("input")
+    if isinstance(given, dict | list):  # a whole section: the message says what is wrong
+        return key, err["msg"]
+    return key, f"{err['msg']} (got {given!r})"
 
 
 # errors that only say a value took the other branch of a union (one spec vs a list of specs)
@@ -263,13 +277,17 @@ def _first_error(exc: ValidationError) -> tuple[str, str, str]:
     return key, message, f" (+{len(explained) - 1} more)" if len(explained) > 1 else ""
 
 
-def _override_of(key: str, overrides: list[str]) -> str | None:
-    """The ``--set`` assignment that set ``key`` or a section above it, if any."""
+def located(
+    path: Path | None, root: Any, overrides: list[str], key: str, message: str
+) -> InputError:
+    """The error at dotted ``key``, located on the command line when a ``--set`` gave that
+    value (or a section above it), else in the file ``path`` at the key's line."""
     for assignment in reversed(overrides):
         dotted = assignment.split("=", 1)[0].strip()
-        if key == dotted or key.startswith(dotted + ".") or dotted.startswith(key + "."):
-            return assignment
-    return None
+        if key == dotted or key.startswith(dotted + "."):
+            return InputError(None, f"--set {assignment}: {message}", field=key or None)
+    line = line_of(root, tuple(key.split("."))) if key and root is not None else None
+    return InputError(path, message, line=line, field=key or None)
 
 
 def load_config(path: Path | str, overrides: list[str] | None = None) -> RunConfig:
@@ -296,22 +314,17 @@ def load_config(path: Path | str, overrides: list[str] | None = None) -> RunConf
     for assignment in overrides or []:
         apply_override(data, assignment)
     known = set(RunConfig.model_fields) | set(PIPELINES)
+    overrides = overrides or []
     for key in data:
         if key not in known:
-            raise InputError(
-                path,
-                f"unknown key (expected one of: {', '.join(sorted(known))})",
-                line=line_of(root, (key,)),
-                field=str(key),
-            )
+            expected = f"unknown key (expected one of: {', '.join(sorted(known))})"
+            dotted = [a.split("=", 1)[0].strip() for a in overrides]
+            given = next((d for d in dotted if d.split(".")[0] == key), str(key))
+            raise located(path, root, overrides, given, expected)
     try:
         config = RunConfig.model_validate(data)
     except ValidationError as exc:
         key, message, more = _first_error(exc)
-        assignment = _override_of(key, overrides or [])
-        if assignment is not None:  # the value came from the command line, not the file
-            raise InputError(None, f"--set {assignment}: {message}{more}", field=key) from None
-        line = line_of(root, tuple(key.split("."))) if key else None
-        raise InputError(path, f"{message}{more}", line=line, field=key or None) from None
-    config._path, config._root = path, root
+        raise located(path, root, overrides, key, message + more) from None
+    config._path, config._root, config._overrides = path, root, overrides
     return config

@@ -149,3 +149,43 @@ def test_a_role_that_is_neither_a_spec_nor_a_list(tmp_path: Path) -> None:
         load_config(path)
     assert (err.value.path, err.value.line, err.value.field) == (str(path), 5, "judge")
     assert err.value.message == "expected a mapping or a list (got 3)"
+
+
+def test_set_errors_in_pipeline_sections_and_new_keys_blame_the_command_line(
+    tmp_path: Path,
+) -> None:
+    path = write(tmp_path, BASE)
+    with pytest.raises(InputError) as err:
+        load_config(path, ["nosuch.x=1"])
+    assert err.value.path is None and err.value.field == "nosuch.x"
+    with pytest.raises(InputError, match="repeated") as err:
+        load_config(path, ["spilling.languages=[de, de]"])
+    assert err.value.path is None
+    bad = write(
+        tmp_path,
+        "pipeline: classify\njudge:\n  model: local/smollm2-135m\nclassify:\n  items: i.jsonl\n",
+    )
+    from judgekit.pipelines.classify import ClassifyOptions
+
+    config = load_config(bad, ["classify.labels=[a, a]"])
+    with pytest.raises(InputError) as err:
+        config.options("classify", ClassifyOptions)
+    assert err.value.path is None and "--set classify.labels=[a, a]" in str(err.value)
+
+
+def test_a_set_below_a_bad_file_section_still_blames_the_file(tmp_path: Path) -> None:
+    path = write(tmp_path, "pipeline: spilling\njudge:\n  model: hosted_vllm/x\n")
+    with pytest.raises(InputError) as err:
+        load_config(path, ["judge.name=foo"])
+    assert (err.value.path, err.value.line, err.value.field) == (str(path), 2, "judge")
+
+
+def test_models_in_a_list_role_need_distinct_names(tmp_path: Path) -> None:
+    two = "generator:\n  - model: local/smollm2-135m\n  - model: local/smollm2-135m\n"
+    path = write(tmp_path, BASE.replace("generator:\n  model: local/smollm2-135m\n", two))
+    with pytest.raises(InputError, match="distinct names"):
+        load_config(path)
+    named = two.replace(
+        "  - model: local/smollm2-135m\n", "  - model: local/smollm2-135m\n    name: b\n", 1
+    )
+    load_config(write(tmp_path, BASE.replace("generator:\n  model: local/smollm2-135m\n", named)))
