@@ -29,6 +29,15 @@ Status = Literal["ok", "unscored", "error"]
 _SHIFT = 32  # position = offset << 32 | length
 
 
+def join_key(*parts: object) -> str:
+    """A task key from its parts (stage, model name, item id, ...), joined with ``|``.
+
+    Each part has ``\\`` and ``|`` escaped, so parts that contain ``|`` (an item id
+    ``mmlu|12``, a model named ``a|b``) can never make two tasks share a key.
+    """
+    return "|".join(str(p).replace("\\", "\\\\").replace("|", "\\|") for p in parts)
+
+
 class Record(BaseModel):
     """One LLM call as the run log keeps it.
 

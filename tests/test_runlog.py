@@ -38,3 +38,16 @@ def test_usage_summary_counts_equal_records() -> None:
     assert summary["by_model"]["judge|x"]["tokens_in"] == 10
     assert summary["by_model"]["judge|x"]["cost_usd"] == 0.5
     assert summary["reasons"] == {"x": 1, "schema": 1}
+
+
+def test_task_keys_of_parts_with_pipes_never_collide() -> None:
+    from judgekit.runlog import join_key
+
+    keys = {
+        join_key("judge", "x", "a|b", "s0"),
+        join_key("judge", "x|a", "b", "s0"),
+        join_key("judge", "x\\", "|b", "s0"),
+        join_key("judge", "x\\|", "b", "s0"),
+    }
+    assert len(keys) == 4
+    assert join_key("judge", "m", "item-1", "s0") == "judge|m|item-1|s0"  # plain parts stay as is

@@ -32,7 +32,7 @@ from judgekit.errors import InputError, JudgekitError
 from judgekit.llm.client import LLMClient, Task
 from judgekit.llm.spec import ModelSpec
 from judgekit.prompts import load_prompt
-from judgekit.runlog import Record, usage_summary, write_json
+from judgekit.runlog import Record, join_key, usage_summary, write_json
 
 _MAX_WORKERS = 4096
 
@@ -199,7 +199,9 @@ class ClassifyRun:
             for judge in self.judges:
                 for sample in range(opts.samples):
                     yield Task(
-                        key=f"judge|{judge.label}|{item.id}|s{sample}|{self._keys[judge.label]}",
+                        key=join_key(
+                            "judge", judge.label, item.id, f"s{sample}", self._keys[judge.label]
+                        ),
                         stage="judge",
                         role="judge",
                         spec=judge,

@@ -47,7 +47,7 @@ from judgekit.pipelines.cultural_schemas import (
     load_rubric,
     quote_found,
 )
-from judgekit.runlog import Record
+from judgekit.runlog import Record, join_key
 
 SPLITS = ("calibration", "heldout")
 FIELDS = ("cs_label", "required_knowledge", "time_sensitive", "subject_category")
@@ -284,7 +284,9 @@ class CulturalRun:
             spec = spec.model_copy(update={"seed": spec.seed + job.sample})
         item = job.item
         return Task(
-            key=f"annotate|{item.key}|{job.judge}|s{job.sample}|{self._fingerprints[job.judge]}",
+            key=join_key(
+                "annotate", item.key, job.judge, f"s{job.sample}", self._fingerprints[job.judge]
+            ),
             stage="annotate",
             role="judge",
             spec=spec,

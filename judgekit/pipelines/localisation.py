@@ -58,6 +58,7 @@ from judgekit.pipelines.localisation_schemas import (
     resolve_path,
 )
 from judgekit.prompts import Prompt, load_prompt
+from judgekit.runlog import join_key
 
 RUBRIC_PLACEHOLDERS = ("typology", "typology_brief", "severities")
 
@@ -254,7 +255,7 @@ class ErrorsRun:
         blob = json.dumps([spec.model, spec.params(), self.prompt.hash, self.options.use_reference])
         digest = hashlib.sha256(blob.encode()).hexdigest()[:8]
         task = Task(
-            key=f"errors|{item.id}|{spec.label}|{digest}",
+            key=join_key("errors", item.id, spec.label, digest),
             stage="errors",
             role="judge",
             spec=spec,

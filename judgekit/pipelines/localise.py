@@ -53,7 +53,7 @@ from judgekit.pipelines.localisation_schemas import (
     sha256_file,
 )
 from judgekit.prompts import Prompt, load_prompt
-from judgekit.runlog import Record, usage_summary, write_json
+from judgekit.runlog import Record, join_key, usage_summary, write_json
 
 LANGUAGE_NAMES = {
     "acm": "Mesopotamian Arabic", "apc": "Levantine Arabic", "arb": "Arabic", "ben": "Bengali",
@@ -242,8 +242,13 @@ class LocaliseRun:
         )
         blob = json.dumps([spec.model, spec.params(), self.prompt.hash])
         task = Task(
-            key=f"localise|{item.model}|{locale.id}|{item.id}|"
-            f"{hashlib.sha256(blob.encode()).hexdigest()[:8]}",
+            key=join_key(
+                "localise",
+                item.model,
+                locale.id,
+                item.id,
+                hashlib.sha256(blob.encode()).hexdigest()[:8],
+            ),
             stage="localise",
             role="generator",
             spec=spec,

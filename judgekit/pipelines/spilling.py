@@ -31,7 +31,7 @@ from judgekit.llm.spec import ModelSpec
 from judgekit.pipelines.spilling_schemas import MeaningsAnswer, judge_schema, translation_schema
 from judgekit.pipelines.spilling_translate import translate_words
 from judgekit.prompts import Prompt, load_prompt
-from judgekit.runlog import Record
+from judgekit.runlog import Record, join_key
 
 LANGUAGE_NAMES = {
     "ru": "Russian", "fr": "French", "zh": "Chinese", "ja": "Japanese", "it": "Italian",
@@ -184,7 +184,7 @@ class SpillingRun:
 
     async def _run_item(self, spec: ModelSpec, item: ItemResult) -> None:
         lang, word, sample = item.lang, item.word, item.sample
-        ident = f"{item.model}|{lang}|{word}|s{sample}"
+        ident = join_key(item.model, lang, word, f"s{sample}")
         meta = {"lang": lang, "word": word, "translation": item.translation, "sample": sample}
         prompt = self.meaning_prompts[lang]
         gen = await self.client.run(
@@ -238,7 +238,7 @@ class SpillingRun:
         )
         rec = await self.client.run(
             Task(
-                key=f"{key}|{self.judge.label}|{_fingerprint(self.judge, prompt)}",
+                key=f"{key}|{join_key(self.judge.label)}|{_fingerprint(self.judge, prompt)}",
                 stage=stage,
                 role="judge",
                 spec=self.judge,

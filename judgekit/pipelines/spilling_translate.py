@@ -18,6 +18,7 @@ from judgekit.llm.client import LLMClient, Task
 from judgekit.llm.spec import ModelSpec
 from judgekit.pipelines.spilling_schemas import NonEmpty
 from judgekit.prompts import load_prompt
+from judgekit.runlog import join_key
 
 BATCH = 10
 _KATAKANA = re.compile(r"^[\u30a0-\u30ff\u31f0-\u31ff\uff66-\uff9f\s]+$")
@@ -66,7 +67,9 @@ async def translate_words(
         schema = translation_table_schema(batch, tuple(langs))
         record = await client.run(
             Task(
-                key=f"translate|{translator.label}|{prompt.hash}|{','.join(batch)}|{','.join(langs)}",
+                key=join_key(
+                    "translate", translator.label, prompt.hash, json.dumps([batch, langs])
+                ),
                 stage="translate",
                 role="translator",
                 spec=translator,
