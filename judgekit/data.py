@@ -20,12 +20,16 @@ def jsonl_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
     UTF-8 byte-order mark is allowed).
 
     Raises:
-        InputError: the file is missing, a line is not UTF-8, not valid JSON, or not a JSON
-            object (the error names the line).
+        InputError: the path is missing, a directory or holds no object; a line is not
+            UTF-8, not valid JSON (also: numbers too long, nesting too deep, a lone surrogate
+            escape such as ``"\\ud800"``), or not a JSON object. The error names the line.
     """
     path = Path(path)
+    if path.is_dir():
+        raise InputError(path, "is a directory, expected a JSONL file")
     if not path.is_file():
         raise InputError(path, "file not found")
+    found = False
     with path.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
             try:
@@ -34,10 +38,25 @@ def jsonl_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 raise InputError(path, f"not UTF-8 ({exc.reason})", line=number) from None
             if not text.strip():
                 continue
-            try:
-                value = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise InputError(path, f"invalid JSON: {exc.msg}", line=number) from None
-            if not isinstance(value, dict):
-                raise InputError(path, "expected a JSON object per line", line=number)
-            yield number, value
+            found = True
+            yield number, _object(text, path, number)
+    if not found:
+        raise InputError(path, "no records: the file is empty")
+
+
+def _object(text: str, path: Path, number: int) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+        if "\\u" in text:  # an escape may encode a lone surrogate: not text, cannot be written
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except json.JSONDecodeError as exc:
+        raise InputError(path, f"invalid JSON: {exc.msg}", line=number) from None
+    except UnicodeEncodeError:
+        raise InputError(
+            path, "invalid JSON: a \\u escape that is not a character", line=number
+        ) from None
+    except (ValueError, RecursionError) as exc:  # huge integers, nesting too deep
+        raise InputError(path, f"invalid JSON: {str(exc).split(';')[0]}", line=number) from None
+    if not isinstance(value, dict):
+        raise InputError(path, "expected a JSON object per line", line=number)
+    return value

@@ -33,3 +33,25 @@ def test_bad_lines_are_located(tmp_path, content: bytes, line: int, message: str
 def test_a_missing_file_is_named(tmp_path) -> None:
     with pytest.raises(InputError, match="file not found"):
         list(jsonl_objects(tmp_path / "absent.jsonl"))
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b'{"n": ' + b"9" * 5000 + b"}\n", "invalid JSON"),
+        (b"[" * 100_000 + b"]" * 100_000 + b"\n", "invalid JSON"),
+        (b'{"label": "\\ud800"}\n', "not a character"),
+        (b"\n\n", "the file is empty"),
+    ],
+)
+def test_hostile_lines_are_errors_not_tracebacks(tmp_path, content: bytes, message: str) -> None:
+    path = tmp_path / "labels.jsonl"
+    path.write_bytes(content)
+    with pytest.raises(InputError, match=message):
+        list(jsonl_objects(path))
+
+
+def test_a_directory_is_not_a_file(tmp_path) -> None:
+    (tmp_path / "fr.jsonl").mkdir()
+    with pytest.raises(InputError, match="is a directory"):
+        list(jsonl_objects(tmp_path / "fr.jsonl"))

@@ -123,7 +123,7 @@ def load_dictionary(lang: str, directory: Path | None = None) -> dict[str, DictE
             other than ``lang``, empty ``senses`` or an empty sense, or a repeated word.
     """
     path = Path(directory or dictionaries_dir()) / f"{lang}.jsonl"
-    if not path.is_file():
+    if not path.exists():
         return {}
     entries: dict[str, DictEntry] = {}
     first_line: dict[str, int] = {}

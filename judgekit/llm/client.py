@@ -153,15 +153,19 @@ class LLMClient:
         there are), looking up the cache ``batch`` tasks at a time; ``on_done(task, record)``
         is called as each ends."""
 
-        def feed() -> Iterator[Task]:
+        def feed() -> Iterator[Task | None]:
             source = iter(tasks)
             while chunk := list(islice(source, batch)):
                 yield from self._serve_cached(chunk, on_done)
+                yield None  # a pause: records of cache hits reach the disk, progress redraws
 
         queue = feed()
 
         async def worker() -> None:
             for task in queue:  # one shared generator: each task is taken exactly once
+                if task is None:
+                    await asyncio.sleep(0)
+                    continue
                 record = await self.run(task)
                 if on_done is not None:
                     on_done(task, record)

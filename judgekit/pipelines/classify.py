@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
 from judgekit import __version__
 from judgekit.config import RunConfig
+from judgekit.data import jsonl_objects
 from judgekit.errors import InputError, JudgekitError
 from judgekit.llm.client import LLMClient, Task
 from judgekit.llm.spec import ModelSpec
@@ -84,36 +85,25 @@ def load_items(path: Path, id_field: str = "id", text_field: str = "text") -> li
         InputError: the file is missing, a line is not a JSON object, lacks the id or text
             field, has an empty text, or repeats an id (names the file, line and field).
     """
-    if not path.is_file():
-        raise InputError(path, "items file not found")
     items: list[Item] = []
     first_line: dict[str, int] = {}
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                data = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(path, f"invalid JSON: {exc.msg}", line=number) from None
-            if not isinstance(data, dict):
-                raise InputError(path, "expected a JSON object", line=number)
-            for name in (id_field, text_field):
-                if data.get(name) is None:
-                    raise InputError(path, "missing field", line=number, field=name)
-            text = data[text_field]
-            if not isinstance(text, str) or not text.strip():
-                raise InputError(path, "expected a non-empty string", line=number, field=text_field)
-            item_id = str(data[id_field])
-            if item_id in first_line:
-                raise InputError(
-                    path,
-                    f"id {item_id!r} already on line {first_line[item_id]}",
-                    line=number,
-                    field=id_field,
-                )
-            first_line[item_id] = number
-            items.append(Item(item_id, text, number))
+    for number, data in jsonl_objects(path):
+        for name in (id_field, text_field):
+            if data.get(name) is None:
+                raise InputError(path, "missing field", line=number, field=name)
+        text = data[text_field]
+        if not isinstance(text, str) or not text.strip():
+            raise InputError(path, "expected a non-empty string", line=number, field=text_field)
+        item_id = str(data[id_field])
+        if item_id in first_line:
+            raise InputError(
+                path,
+                f"id {item_id!r} already on line {first_line[item_id]}",
+                line=number,
+                field=id_field,
+            )
+        first_line[item_id] = number
+        items.append(Item(item_id, text, number))
     return items
 
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import json
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -41,6 +40,7 @@ from pydantic import (
     model_validator,
 )
 
+from judgekit.data import jsonl_objects
 from judgekit.errors import InputError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -67,20 +67,15 @@ def read_records(path: str | Path, model: type[BaseModel]) -> list[Any]:
     if not path.is_file():
         raise InputError(path, "file not found")
     rows: list[tuple[int, Any]] = []
-    with path.open(encoding="utf-8", newline="") as handle:
-        if path.suffix.lower() in (".tsv", ".tab"):
+    if path.suffix.lower() not in (".tsv", ".tab"):
+        rows = list(jsonl_objects(path))
+    else:
+        with path.open(encoding="utf-8", newline="") as handle:
             reader = csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
             for number, row in enumerate(reader, 2):
                 if None in row or None in row.values():
                     raise InputError(path, "field count differs from the header", line=number)
                 rows.append((number, {k: v for k, v in row.items() if v != ""}))
-        else:
-            for number, line in enumerate(handle, 1):
-                if line.strip():
-                    try:
-                        rows.append((number, json.loads(line)))
-                    except json.JSONDecodeError as exc:
-                        raise InputError(path, f"invalid JSON: {exc.msg}", line=number) from None
     out, seen = [], set()
     for number, data in rows:
         try:
