@@ -45,7 +45,8 @@ class Record(BaseModel):
     validly within the re-asks: ``raw`` keeps its last answer, ``reason`` says why) or ``error``
     (no answer: transient failures outlasted the retries, or the call was refused).
     ``served_by`` names the endpoint that answered (``route@host``; a fallback's route when a
-    fallback answered); ``latency_s`` is wall time from the first attempt to the record.
+    fallback answered); ``latency_s`` is wall time from the first attempt to the record,
+    less the time spent waiting for a free slot at the endpoint (in-flight, rpm and tpm limits).
     """
 
     key: str
@@ -260,12 +261,13 @@ def usage_summary(records: Iterable[Record]) -> dict[str, Any]:
     """Counts by status and stage, and tokens, cost and latency per (role, model).
 
     ``records`` may be any iterable (it is read once, so a stream from disk works).
-    Returns a JSON-ready dict: ``{"calls": n, "status": {...}, "by_stage": {stage: {status:
+    Returns a JSON-ready dict: ``{"calls": n (records: one per task), "requests": n (HTTP
+    attempts, retries and re-asks included), "status": {...}, "by_stage": {stage: {status:
     n}}, "by_model": {"role|model": {"calls", "cache_hits", "tokens_in", "tokens_out",
     "cost_usd", "latency_s"}}, "served_by": {endpoint: n}, "reasons": {reason: n},
     "totals": {"tokens_in", "tokens_out", "cost_usd"}}``; latency is summed in seconds.
     """
-    calls = 0
+    calls = requests = 0
     status: Counter[str] = Counter()
     by_stage: dict[str, Counter[str]] = defaultdict(Counter)
     by_model: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
@@ -273,6 +275,7 @@ def usage_summary(records: Iterable[Record]) -> dict[str, Any]:
     served: Counter[str] = Counter()
     for r in records:
         calls += 1
+        requests += r.attempts
         status[r.status] += 1
         by_stage[r.stage][r.status] += 1
         m = by_model[f"{r.role}|{r.model}"]
@@ -292,6 +295,7 @@ def usage_summary(records: Iterable[Record]) -> dict[str, Any]:
     }
     return {
         "calls": calls,
+        "requests": requests,
         "status": {k: status.get(k, 0) for k in ("ok", "unscored", "error")},
         "by_stage": {k: dict(v) for k, v in sorted(by_stage.items())},
         "by_model": {k: {kk: round(vv, 6) for kk, vv in v.items()} for k, v in by_model.items()},

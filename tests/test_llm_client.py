@@ -169,3 +169,14 @@ def test_a_warm_run_starts_no_backend(server, tmp_path) -> None:
     assert all(r.cache_hit and r.parsed == first_parsed[k] for k, r in done.items())
     assert len(bulk.records()) == 20
     cache.close()
+
+
+def test_latency_leaves_out_the_wait_for_a_free_slot(server, tmp_path) -> None:
+    one_at_a_time = spec(server, max_concurrency=1, adaptive_concurrency=False)
+    tasks = [task(f"q{i}", "[[fault:latency=0.3]]", one_at_a_time) for i in range(3)]
+    start = time.monotonic()
+    records = run(LLMClient(RunLog(tmp_path / "q")), *tasks)
+    assert time.monotonic() - start >= 0.85  # served one after the other
+    assert all(r.status == "ok" and 0.25 <= r.latency_s < 0.6 for r in records), [
+        r.latency_s for r in records
+    ]

@@ -51,3 +51,14 @@ def test_task_keys_of_parts_with_pipes_never_collide() -> None:
     }
     assert len(keys) == 4
     assert join_key("judge", "m", "item-1", "s0") == "judge|m|item-1|s0"  # plain parts stay as is
+
+
+def test_usage_counts_records_and_the_requests_behind_them() -> None:
+    from judgekit.runlog import Record, usage_summary
+
+    def rec(key: str, attempts: int) -> Record:
+        return Record(key=key, stage="judge", role="judge", route="r", model="m",
+                      prompt_id="p", prompt_hash="h", status="ok", attempts=attempts)  # fmt: skip
+
+    summary = usage_summary([rec("a", 1), rec("b", 3), rec("c", 0)])  # c: a cache hit
+    assert (summary["calls"], summary["requests"]) == (3, 4)

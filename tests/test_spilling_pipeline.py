@@ -78,7 +78,7 @@ def test_run_writes_records_tables_heatmap_and_resumes_with_zero_calls(tmp_path:
         calls_before = server.stats()["total_requests"]
         second = finished(judgekit(*stub_args(server.base_url, out)))
         assert server.stats()["total_requests"] == calls_before  # resumed: zero model calls
-        assert "model calls this run 0" in second
+        assert "requests sent this run 0" in second
 
 
 def test_kill_9_mid_run_then_resume_gives_identical_results(tmp_path: Path) -> None:

@@ -163,6 +163,9 @@ def _print_dry_run(runner: object, runlog: object, cache: object) -> None:
     )
     if estimate.unpriced:
         console.print(f"no price known for {sorted(estimate.unpriced)} (counted as $0)")
+    note = getattr(runner, "dry_run_note", None)
+    if note:
+        console.print(note)
     console.print_json(json.dumps(estimate.as_dict()["by_model"]))
 
 
@@ -173,8 +176,9 @@ def _print_summary(summary: dict, calls: int, elapsed: float, out_dir: Path) -> 
     console.print(
         f"items {items.get('planned')}: judged {items.get('judged')}, "
         f"excluded {items.get('excluded')}; records {usage['calls']} {usage['status']}; "
-        f"model calls this run {calls}; tokens in {totals.get('tokens_in', 0):,.0f} "
-        f"out {totals.get('tokens_out', 0):,.0f}; cost ${totals.get('cost_usd', 0):.4f}; "
+        f"requests sent this run {calls} (retries and re-asks included); "
+        f"tokens in {totals.get('tokens_in', 0):,.0f} out {totals.get('tokens_out', 0):,.0f}; "
+        f"cost ${totals.get('cost_usd', 0):.4f}; "
         f"{elapsed:.0f}s; results in {out_dir}"
     )
     errors = usage["status"].get("error", 0)

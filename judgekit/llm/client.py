@@ -258,14 +258,16 @@ class LLMClient:
         messages: list[dict[str, Any]],
         fmt: OutputFormat,
         counter: list[int],
+        queued: list[float],
     ) -> Completion:
         """Attempts until an answer, under the tenacity policy of ``retry.py``. The first
         attempt runs outside tenacity (most calls need one); a transient failure enters the
-        policy as its attempt 1, so back-off, Retry-After and the bounds count it."""
+        policy as its attempt 1, so back-off, Retry-After and the bounds count it. Seconds
+        spent waiting for an endpoint slot are added to ``queued[0]``."""
         spec = model.spec
         started = time.monotonic()
-        queued = [0.0]
         QUEUED.set(queued)
+        before = queued[0]
         counter[0] += 1
         self.calls_made += 1
         try:
@@ -276,7 +278,7 @@ class LLMClient:
             if not is_transient(exc) or spec.max_retries <= 1:
                 raise
             first: Exception | None = exc
-        budget = max(0.0, spec.total_time() - (time.monotonic() - started - queued[0]))
+        budget = max(0.0, spec.total_time() - (time.monotonic() - started - queued[0] + before))
         waited = queued[0]
         result: Completion | None = None
         policy = retrying(spec.max_retries, spec.retry_max_wait, budget, lambda: queued[0] - waited)
@@ -299,7 +301,7 @@ class LLMClient:
     ) -> tuple[Record, bool]:
         spec = task.spec
         messages = task.messages
-        counter = [0]
+        counter, queued = [0], [0.0]
         reasks = tokens_in = tokens_out = 0
         cost = 0.0
         raw: str | None = None
@@ -314,7 +316,7 @@ class LLMClient:
                 raw=raw,
                 attempts=counter[0],
                 reasks=reasks,
-                latency_s=round(time.monotonic() - started, 4),
+                latency_s=round(time.monotonic() - started - queued[0], 4),
                 tokens_in=tokens_in,
                 tokens_out=tokens_out,
                 cost=cost,
@@ -325,7 +327,7 @@ class LLMClient:
         for reask in range(spec.max_reasks + 1):
             reasks = reask
             try:
-                answer = await self._attempts(model, messages, fmt, counter)
+                answer = await self._attempts(model, messages, fmt, counter, queued)
             except InvalidAnswer as exc:  # tools mode validates inside instructor
                 raw, reason = exc.raw, exc.reason
             except JudgekitError:

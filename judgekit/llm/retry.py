@@ -153,6 +153,6 @@ def retrying(
     return AsyncRetrying(
         retry=retry_if_exception(is_transient),
         stop=stop_after_attempt(max_attempts) | stop_before_budget(max_total, queued),
-        wait=_WaitRetryAfter(initial=0.5, max=max_wait, jitter=1.0),
+        wait=_WaitRetryAfter(multiplier=0.5, max=max_wait, jitter=1.0),
         reraise=True,
     )

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -182,24 +183,37 @@ class SpillingRun:
             )
         console.print(table)
 
-    async def _run_item(self, spec: ModelSpec, item: ItemResult) -> None:
-        lang, word, sample = item.lang, item.word, item.sample
-        ident = join_key(item.model, lang, word, f"s{sample}")
-        meta = {"lang": lang, "word": word, "translation": item.translation, "sample": sample}
-        prompt = self.meaning_prompts[lang]
-        gen = await self.client.run(
-            Task(
-                key=f"generate|{ident}|{_fingerprint(spec, prompt)}",
-                stage="generate",
-                role="generator",
-                spec=spec,
-                messages=_user(prompt.render(word=item.translation)),
-                schema=MeaningsAnswer,
-                prompt=prompt,
-                sample_index=sample,
-                meta=meta,
-            )
+    # later stages depend on earlier answers: --dry-run counts the generations, and says so
+    dry_run_note = (
+        "Counted: the generations. Then at most 1 judge call per valid generation, and for the "
+        "English back-check at most 2 calls per judged item (model translations: 1 per 10 words)."
+    )
+
+    def tasks(self) -> Iterator[Task]:
+        """The generation task of every planned item that is not excluded up front (the
+        first stage; the judge and back-check tasks depend on its answers)."""
+        specs = {spec.label: spec for spec in self.config.generators()}
+        for item in self.plan():
+            if item.excluded is None:
+                yield self._generation_task(specs[item.model], item)
+
+    def _generation_task(self, spec: ModelSpec, item: ItemResult) -> Task:
+        prompt = self.meaning_prompts[item.lang]
+        return Task(
+            key=f"generate|{_ident(item)}|{_fingerprint(spec, prompt)}",
+            stage="generate",
+            role="generator",
+            spec=spec,
+            messages=_user(prompt.render(word=item.translation)),
+            schema=MeaningsAnswer,
+            prompt=prompt,
+            sample_index=item.sample,
+            meta=_meta(item),
         )
+
+    async def _run_item(self, spec: ModelSpec, item: ItemResult) -> None:
+        ident, meta, lang = _ident(item), _meta(item), item.lang
+        gen = await self.client.run(self._generation_task(spec, item))
         if gen.status != "ok":
             item.excluded = _generation_exclusion(gen)
             return
@@ -291,6 +305,15 @@ class SpillingRun:
             return
         item.n_rejected_checked = n
         item.n_accepted_en = sum(judged)
+
+
+def _ident(item: ItemResult) -> str:
+    return join_key(item.model, item.lang, item.word, f"s{item.sample}")
+
+
+def _meta(item: ItemResult) -> dict[str, Any]:
+    return {"lang": item.lang, "word": item.word, "translation": item.translation,
+            "sample": item.sample}  # fmt: skip
 
 
 def _generation_exclusion(record: Record) -> str:

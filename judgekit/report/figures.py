@@ -23,13 +23,15 @@ def heatmap(
     vmax: float | None = None,
     cmap: str = "viridis",
     sort_by_mean: bool = False,
+    missing: str = "",
 ) -> Path:
-    """Draw ``table`` (rows x columns of numbers; NaN cells left blank) as an annotated PNG.
+    """Draw ``table`` (rows x columns of numbers) as an annotated PNG.
 
     Args:
         table: e.g. models (index) x languages (columns), spilling rate in [0, 1].
         path: PNG file to write.
         sort_by_mean: order rows by their mean, highest first (as in Cultivar's Figure 6).
+        missing: text written in NaN cells (e.g. "no rate"; default: left blank).
 
     Returns:
         ``path``.
@@ -51,8 +53,9 @@ def heatmap(
     )
     ax.set_yticks(range(table.shape[0]), [str(i) for i in table.index])
     for (r, c), value in np.ndenumerate(values):
-        if not np.isnan(value):
-            ax.text(c, r, fmt.format(value), ha="center", va="center", color="w", fontsize=8)
+        text = missing if np.isnan(value) else fmt.format(value)
+        ax.text(c, r, text, ha="center", va="center", color="grey" if np.isnan(value) else "w",
+                fontsize=8)  # fmt: skip
     fig.colorbar(image, ax=ax, label=colorbar)
     ax.set_title(title)
     fig.tight_layout()

@@ -110,7 +110,7 @@ def write_report(run: SpillingRun, records: list[Record], out_dir: Path) -> dict
     figure = None
     if tables and not tables["by_model_lang"].empty:
         grid = tables["by_model_lang"].pivot(index="model", columns="lang", values="spilling_rate")
-        grid = grid.reindex(columns=[c for c in run.options.languages if c in grid.columns])
+        grid = grid.reindex(columns=run.options.languages)  # a language with no rate stays shown
         figure = heatmap(
             grid,
             out_dir / "heatmap.png",
@@ -118,6 +118,7 @@ def write_report(run: SpillingRun, records: list[Record], out_dir: Path) -> dict
             colorbar="spilling rate",
             vmin=0.0,
             vmax=1.0,
+            missing="no\nrate",
         ).name
     checked = judged[judged["n_rejected"] > 0] if not judged.empty else judged
     back = {}
