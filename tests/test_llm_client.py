@@ -180,3 +180,12 @@ def test_latency_leaves_out_the_wait_for_a_free_slot(server, tmp_path) -> None:
     assert all(r.status == "ok" and 0.25 <= r.latency_s < 0.6 for r in records), [
         r.latency_s for r in records
     ]
+
+
+def test_two_tasks_with_one_key_make_one_call_and_one_record(server, tmp_path) -> None:
+    model = spec(server)
+    twins = [task("same", "[[fault:latency=0.2]]", model) for _ in range(2)]
+    client = LLMClient(RunLog(tmp_path / "twins"))
+    first, second = run(client, *twins)
+    assert client.calls_made == 1 and first is second and first.status == "ok"
+    assert len((tmp_path / "twins" / "records.jsonl").read_text().splitlines()) == 1

@@ -100,6 +100,7 @@ class LLMClient:
         self.transport = AiohttpTransport()
         self.models = ModelRegistry(Sender(self.transport))
         self._prefetched: dict[str, tuple[str, dict[str, Any] | None]] = {}
+        self._running: dict[str, asyncio.Future[Record]] = {}
 
     # -- many tasks ------------------------------------------------------------------------
     def prefetch(self, tasks: Iterable[Task]) -> int:
@@ -207,10 +208,30 @@ class LLMClient:
         """Run one task to its record (resume, cache, retries, re-asks). Never raises for a
         model failure: failures become ``unscored``/``error`` records.
 
+        A task whose key is already running waits for that run and gets its record (one
+        call, one record per key).
+
         Raises:
             JudgekitError: the model cannot be used at all (an API key variable unset, the
                 embedded model missing).
         """
+        running = self._running.get(task.key)
+        if running is not None:
+            return await asyncio.shield(running)
+        future = self._running[task.key] = asyncio.get_running_loop().create_future()
+        try:
+            record = await self._run(task)
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # retrieved: only tasks waiting on this key re-raise it
+            raise
+        else:
+            future.set_result(record)
+            return record
+        finally:
+            del self._running[task.key]
+
+    async def _run(self, task: Task) -> Record:
         if task.key in self.runlog:
             done = self.runlog.get(task.key)
             # recorded tasks are final; with retry_errors, an `error` (no answer: a server
