@@ -57,3 +57,16 @@ def test_user_text_in_tables_is_printed_as_it_is() -> None:
     with console.capture() as captured:
         console.print(table)
     assert "[bold]head[/bold] :smile: [ai]" in captured.get()
+
+
+def test_spilling_dry_run_counts_the_generations_and_says_what_may_follow(tmp_path: Path) -> None:
+    result = judgekit("run", "configs/spilling.yaml", "--dry-run", "--no-cache",
+                      "--out", str(tmp_path / "sp"))  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    text = " ".join(result.stdout.split())
+    assert "dry run: 36 tasks: 0 already recorded" in text and "36 calls to send" in text
+    assert "at most 1 judge call per valid generation" in text
+    assert (
+        not (tmp_path / "sp" / "records.jsonl").exists()
+        or not (tmp_path / "sp" / "records.jsonl").read_text()
+    )

@@ -35,6 +35,7 @@ import hashlib
 import json
 import random
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -249,12 +250,16 @@ class ErrorsRun:
             reference_block=ref,
         )
 
-    async def _judge(self, item: SegmentItem) -> SegmentResult:
-        result = SegmentResult(item.id, item.system, item.doc, item.seg_id, item.locale)
+    def tasks(self) -> Iterator[Task]:
+        """The judge task of every planned segment (one call each; ``--dry-run`` counts them)."""
+        for item in self.plan():
+            yield self._task(item)
+
+    def _task(self, item: SegmentItem) -> Task:
         spec = self.judge
         blob = json.dumps([spec.model, spec.params(), self.prompt.hash, self.options.use_reference])
         digest = hashlib.sha256(blob.encode()).hexdigest()[:8]
-        task = Task(
+        return Task(
             key=join_key("errors", item.id, spec.label, digest),
             stage="errors",
             role="judge",
@@ -264,6 +269,10 @@ class ErrorsRun:
             prompt=self.prompt,
             meta={"id": item.id, "system": item.system},
         )
+
+    async def _judge(self, item: SegmentItem) -> SegmentResult:
+        result = SegmentResult(item.id, item.system, item.doc, item.seg_id, item.locale)
+        task = self._task(item)
         texts = {"source": item.source, "translation": item.translation}
         with checking(SEGMENT_TEXTS, texts):  # quotes are located during validation
             rec = await self.client.run(task)
