@@ -189,3 +189,30 @@ def test_two_tasks_with_one_key_make_one_call_and_one_record(server, tmp_path) -
     first, second = run(client, *twins)
     assert client.calls_made == 1 and first is second and first.status == "ok"
     assert len((tmp_path / "twins" / "records.jsonl").read_text().splitlines()) == 1
+
+
+def test_a_duplicate_outlives_the_cancelled_first_caller(tmp_path) -> None:
+    with FaultServer(hang_seconds=1) as srv:
+        model = spec(srv, timeout=3.0, max_retries=1)
+        client = LLMClient(RunLog(tmp_path / "c"))
+
+        async def go():
+            first = asyncio.ensure_future(
+                asyncio.wait_for(client.run(task("h", "[[fault:hang]]", model)), 0.2)
+            )
+            await asyncio.sleep(0.05)
+            second = asyncio.ensure_future(client.run(task("h", "[[fault:hang]]", model)))
+            return await asyncio.gather(first, second, return_exceptions=True)
+
+        first, second = asyncio.run(go())
+    assert isinstance(first, TimeoutError)
+    assert second.key == "h" and second.status in ("ok", "error") and not client._running
+
+
+def test_retry_errors_calls_a_failed_key_once_per_run(server, tmp_path) -> None:
+    model = spec(server, max_retries=1)
+    failing = [task("e", "[[fault:500]]", model) for _ in range(4)]
+    client = LLMClient(RunLog(tmp_path / "r"), retry_errors=True)
+    asyncio.run(client.run_many(failing, workers=1))
+    assert client.calls_made == 1
+    assert len((tmp_path / "r" / "records.jsonl").read_text().splitlines()) == 1

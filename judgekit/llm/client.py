@@ -101,6 +101,7 @@ class LLMClient:
         self.models = ModelRegistry(Sender(self.transport))
         self._prefetched: dict[str, tuple[str, dict[str, Any] | None]] = {}
         self._running: dict[str, asyncio.Future[Record]] = {}
+        self._called: set[str] = set()
 
     # -- many tasks ------------------------------------------------------------------------
     def prefetch(self, tasks: Iterable[Task]) -> int:
@@ -215,12 +216,25 @@ class LLMClient:
             JudgekitError: the model cannot be used at all (an API key variable unset, the
                 embedded model missing).
         """
-        running = self._running.get(task.key)
-        if running is not None:
-            return await asyncio.shield(running)
-        future = self._running[task.key] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        while (running := self._running.get(task.key)) is not None:
+            if running.get_loop() is not loop:  # left behind by a loop that was abandoned
+                del self._running[task.key]
+                break
+            try:
+                record = await asyncio.shield(running)
+            except asyncio.CancelledError:
+                if running.cancelled():  # the first caller was cancelled, not this one:
+                    continue  # run the task here instead
+                raise
+            self._prefetched.pop(task.key, None)
+            return record
+        future = self._running[task.key] = loop.create_future()
         try:
             record = await self._run(task)
+        except asyncio.CancelledError:
+            future.cancel()
+            raise
         except BaseException as exc:
             future.set_exception(exc)
             future.exception()  # retrieved: only tasks waiting on this key re-raise it
@@ -229,16 +243,20 @@ class LLMClient:
             future.set_result(record)
             return record
         finally:
-            del self._running[task.key]
+            if self._running.get(task.key) is future:
+                del self._running[task.key]
 
     async def _run(self, task: Task) -> Record:
         if task.key in self.runlog:
             done = self.runlog.get(task.key)
             # recorded tasks are final; with retry_errors, an `error` (no answer: a server
             # down, a timeout) is called again, so a fixed endpoint can heal a run
-            if done is not None and not (self.retry_errors and done.status == "error"):
+            retry = self.retry_errors and done is not None and done.status == "error"
+            if done is not None and not (retry and task.key not in self._called):
                 self.seen.add(task.key)
                 return done
+        if self.retry_errors:  # an error recorded by this process is not retried by it
+            self._called.add(task.key)
         model = self.models.get(task.spec)
         fmt, prefix = model.format(task.schema)
         ckey = None
