@@ -142,7 +142,12 @@ class RunConfig(BaseModel):
         except ValidationError as exc:
             err = exc.errors()[0]
             key, message = explain_error({**err, "loc": (name, *err["loc"])})
-            raise located(self._path, self._root, self._overrides, key, message) from None
+            raise self.located(key, message) from None
+
+    def located(self, key: str, message: str) -> InputError:
+        """An error about the value at dotted ``key``, located where that value came from:
+        a ``--set`` on the command line, or this config's file and line."""
+        return located(self._path, self._root, self._overrides, key, message)
 
     def judges(self) -> list[ModelSpec]:
         """The judge role as a list (empty if unset)."""

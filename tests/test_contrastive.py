@@ -15,9 +15,10 @@ from typer.testing import CliRunner
 import judgekit.cli.contrast  # noqa: F401  (registers `judgekit contrast`)
 from judgekit.cli import app
 from judgekit.errors import InputError, JudgekitError
+from judgekit.locales import parse_locale
 from judgekit.metrics import contrastive as c
 from judgekit.metrics import mt
-from judgekit.testsets import Manifest, TestSet, ntrex128_manifest, parse_locale
+from judgekit.testsets import Manifest, TestSet, ntrex128_manifest
 
 
 def _row(model, locale, language, orig, loc):

@@ -13,6 +13,7 @@ from fault_server import FaultServer
 from judgekit.config import load_config
 from judgekit.errors import InputError
 from judgekit.llm.client import LLMClient
+from judgekit.locales import parse_locale
 from judgekit.pipelines.localisation_schemas import (
     PAIR_CHECKS,
     LocalisedPair,
@@ -20,7 +21,13 @@ from judgekit.pipelines.localisation_schemas import (
     checking,
     count_sentences,
 )
-from judgekit.pipelines.localise import LocaliseRun, parse_locale, split_messages, write_pairs
+from judgekit.pipelines.localise import (
+    LocaliseRun,
+    language_name,
+    location_name,
+    split_messages,
+    write_pairs,
+)
 from judgekit.prompts import load_prompt
 from judgekit.runlog import RunLog
 
@@ -31,16 +38,17 @@ NEW_ENG = "28-year-old Goretzka had joined Bayern three seasons ago, from Schalk
 
 
 def test_locale_ids_follow_the_paper() -> None:
-    loc = parse_locale("deu_Latn_Germany")
-    assert (loc.lang, loc.script, loc.location, loc.language) == (
-        "deu",
-        "Latn",
-        "Germany",
+    loc = parse_locale("deu_Latn_Germany", need_location=True)
+    assert (loc.language, loc.script, loc.location) == ("deu", "Latn", "Germany")
+    assert (language_name(loc), location_name(parse_locale("zho_Hant_Hong_Kong"))) == (
         "German",
+        "Hong Kong",
     )
-    assert parse_locale("cmn_Hans_US").language == "Chinese"
+    assert language_name(parse_locale("cmn_Hans_US")) == "Chinese"
     with pytest.raises(InputError, match="locale"):
         parse_locale("de-DE")
+    with pytest.raises(InputError, match="no location"):
+        parse_locale("deu_Latn", need_location=True)
 
 
 def test_figure_4_prompt_renders_to_a_system_and_a_user_message() -> None:

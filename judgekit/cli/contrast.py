@@ -28,18 +28,10 @@ import judgekit
 from judgekit.cli import app
 from judgekit.cli.output import plain_console
 from judgekit.errors import InputError, JudgekitError
+from judgekit.locales import Locale, parse_flores, parse_locale
 from judgekit.metrics import contrastive, mt
 from judgekit.metrics.postedit import postedit_stats
-from judgekit.testsets import (
-    Locale,
-    Manifest,
-    TestSet,
-    load_manifest,
-    manifest_dict,
-    ntrex128_manifest,
-    parse_flores,
-    parse_locale,
-)
+from judgekit.testsets import Manifest, TestSet, load_manifest, manifest_dict, ntrex128_manifest
 
 contrast_app = typer.Typer(
     help="Localised vs original test sets: Delta, locale word recall, post-edit statistics.",

@@ -31,6 +31,7 @@ import asyncio
 import hashlib
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,7 @@ from judgekit.config import RunConfig
 from judgekit.errors import InputError
 from judgekit.llm.client import LLMClient, Task
 from judgekit.llm.spec import ModelSpec
+from judgekit.locales import Locale, parse_locale
 from judgekit.pipelines.localisation_schemas import (
     PAIR_CHECKS,
     LocalisedPair,
@@ -65,37 +67,17 @@ LANGUAGE_NAMES = {
     "zho": "Chinese",
 }  # fmt: skip
 
-_LOCALE = re.compile(r"^([a-z]{3})_([A-Z][a-z]{3})_(\S+)$")
 _MARKER = re.compile(r"^=== (system|user) ===\n", re.MULTILINE)
 
 
-@dataclass(frozen=True)
-class Locale:
-    """A locale id split into its parts: ``deu_Latn_Germany`` -> lang ``deu``, script ``Latn``,
-    location ``Germany`` (underscores in the location read as spaces), language ``German``."""
-
-    id: str
-    lang: str
-    script: str
-    location: str
-    language: str
+def language_name(locale: Locale) -> str:
+    """English name of the locale's language (``deu`` -> ``German``), "" when unknown."""
+    return LANGUAGE_NAMES.get(locale.language, "")
 
 
-def parse_locale(locale_id: str, where: str | Path | None = None) -> Locale:
-    """Parse ``<ISO 639-3>_<Script>_<Location>``.
-
-    Raises:
-        InputError: the id has another shape, or its language code has no known name (pass
-            ``source_name`` in the config then).
-    """
-    match = _LOCALE.match(locale_id)
-    if not match:
-        raise InputError(
-            where, f"locale '{locale_id}' is not <iso639-3>_<Script>_<Location>", field="locale"
-        )
-    lang, script, location = match.groups()
-    name = LANGUAGE_NAMES.get(lang, "")
-    return Locale(locale_id, lang, script, location.replace("_", " "), name)
+def location_name(locale: Locale) -> str:
+    """The locale's location as the prompt says it (``Hong_Kong`` -> ``Hong Kong``)."""
+    return (locale.location or "").replace("_", " ")
 
 
 class LocaliseOptions(BaseModel):
@@ -192,10 +174,15 @@ class LocaliseRun:
         self.config = config
         self.client = client
         self.options = config.options("localise", LocaliseOptions)
-        self.locales = [parse_locale(x, config._path) for x in self.options.locales]
+        try:
+            self.locales = [parse_locale(x, need_location=True) for x in self.options.locales]
+        except InputError as exc:
+            raise config.located("localise.locales", exc.message) from None
         for loc in self.locales:
-            if not (self.options.source_name or loc.language):
-                raise InputError(config._path, f"no name known for '{loc.lang}'; set source_name")
+            if not (self.options.source_name or language_name(loc)):
+                raise InputError(
+                    config._path, f"no name known for '{loc.language}'; set source_name"
+                )
         self.prompt: Prompt = load_prompt(self.options.prompt)
         pairs = load_pairs(self.options)
         self.pairs = pairs[: config.limit] if config.limit else pairs
@@ -224,24 +211,25 @@ class LocaliseRun:
         self.results = list(await asyncio.gather(*(one(i) for i in self.plan())))
         return self.results
 
-    async def _localise(self, spec: ModelSpec, locale: Locale, item: PairResult) -> None:
+    def tasks(self) -> Iterator[Task]:
+        """The localisation task of every planned pair (one call each; ``--dry-run`` counts
+        them)."""
+        specs = {spec.label: spec for spec in self.config.generators()}
+        locales = {loc.id: loc for loc in self.locales}
+        for item in self.plan():
+            yield self._task(specs[item.model], locales[item.locale], item)
+
+    def _task(self, spec: ModelSpec, locale: Locale, item: PairResult) -> Task:
         opts = self.options
-        src_name = opts.source_name or locale.language
         text = self.prompt.render(
-            src_name=src_name,
+            src_name=opts.source_name or language_name(locale),
             tgt_name=opts.target_name,
-            src_location=opts.location or locale.location,
+            src_location=opts.location or location_name(locale),
             src_text=item.original_source,
             tgt_text=item.original_english,
         )
-        checks = PairChecks(
-            {"source": item.original_source, "target": item.original_english},
-            {"source": src_name, "target": opts.target_name},
-            opts.max_length_ratio,
-            opts.check_sentences,
-        )
         blob = json.dumps([spec.model, spec.params(), self.prompt.hash])
-        task = Task(
+        return Task(
             key=join_key(
                 "localise",
                 item.model,
@@ -257,6 +245,16 @@ class LocaliseRun:
             prompt=self.prompt,
             meta={"locale": locale.id, "id": item.id},
         )
+
+    async def _localise(self, spec: ModelSpec, locale: Locale, item: PairResult) -> None:
+        opts = self.options
+        checks = PairChecks(
+            {"source": item.original_source, "target": item.original_english},
+            {"source": opts.source_name or language_name(locale), "target": opts.target_name},
+            opts.max_length_ratio,
+            opts.check_sentences,
+        )
+        task = self._task(spec, locale, item)
         with checking(PAIR_CHECKS, checks):
             rec = await self.client.run(task)
             if rec.status != "ok":
