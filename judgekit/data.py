@@ -1,4 +1,5 @@
-"""Reading JSONL input files, with every problem located by file and line.
+"""Finding and reading input files: paths relative to the repository, and JSONL with every
+problem located by file and line.
 
 judgekit's item, label, dictionary and test-set files share one JSONL reader, so a bad line is
 reported the same way everywhere: one :class:`~judgekit.errors.InputError` naming the file and
@@ -13,6 +14,25 @@ from pathlib import Path
 from typing import Any
 
 from judgekit.errors import InputError
+
+REPO_ROOT = Path(__file__).resolve().parents[1]  # holds prompts/, rubrics/, dictionaries/
+
+
+def resolve_path(path: str | Path) -> Path:
+    """``path`` as given if it exists (relative to the current directory), else relative to the
+    repository root; unchanged if neither exists (the reader then reports it)."""
+    path = Path(path)
+    if path.exists() or path.is_absolute():
+        return path
+    return REPO_ROOT / path if (REPO_ROOT / path).exists() else path
+
+
+def rubric_path(name: str) -> Path:
+    """``rubrics/<name>.yaml`` of the repository, or ``name`` itself when it is a .yaml/.yml
+    path (resolved as :func:`resolve_path` does)."""
+    if name.endswith((".yaml", ".yml")):
+        return resolve_path(name)
+    return REPO_ROOT / "rubrics" / f"{name}.yaml"
 
 
 def jsonl_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:

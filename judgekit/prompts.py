@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from judgekit.data import REPO_ROOT
 from judgekit.errors import JudgekitError
 
-PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
+PROMPTS_DIR = REPO_ROOT / "prompts"
 
 
 @dataclass(frozen=True)

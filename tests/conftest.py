@@ -1,10 +1,20 @@
-"""Shared test fixtures: the path to ../shared/data, skipping cleanly where it is absent."""
+"""Shared test fixtures: the path to ../shared/data (skipping cleanly where it is absent), and
+the fault-injection server with the judge tasks the llm-layer tests send it."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
+from fault_server import FaultServer
+
+from judgekit.llm.client import LLMClient, Task
+from judgekit.llm.spec import ModelSpec
+from judgekit.pipelines.spilling_schemas import judge_schema
+from judgekit.prompts import Prompt
+from judgekit.runlog import Record
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -16,3 +26,35 @@ def shared_path(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"shared data not present: {path}")
     return path
+
+
+PROMPT = Prompt(id="test/judge", text="judge $x", path=Path("test"))
+
+
+@pytest.fixture(scope="module")
+def server():
+    """A fault-injection server for the module (Retry-After 0.05 s, hangs of 10 s)."""
+    with FaultServer(retry_after=0.05, hang_seconds=10) as srv:
+        yield srv
+
+
+def fault_spec(srv: FaultServer, **kw: Any) -> ModelSpec:
+    """A judge on ``srv`` with short timeouts and back-off (``kw`` overrides any field)."""
+    base = dict(model="hosted_vllm/fault-model", api_base=srv.base_url, timeout=1.0,
+                max_retries=3, retry_max_wait=0.1, max_reasks=1)  # fmt: skip
+    return ModelSpec(**{**base, **kw})
+
+
+def judge_task(key: str, directive: str, model: ModelSpec, **kw: Any) -> Task:
+    """A 5-boolean judge task whose message carries a fault directive (``[[fault:500]]``)."""
+    messages = [{"role": "user", "content": f"{directive} item {key}"}]
+    return Task(key, "judge", "judge", model, messages, judge_schema(5), PROMPT, **kw)
+
+
+def run_tasks(client: LLMClient, *tasks: Task) -> list[Record]:
+    """Run ``tasks`` concurrently with ``client`` in a new event loop."""
+
+    async def go():
+        return await asyncio.gather(*(client.run(t) for t in tasks))
+
+    return asyncio.run(go())

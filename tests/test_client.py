@@ -6,46 +6,21 @@ recorded task makes zero calls; no secret reaches a record or the cache.
 
 from __future__ import annotations
 
-import asyncio
 import os
 from pathlib import Path
 
-import pytest
+from conftest import fault_spec as spec
+from conftest import judge_task
+from conftest import run_tasks as run
 from fault_server import FaultServer
 
 from judgekit.llm.cache import ResponseCache
 from judgekit.llm.client import LLMClient, Task
-from judgekit.llm.spec import ModelSpec
-from judgekit.pipelines.spilling_schemas import judge_schema
-from judgekit.prompts import Prompt
 from judgekit.runlog import RunLog
-
-PROMPT = Prompt(id="test/judge", text="judge $x", path=Path("test"))
-
-
-@pytest.fixture(scope="module")
-def server():
-    with FaultServer(retry_after=0.05, hang_seconds=10) as srv:
-        yield srv
-
-
-def spec(srv: FaultServer, **kw) -> ModelSpec:
-    base = dict(model="hosted_vllm/fault-model", api_base=srv.base_url, timeout=1.0,
-                max_retries=3, retry_max_wait=0.1, max_reasks=1)  # fmt: skip
-    return ModelSpec(**{**base, **kw})
 
 
 def task(srv: FaultServer, key: str, directive: str, **kw) -> Task:
-    messages = [{"role": "user", "content": f"{directive} item {key}"}]
-    return Task(key=key, stage="judge", role="judge", spec=kw.pop("spec", spec(srv)),
-                messages=messages, schema=judge_schema(5), prompt=PROMPT, **kw)  # fmt: skip
-
-
-def run(client: LLMClient, *tasks: Task):
-    async def go():
-        return await asyncio.gather(*(client.run(t) for t in tasks))
-
-    return asyncio.run(go())
+    return judge_task(key, directive, kw.pop("spec", None) or spec(srv), **kw)
 
 
 def test_each_fault_ends_as_a_reasoned_record(server: FaultServer, tmp_path: Path) -> None:

@@ -6,44 +6,17 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from pathlib import Path
 
 import pytest
+from conftest import fault_spec as spec
+from conftest import judge_task as task
+from conftest import run_tasks as run
 from fault_server import FaultServer
 
 from judgekit.errors import JudgekitError
-from judgekit.llm.client import LLMClient, Task
+from judgekit.llm.client import LLMClient
 from judgekit.llm.secrets import redact, resolve_key
-from judgekit.llm.spec import ModelSpec
-from judgekit.pipelines.spilling_schemas import judge_schema
-from judgekit.prompts import Prompt
 from judgekit.runlog import RunLog, usage_summary
-
-PROMPT = Prompt(id="test/judge", text="judge $x", path=Path("test"))
-
-
-@pytest.fixture(scope="module")
-def server():
-    with FaultServer(retry_after=0.05, hang_seconds=10) as srv:
-        yield srv
-
-
-def spec(srv: FaultServer, **kw) -> ModelSpec:
-    base = dict(model="hosted_vllm/fault-model", api_base=srv.base_url, timeout=1.0,
-                max_retries=3, retry_max_wait=0.1, max_reasks=1)  # fmt: skip
-    return ModelSpec(**{**base, **kw})
-
-
-def task(key: str, directive: str, model: ModelSpec, **kw) -> Task:
-    messages = [{"role": "user", "content": f"{directive} item {key}"}]
-    return Task(key, "judge", "judge", model, messages, judge_schema(5), PROMPT, **kw)
-
-
-def run(client: LLMClient, *tasks: Task):
-    async def go():
-        return await asyncio.gather(*(client.run(t) for t in tasks))
-
-    return asyncio.run(go())
 
 
 def test_429_shrinks_in_flight_honours_retry_after_and_recovers(server, tmp_path) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
-from judgekit.data import jsonl_objects
+from judgekit.data import REPO_ROOT, jsonl_objects
 from judgekit.errors import InputError
 
 TRANSLATION_COLUMNS = ("word", "lang", "translation", "source", "note")
@@ -56,7 +56,7 @@ class Translation(BaseModel):
 
 def dictionaries_dir() -> Path:
     """The repository's ``dictionaries/`` folder (``<repo root>/dictionaries``)."""
-    return Path(__file__).resolve().parents[2] / "dictionaries"
+    return REPO_ROOT / "dictionaries"
 
 
 def load_words(path: Path | None = None) -> list[str]:

@@ -21,7 +21,6 @@ import hashlib
 import json
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -29,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from judgekit.calibration import TIE
 from judgekit.config import RunConfig
+from judgekit.data import resolve_path
 from judgekit.errors import InputError
 from judgekit.items import (
     BenchmarkItem,
@@ -364,10 +364,3 @@ class CulturalRun:
         from judgekit.report.cultural import print_summary
 
         print_summary(summary, console)
-
-
-def resolve_path(path: str) -> Path:
-    """``path`` relative to the current directory, else to the repository root."""
-    p = Path(path)
-    root = Path(__file__).resolve().parents[2]
-    return p if p.exists() or p.is_absolute() or not (root / p).exists() else root / p

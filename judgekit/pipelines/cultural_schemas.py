@@ -19,7 +19,6 @@ import hashlib
 import re
 import unicodedata
 from functools import cache
-from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
 import yaml
@@ -33,10 +32,10 @@ from pydantic import (
     model_validator,
 )
 
+from judgekit.data import rubric_path
 from judgekit.errors import InputError
 from judgekit.prompts import Prompt, load_prompt
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 MAX_EVIDENCE = 3
 MAX_QUOTE_CHARS = 100
 MAX_RATIONALE_CHARS = 200
@@ -153,7 +152,7 @@ def load_rubric(name: str = "cultural_sensitivity") -> Rubric:
     Raises:
         InputError: file missing, not YAML, or not a valid rubric (naming the field).
     """
-    path = Path(name) if name.endswith((".yaml", ".yml")) else REPO_ROOT / f"rubrics/{name}.yaml"
+    path = rubric_path(name)
     if not path.is_file():
         raise InputError(path, "rubric not found")
     text = path.read_text(encoding="utf-8")

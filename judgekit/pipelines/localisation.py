@@ -43,6 +43,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from judgekit.config import RunConfig
+from judgekit.data import resolve_path
 from judgekit.errors import InputError
 from judgekit.llm.client import LLMClient, Task
 from judgekit.metrics.mqm import MQMError, MQMWeights, read_mqm_tsv
@@ -56,7 +57,6 @@ from judgekit.pipelines.localisation_schemas import (
     load_rubric,
     locate,
     read_records,
-    resolve_path,
 )
 from judgekit.prompts import Prompt, load_prompt
 from judgekit.runlog import join_key

@@ -40,20 +40,10 @@ from pydantic import (
     model_validator,
 )
 
-from judgekit.data import jsonl_objects
+from judgekit.data import jsonl_objects, resolve_path, rubric_path
 from judgekit.errors import InputError
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 _SENTENCE_END = re.compile(r"[.!?]+[\"'”’»)\]]*(?=\s|$)|[。！？]+[」』”’）]*|[।॥]+")
-
-
-def resolve_path(path: str | Path) -> Path:
-    """``path`` as given if it exists (relative to the current directory), else relative to the
-    repository root; unchanged if neither exists (the reader then reports it)."""
-    path = Path(path)
-    if path.exists() or path.is_absolute():
-        return path
-    return REPO_ROOT / path if (REPO_ROOT / path).exists() else path
 
 
 def read_records(path: str | Path, model: type[BaseModel]) -> list[Any]:
@@ -283,8 +273,7 @@ def load_rubric(name: str = "localisation_errors") -> Rubric:
     Raises:
         InputError: file missing, not YAML, or not a valid rubric (naming the field).
     """
-    path = Path(name) if name.endswith((".yaml", ".yml")) else REPO_ROOT / f"rubrics/{name}.yaml"
-    path = resolve_path(path)
+    path = rubric_path(name)
     if not path.is_file():
         raise InputError(path, "rubric not found")
     text = path.read_text(encoding="utf-8")

@@ -40,6 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from judgekit import __version__
 from judgekit.config import RunConfig
+from judgekit.data import resolve_path
 from judgekit.errors import InputError
 from judgekit.llm.client import LLMClient, Task
 from judgekit.llm.spec import ModelSpec
@@ -51,7 +52,6 @@ from judgekit.pipelines.localisation_schemas import (
     SourcePair,
     checking,
     read_records,
-    resolve_path,
     sha256_file,
 )
 from judgekit.prompts import Prompt, load_prompt

@@ -297,8 +297,8 @@ def validate_run(
     Raises:
         InputError: not an audit run directory, an item file gone, or no human votes.
     """
+    from judgekit.data import resolve_path
     from judgekit.items import load_human_votes, load_items
-    from judgekit.pipelines.cultural import resolve_path
     from judgekit.pipelines.cultural_schemas import load_rubric
 
     run_dir = Path(run_dir)

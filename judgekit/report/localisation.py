@@ -29,13 +29,14 @@ import numpy as np
 import pandas as pd
 
 from judgekit import __version__
+from judgekit.data import resolve_path
 from judgekit.errors import JudgekitError
 from judgekit.metrics.correlation import correlate, correlate_grouped, pair_counts
 from judgekit.metrics.mqm import read_mqm_tsv, segment_mqm, target_spans
 from judgekit.metrics.mteval import align_seg_scores, read_seg_scores
 from judgekit.metrics.spans import Span, category_agreement, span_scores
 from judgekit.pipelines.localisation import ErrorsRun
-from judgekit.pipelines.localisation_schemas import Rubric, load_rubric, resolve_path, sha256_file
+from judgekit.pipelines.localisation_schemas import Rubric, load_rubric, sha256_file
 from judgekit.runlog import Record, usage_summary, write_json
 
 
