@@ -74,6 +74,9 @@ class Record(BaseModel):
     meta: dict[str, Any] = Field(default_factory=dict)
 
 
+_to_json = Record.__pydantic_serializer__.to_json  # the bytes of model_dump_json()
+
+
 class RecordIndex(Mapping[str, Record]):
     """Read-only view ``key -> Record`` over a run log (records are read from disk on access).
 
@@ -200,7 +203,7 @@ class RunLog:
 
     def append(self, record: Record) -> None:
         """Add one record (see the module doc for when it reaches the OS)."""
-        line = (record.model_dump_json() + "\n").encode("utf-8")
+        line = _to_json(record) + b"\n"
         self._index[record.key] = self._size << _SHIFT | len(line)
         self._size += len(line)
         self._buffer.append(line)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import pickle
 import queue
 import sqlite3
 import threading
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import diskcache
+from diskcache.core import MODE_PICKLE
 
 _STOP = object()
 _BATCH = 256
@@ -151,8 +153,12 @@ class ResponseCache:
                 marks = ",".join("?" * len(chunk))
                 query = _MANY_SQL.format(marks=marks)
                 rows = self._cache._sql(query, (*chunk, time.time())).fetchall()
+                fetch = self._cache._disk.fetch
                 for key, mode, filename, value in rows:
-                    out[key] = self._cache._disk.fetch(mode, filename, value, False)
+                    if mode == MODE_PICKLE and value is not None:  # inline: no file to open
+                        out[key] = pickle.loads(value)
+                    else:
+                        out[key] = fetch(mode, filename, value, False)
         except (AttributeError, TypeError, ValueError, sqlite3.Error):
             out.update({k: v for k in rest if (v := self._cache.get(k)) is not None})
         self.hits += len(out)

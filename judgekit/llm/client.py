@@ -107,9 +107,17 @@ class LLMClient:
     def prefetch(self, tasks: Iterable[Task]) -> int:
         """Look up the cache for many tasks in one query (``run`` then finds the answers in
         memory instead of asking the cache one task at a time); returns the hits."""
+        found = self._lookup(tasks)
+        for task, ckey, hit in found:
+            self._prefetched[task.key] = (ckey, hit)
+        return sum(hit is not None for _, _, hit in found)
+
+    def _lookup(self, tasks: Iterable[Task]) -> list[tuple[Task, str, dict[str, Any] | None]]:
+        """``(task, cache key, cached answer or None)`` of the ``tasks`` not yet recorded nor
+        looked up, in one cache query."""
         if self.cache is None:
-            return 0
-        keys: dict[str, str] = {}
+            return []
+        todo: list[tuple[Task, str]] = []
         prefixes: dict[tuple[int, type[BaseModel]], str] = {}
         for task in tasks:
             if task.key in self.runlog or task.key in self._prefetched:
@@ -118,11 +126,9 @@ class LLMClient:
             prefix = prefixes.get(ident)
             if prefix is None:
                 prefix = prefixes[ident] = self.models.get(task.spec).format(task.schema)[1]
-            keys[task.key] = task_key(prefix, task.messages, task.sample_index)
-        found = self.cache.get_many(list(keys.values()))
-        for name, ckey in keys.items():
-            self._prefetched[name] = (ckey, found.get(ckey))
-        return len(found)
+            todo.append((task, task_key(prefix, task.messages, task.sample_index)))
+        found = self.cache.get_many([ckey for _, ckey in todo])
+        return [(task, ckey, found.get(ckey)) for task, ckey in todo]
 
     def _serve_cached(
         self, chunk: list[Task], on_done: Callable[[Task, Record], None] | None
@@ -131,18 +137,18 @@ class LLMClient:
         coroutine per task) and return the others, to be run."""
         if self.cache is None:
             return chunk
-        self.prefetch(chunk)
-        rest = []
-        for task in chunk:
-            ready = self._prefetched.get(task.key)
-            if ready is None or ready[1] is None:
-                rest.append(task)
+        served = set()
+        for task, ckey, hit in self._lookup(chunk):
+            if task.key in self.runlog:  # a duplicate of a task served just now
                 continue
-            del self._prefetched[task.key]
-            record = self._finish(self._cached_record(task, ready[1]))
+            if hit is None or task.key in self._running:
+                self._prefetched[task.key] = (ckey, hit)
+                continue
+            served.add(id(task))
+            record = self._finish(self.models.get(task.spec).cached_record(task, hit))
             if on_done is not None:
                 on_done(task, record)
-        return rest
+        return [task for task in chunk if id(task) not in served]
 
     async def run_many(
         self,
@@ -268,7 +274,7 @@ class LLMClient:
             else:
                 ckey, hit = ready
             if hit is not None:
-                return self._finish(self._cached_record(task, hit))
+                return self._finish(model.cached_record(task, hit))
         base = self._base(task, model)
         if model.backend is None:
             await self.models.backend(model)
@@ -286,10 +292,6 @@ class LLMClient:
             "sample_index": task.sample_index,
             "meta": task.meta,
         }
-
-    def _cached_record(self, task: Task, hit: dict[str, Any]) -> Record:
-        base = self._base(task, self.models.get(task.spec))
-        return Record(**base, status="ok", raw=hit["raw"], parsed=hit["parsed"], cache_hit=True)
 
     async def _attempts(
         self,

@@ -19,6 +19,7 @@ from judgekit.llm.router import RoutedBackend, chain_of
 from judgekit.llm.spec import ModelSpec
 from judgekit.llm.structured import OutputFormat, output_format
 from judgekit.prompts import Prompt
+from judgekit.runlog import Record
 
 if TYPE_CHECKING:
     from judgekit.llm.client import Task
@@ -58,6 +59,14 @@ class ModelState:
                       "schema_name": task.schema.__name__}  # fmt: skip
             hit = self._statics[ident] = (task.prompt, fields)
         return hit[1]
+
+    def cached_record(self, task: Task, hit: dict[str, Any]) -> Record:
+        """The ``ok`` record of ``task`` answered by the cache entry ``hit`` (validated)."""
+        return Record.model_validate(
+            {**self.static(task), "key": task.key, "sample_index": task.sample_index,
+             "meta": task.meta, "status": "ok", "raw": hit["raw"], "parsed": hit["parsed"],
+             "cache_hit": True}
+        )  # fmt: skip
 
 
 class ModelRegistry:
