@@ -12,18 +12,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 from rich.text import Text
 
 from judgekit.cli import app
 from judgekit.cli.output import plain_console
+from judgekit.cli.progress import run_progress
 from judgekit.config import load_config
 from judgekit.pipelines import get_pipeline
 
@@ -76,15 +69,7 @@ def run_command(
     if cfg.cache.enabled and not no_cache:
         cache = ResponseCache(cfg.cache.dir)
     status: Counter[str] = Counter()
-    progress = Progress(
-        TextColumn("{task.description}", style="bold", markup=False),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[stats]}", markup=False),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=console,
-    )
+    progress = run_progress(console)
     shown = [0.0]
 
     def on_record(record: Record) -> None:

@@ -130,15 +130,23 @@ class LLMClient:
         found = self.cache.get_many([ckey for _, ckey in todo])
         return [(task, ckey, found.get(ckey)) for task, ckey in todo]
 
-    def _serve_cached(
+    def _serve_ready(
         self, chunk: list[Task], on_done: Callable[[Task, Record], None] | None
     ) -> list[Task]:
-        """Record the tasks of ``chunk`` that the cache answers (one lookup for the chunk, no
-        coroutine per task) and return the others, to be run."""
-        if self.cache is None:
-            return chunk
+        """Answer the tasks of ``chunk`` that need no call, with no coroutine per task: those
+        already recorded (a resume) and those the cache answers (one lookup for the chunk).
+        Returns the others, to be run."""
+        rest = []
+        for task in chunk:
+            record = self._resumed(task)
+            if record is None:
+                rest.append(task)
+            elif on_done is not None:
+                on_done(task, record)
+        if self.cache is None or not rest:
+            return rest
         served = set()
-        for task, ckey, hit in self._lookup(chunk):
+        for task, ckey, hit in self._lookup(rest):
             if task.key in self.runlog:  # a duplicate of a task served just now
                 continue
             if hit is None or task.key in self._running:
@@ -148,7 +156,7 @@ class LLMClient:
             record = self._finish(self.models.get(task.spec).cached_record(task, hit))
             if on_done is not None:
                 on_done(task, record)
-        return [task for task in chunk if id(task) not in served]
+        return [task for task in rest if id(task) not in served]
 
     async def run_many(
         self,
@@ -158,13 +166,13 @@ class LLMClient:
         batch: int = 256,
     ) -> None:
         """Run ``tasks`` with ``workers`` coroutines (memory stays flat however many tasks
-        there are), looking up the cache ``batch`` tasks at a time; ``on_done(task, record)``
-        is called as each ends."""
+        there are), answering recorded and cached tasks ``batch`` at a time without a
+        coroutine each; ``on_done(task, record)`` is called as each ends."""
 
         def feed() -> Iterator[Task | None]:
             source = iter(tasks)
             while chunk := list(islice(source, batch)):
-                yield from self._serve_cached(chunk, on_done)
+                yield from self._serve_ready(chunk, on_done)
                 yield None  # a pause: records of cache hits reach the disk, progress redraws
 
         queue = feed()
@@ -252,15 +260,25 @@ class LLMClient:
             if self._running.get(task.key) is future:
                 del self._running[task.key]
 
+    def _resumed(self, task: Task) -> Record | None:
+        """The record of ``task`` if the run log holds one that is final for this run.
+
+        Recorded tasks are final; with ``retry_errors``, an ``error`` (no answer: a server
+        down, a timeout) is not, once per process, so a fixed endpoint can heal a run."""
+        if task.key not in self.runlog:
+            return None
+        done = self.runlog.get(task.key)
+        if done is None or (
+            self.retry_errors and done.status == "error" and task.key not in self._called
+        ):
+            return None
+        self.seen.add(task.key)
+        return done
+
     async def _run(self, task: Task) -> Record:
-        if task.key in self.runlog:
-            done = self.runlog.get(task.key)
-            # recorded tasks are final; with retry_errors, an `error` (no answer: a server
-            # down, a timeout) is called again, so a fixed endpoint can heal a run
-            retry = self.retry_errors and done is not None and done.status == "error"
-            if done is not None and not (retry and task.key not in self._called):
-                self.seen.add(task.key)
-                return done
+        done = self._resumed(task)
+        if done is not None:
+            return done
         if self.retry_errors:  # an error recorded by this process is not retried by it
             self._called.add(task.key)
         model = self.models.get(task.spec)
