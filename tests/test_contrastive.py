@@ -13,11 +13,13 @@ from conftest import shared_path
 from typer.testing import CliRunner
 
 import judgekit.cli.contrast  # noqa: F401  (registers `judgekit contrast`)
+import judgekit.cli.contrast_inputs
 from judgekit.cli import app
 from judgekit.errors import InputError, JudgekitError
 from judgekit.locales import parse_locale
 from judgekit.metrics import contrastive as c
 from judgekit.metrics import mt
+from judgekit.metrics import word_recall as wr
 from judgekit.testsets import Manifest, TestSet, ntrex128_manifest
 
 
@@ -143,7 +145,7 @@ def test_word_recall_by_hand():
            "Goretzka joined Bayern from Schalke."]  # fmt: skip
     hyp = ["The pilot was named as Squadron Leader Werner Pattavee.",
            "Goretzka joined Bayern from Sevilla."]  # fmt: skip
-    result = c.locale_word_recall(hyp, orig, loc)
+    result = wr.locale_word_recall(hyp, orig, loc)
     first, second = result.segments
     assert (first.original_terms, first.localised_terms) == (
         ("Dilokrit", "Pattavee"),
@@ -156,21 +158,21 @@ def test_word_recall_by_hand():
     assert result.signature == "terms:ref-diff|tok:13a|case:mixed|pool:micro"
     # Case: "pattavee" is another word unless case is folded.
     lower = ["the pilot was named as squadron leader werner pattavee.", hyp[1]]
-    assert c.locale_word_recall(lower, orig, loc).n_fp == 1
-    assert c.locale_word_recall(lower, orig, loc, lowercase=True).n_fp == 2
+    assert wr.locale_word_recall(lower, orig, loc).n_fp == 1
+    assert wr.locale_word_recall(lower, orig, loc, lowercase=True).n_fp == 2
 
 
 def test_word_recall_cjk_counts_characters():
     # Taipei mayor Ko Wen-je said -> Singapore PM Lee Hsien Loong said (Traditional script).
     orig, loc = "台北市長柯文哲說", "新加坡總理李顯龍說"
     hyp = "新加坡總理李文哲說"  # keeps 文哲 of the original name, misses 顯龍
-    result = c.locale_word_recall([hyp], [orig], [loc], tokenize="zh")
+    result = wr.locale_word_recall([hyp], [orig], [loc], tokenize="zh")
     [seg] = result.segments
     assert "".join(seg.original_terms) == "".join(sorted("台北市長柯文哲"))
     assert (seg.fp_terms, seg.fn_terms) == (("哲", "文"), ("顯", "龍"))  # code point order
     assert (result.fp_rate, result.fn_rate) == (2 / 7, 2 / 8)
     with pytest.raises(JudgekitError, match="aligned lists"):
-        c.locale_word_recall([hyp], [orig, orig], [loc])
+        wr.locale_word_recall([hyp], [orig, orig], [loc])
 
 
 # --- NTREX-128: human locale variants used as "translations" -------------------------------
@@ -211,7 +213,7 @@ def test_ntrex128_word_recall_eng_gb():
     # 143/78 and 142/77 were also counted with a plain regex word split (\w, ', -), by hand.
     manifest = ntrex128_manifest(shared_path("ntrex128"))
     wmt19 = mt.read_lines(shared_path("ntrex128", "newstest2019-src.eng.txt"))
-    summary, segments = c.recall_frames({("wmt19", "eng-GB"): wmt19}, manifest)
+    summary, segments = wr.recall_frames({("wmt19", "eng-GB"): wmt19}, manifest)
     line19 = segments.set_index("line").loc[19]
     assert (line19.original_terms, line19.localised_terms) == ("neighboring", "neighbouring")
     assert (line19.fp_terms, line19.fn_terms) == ("neighboring", "neighbouring")
@@ -265,7 +267,7 @@ def test_cli_manifest_form_delta_recall_and_errors(tmp_path):
     # A translation file with the wrong number of lines: the error names both files.
     (tmp_path / "hyps" / "loc" / "fra.txt").write_text("a\nb\n")
     with pytest.raises(InputError) as info:
-        judgekit.cli.contrast._inputs(
+        judgekit.cli.contrast_inputs._inputs(
             str(tmp_path / "m.yaml"), tmp_path / "hyps", {}, "m", None, None
         )
     assert str(info.value) == (

@@ -15,9 +15,9 @@ from judgekit.metrics.correlation import (
     correlate_grouped,
     correlation_table,
     pair_counts,
-    tie_calibration,
 )
 from judgekit.metrics.mteval import align_seg_scores, read_seg_scores, read_sys_scores
+from judgekit.metrics.tie_calibration import tie_calibration
 
 # human [1,2,2,3], judge [1,1,2,3]: pairs (0,1) T_m, (0,2) C, (0,3) C, (1,2) T_h, (1,3) C, (2,3) C
 HUMAN = [1, 2, 2, 3]

@@ -10,7 +10,8 @@ import pytest
 from conftest import shared_path
 
 from judgekit.calibration import TIE, majority_vote
-from judgekit.items import human_votes, load_items
+from judgekit.human_votes import human_votes
+from judgekit.items import load_items
 from judgekit.pipelines.cultural import assign_splits, jury_label, majority
 from judgekit.report.cultural_validation import markdown_table, validate_subset
 

@@ -12,7 +12,8 @@ from conftest import shared_path
 
 from judgekit.cli.audit import write_rows
 from judgekit.errors import InputError
-from judgekit.items import human_votes, load_human_votes, load_items
+from judgekit.human_votes import human_votes, load_human_votes
+from judgekit.items import load_items
 
 LITE = ("benchmark-items", "global-mmlu-lite-en")
 DEV = ("benchmark-items", "mmlu-dev-en-ja")

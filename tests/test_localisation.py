@@ -248,7 +248,7 @@ def test_items_from_ted_mqm_are_reproducible() -> None:
 
 
 def test_gemba_reference_reproduces_the_manifest_tau_b(tmp_path: Path) -> None:
-    from judgekit.report.localisation import gemba_reference
+    from judgekit.report.errors_calibration import gemba_reference
 
     folder = shared_path("judge-vs-human", "wmt23-gemba-mqm-vs-human-mqm")
     ref = {g["pair"]: g for g in gemba_reference(folder, 24)}

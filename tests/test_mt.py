@@ -19,6 +19,7 @@ import judgekit.cli.score  # noqa: F401
 from judgekit.cli import app
 from judgekit.errors import InputError, JudgekitError
 from judgekit.metrics import mt
+from judgekit.metrics.spm import FLORES200_ENV, FLORES200_FILE
 
 TGT = {"en-de": "de", "zh-en": "en", "en-zh": "zh"}
 
@@ -187,7 +188,7 @@ def test_line_count_mismatch_names_both_files(tmp_path):
 def offline_sacrebleu(tmp_path, monkeypatch):
     """An empty sacrebleu cache, no env override, and a download that fails loudly if tried."""
     monkeypatch.setenv("SACREBLEU", str(tmp_path / "cache"))
-    monkeypatch.delenv(mt.FLORES200_ENV, raising=False)
+    monkeypatch.delenv(FLORES200_ENV, raising=False)
 
     def no_download(*args, **kwargs):
         raise AssertionError("a download was attempted")
@@ -201,9 +202,9 @@ def test_spbleu_without_the_model_fails_clearly_and_offline(offline_sacrebleu, m
         mt.corpus_score("spbleu", ["a"], [["a"]])
     message = str(info.value)
     assert str(offline_sacrebleu / "models" / "flores200sacrebleuspm") in message
-    assert str(offline_sacrebleu / "models" / mt.FLORES200_FILE) in message
-    assert mt.FLORES200_ENV in message and "--tokenize 13a" in message
-    monkeypatch.setenv(mt.FLORES200_ENV, "/nowhere/flores200.model")
+    assert str(offline_sacrebleu / "models" / FLORES200_FILE) in message
+    assert FLORES200_ENV in message and "--tokenize 13a" in message
+    monkeypatch.setenv(FLORES200_ENV, "/nowhere/flores200.model")
     with pytest.raises(JudgekitError, match="/nowhere/flores200.model: file not found"):
         mt.corpus_score("spbleu", ["a"], [["a"]])
 
@@ -235,12 +236,12 @@ def test_spbleu_reads_the_model_from_env_cache_and_argument(
     expected = _bleu_on_pieces(small_spm, hyps, refs)
     assert 0 < expected < 100
 
-    monkeypatch.setenv(mt.FLORES200_ENV, str(small_spm))
+    monkeypatch.setenv(FLORES200_ENV, str(small_spm))
     from_env = mt.corpus_score("spbleu", hyps, refs)
     assert from_env.metric == "spBLEU" and "tok:flores200" in from_env.signature
     assert from_env.score == pytest.approx(expected)
 
-    monkeypatch.delenv(mt.FLORES200_ENV)
+    monkeypatch.delenv(FLORES200_ENV)
     cached = offline_sacrebleu / "models" / "flores200sacrebleuspm"  # where sacrebleu looks
     cached.parent.mkdir(parents=True)
     cached.write_bytes(small_spm.read_bytes())

@@ -26,12 +26,12 @@ from rich.text import Text
 
 import judgekit
 from judgekit.cli import app
+from judgekit.cli.contrast_inputs import _inputs, _manifest, _metrics
 from judgekit.cli.output import plain_console
 from judgekit.errors import InputError, JudgekitError
-from judgekit.locales import Locale, parse_flores, parse_locale
-from judgekit.metrics import contrastive, mt
+from judgekit.metrics import contrastive, mt, word_recall
 from judgekit.metrics.postedit import postedit_stats
-from judgekit.testsets import Manifest, TestSet, load_manifest, manifest_dict, ntrex128_manifest
+from judgekit.testsets import manifest_dict
 
 contrast_app = typer.Typer(
     help="Localised vs original test sets: Delta, locale word recall, post-edit statistics.",
@@ -81,85 +81,6 @@ def _fmt(value: Any, spec: str = ".2f") -> str:
 def _write_json(path: Path, payload: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(_json_safe(payload), ensure_ascii=False, indent=2) + "\n")
-
-
-def _manifest(spec: str) -> Manifest:
-    if spec == "ntrex128" and not Path(spec).exists():
-        return ntrex128_manifest()
-    return load_manifest(spec)
-
-
-def _read_hyp(path: Path, testset: TestSet, n_refs: int) -> list[str]:
-    hyps = mt.read_lines(path)
-    if len(hyps) != n_refs:
-        ref = testset.reference or testset.data
-        raise InputError(path, f"has {len(hyps)} lines but the references {ref} have {n_refs}")
-    return hyps
-
-
-def _inputs(
-    manifest: str | None,
-    hyp_dir: Path | None,
-    pair: dict[str, Path | None],
-    model: str,
-    locale: str | None,
-    tgt_lang: str | None,
-) -> tuple[Manifest, dict[tuple[str, str], list[str]], list[str]]:
-    """Manifest, translations by (model, set id), and the (model, pair) cells without files."""
-    given = {k: v for k, v in pair.items() if v is not None}
-    if manifest is not None:
-        if given or hyp_dir is None:
-            raise InputError(None, "give --manifest with --hyp-dir, or the single-pair options")
-        found = _manifest(manifest)
-        if not hyp_dir.is_dir():
-            raise InputError(hyp_dir, "not a folder", field="--hyp-dir")
-        hyps: dict[tuple[str, str], list[str]] = {}
-        lengths: dict[str, int] = {}
-        for model_dir in sorted(p for p in hyp_dir.iterdir() if p.is_dir()):
-            for t in found.testsets.values():
-                file = model_dir / f"{t.id}.txt"
-                if file.is_file():
-                    if t.id not in lengths:
-                        lengths[t.id] = len(t.read().references)
-                    hyps[model_dir.name, t.id] = _read_hyp(file, t, lengths[t.id])
-        models = sorted({m for m, _ in hyps})
-        if not models:
-            raise InputError(hyp_dir, "no <model>/<test set id>.txt files for this manifest")
-        missing = [
-            f"{m}: {loc.id} vs {orig.id}"
-            for m in models
-            for loc, orig in found.pairs()
-            if ((m, loc.id) in hyps) != ((m, orig.id) in hyps)
-        ]
-        return found, hyps, missing
-    need = [k for k in pair if pair[k] is None]
-    if need or locale is None:
-        flags = ", ".join(f"--{k.replace('_', '-')}" for k in need + ([] if locale else ["locale"]))
-        raise InputError(None, f"missing {flags} (or use --manifest with --hyp-dir)")
-    loc = parse_locale(locale, field="--locale", need_location=True)
-    tgt = parse_flores(tgt_lang, field="--tgt-lang") if tgt_lang else loc.flores
-    src = loc.flores if tgt != loc.flores else "und_Zzzz"
-    orig_locale = Locale(loc.language, loc.script)
-    sets = {
-        "original": TestSet("original", src, tgt, orig_locale, reference=pair["orig_ref"]),
-        loc.id: TestSet(loc.id, src, tgt, loc, "original", reference=pair["loc_ref"]),
-    }
-    built = Manifest(sets)
-    hyps = {}
-    for key, set_id in (("orig_hyp", "original"), ("loc_hyp", loc.id)):
-        if key in pair:
-            hyps[model, set_id] = _read_hyp(
-                pair[key], sets[set_id], len(sets[set_id].read().references)
-            )
-    return built, hyps, []
-
-
-def _metrics(spec: str) -> list[str]:
-    names = list(dict.fromkeys(n.strip().lower() for n in spec.split(",") if n.strip()))
-    unknown = [n for n in names if n not in mt.METRICS]
-    if not names or unknown:
-        raise InputError(None, f"choose from {', '.join(mt.METRICS)}", field="--metric")
-    return names
 
 
 def _warn_missing(missing: list[str]) -> None:
@@ -323,7 +244,7 @@ def recall(
     terms it misses."""
     pair = {"orig_ref": orig_ref, "loc_ref": loc_ref, "loc_hyp": loc_hyp}
     found, hyps, _ = _inputs(manifest, hyp_dir, pair, model, locale, tgt_lang)
-    summary, segments = contrastive.recall_frames(
+    summary, segments = word_recall.recall_frames(
         hyps, found, tokenize=tokenize, lowercase=lowercase
     )
     if summary.empty:

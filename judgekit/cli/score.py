@@ -14,6 +14,7 @@ from judgekit.cli import app
 from judgekit.cli.output import plain_console
 from judgekit.errors import InputError, JudgekitError
 from judgekit.metrics import mt
+from judgekit.metrics.spm import FLORES200_ENV
 
 
 def _metric_names(spec: str) -> list[str]:
@@ -47,7 +48,7 @@ def score(
     spm_model: Annotated[
         Path | None,
         typer.Option(
-            help=f"SentencePiece model for spBLEU (else ${mt.FLORES200_ENV}, else "
+            help=f"SentencePiece model for spBLEU (else ${FLORES200_ENV}, else "
             "sacrebleu's cache). Never downloaded."
         ),
     ] = None,

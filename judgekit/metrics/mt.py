@@ -7,7 +7,8 @@ from which it can be reproduced with the sacrebleu command line.
   (``13a`` default, ``zh``, ``ja-mecab``, ``char``, ``intl``, ...).
 * spBLEU: BLEU over SentencePiece pieces with the FLORES-200 model (``tok:flores200``; NLLB Team
   2022, Sec. 7.1; Cultivar paper, Sec. 4). judgekit never downloads the model: it reads it from a
-  configured path (see :func:`resolve_spm_model`) and fails with a clear error when it is absent.
+  configured path (see :func:`judgekit.metrics.spm.resolve_spm_model`) and fails with a clear
+  error when it is absent.
 * chrF: Popovic 2015, character 6-grams, beta 2, ``word_order=0`` (chrF2, not chrF++).
 
 References use sacrebleu's stream layout: ``refs[k][i]`` is the k-th reference of segment i.
@@ -17,34 +18,21 @@ Maxwell 2005) runs through ``sacrebleu.significance.PairedTest``.
 
 from __future__ import annotations
 
-import hashlib
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 from sacrebleu.metrics import BLEU, CHRF
 from sacrebleu.metrics.base import Metric
 from sacrebleu.significance import PairedTest
-from sacrebleu.tokenizers.tokenizer_base import BaseTokenizer
 from sacrebleu.tokenizers.tokenizer_spm import SPM_MODELS
 from sacrebleu.utils import smart_open
 
 from judgekit.errors import InputError, JudgekitError
+from judgekit.metrics.spm import CUSTOM_SPM_PREFIX, SPBLEU_TOKENIZER, _is_spm, _spm_tokenizer
 
 METRICS = ("spbleu", "bleu", "chrf")
 """Metric names accepted by :func:`make_metric` (case-insensitive)."""
-
-SPBLEU_TOKENIZER = "flores200"
-FLORES200_ENV = "JUDGEKIT_FLORES200_SPM"
-"""Environment variable naming the FLORES-200 SentencePiece model file."""
-
-FLORES200_FILE = "flores200_sacrebleu_tokenizer_spm.model"
-"""The model's published file name (sacrebleu caches it as ``models/flores200sacrebleuspm``)."""
-
-CUSTOM_SPM_PREFIX = "spm:"
-"""``tokenize="spm:/path/model"`` tokenizes BLEU with any SentencePiece model file."""
 
 Refs = Sequence[Sequence[str]]
 
@@ -96,94 +84,6 @@ class PairedResult:
     signature: str
 
 
-class _SPMTokenizer(BaseTokenizer):
-    """sacrebleu's SentencePiece tokenizer, loaded from a local file instead of a download."""
-
-    def __init__(self, model_path: Path, name: str) -> None:
-        import sentencepiece as spm
-
-        self._name = name
-        self._sp = spm.SentencePieceProcessor()
-        try:
-            self._sp.Load(str(model_path))
-        except (OSError, RuntimeError) as exc:
-            raise JudgekitError(f"cannot load SentencePiece model {model_path}: {exc}") from exc
-
-    def signature(self) -> str:
-        return self._name
-
-    @lru_cache(maxsize=2**16)  # noqa: B019 - same per-instance cache as sacrebleu's tokenizers
-    def __call__(self, line: str) -> str:
-        return " ".join(self._sp.EncodeAsPieces(line))
-
-
-def sacrebleu_cache_dir() -> Path:
-    """sacrebleu's cache folder: ``$SACREBLEU``, default ``~/.sacrebleu``."""
-    return Path(os.environ.get("SACREBLEU", Path.home() / ".sacrebleu"))
-
-
-def spm_model_candidates(key: str = SPBLEU_TOKENIZER) -> list[Path]:
-    """Files in sacrebleu's cache that hold the SentencePiece model of tokenizer ``key``.
-
-    The first is where sacrebleu itself looks before downloading (``models/`` + the basename of
-    its URL, ``flores200sacrebleuspm`` for flores200); for flores200 the published file name
-    ``flores200_sacrebleu_tokenizer_spm.model`` is accepted there too.
-    """
-    models = sacrebleu_cache_dir() / "models"
-    found = [models / os.path.basename(SPM_MODELS[key]["url"])]
-    if key == SPBLEU_TOKENIZER:
-        found.append(models / FLORES200_FILE)
-    return found
-
-
-def resolve_spm_model(key: str = SPBLEU_TOKENIZER, path: str | Path | None = None) -> Path:
-    """Find the SentencePiece model for tokenizer ``key`` without any network access.
-
-    Order: ``path``; for flores200 the ``JUDGEKIT_FLORES200_SPM`` environment variable; then the
-    files of :func:`spm_model_candidates` in sacrebleu's cache.
-
-    Raises:
-        JudgekitError: a given path or the environment variable names a missing file, or no
-            candidate exists; the message lists every path tried and how to fall back.
-    """
-    if path is not None:
-        if not Path(path).is_file():
-            raise JudgekitError(f"SentencePiece model for '{key}' not found: {path}")
-        return Path(path)
-    env = os.environ.get(FLORES200_ENV) if key == SPBLEU_TOKENIZER else None
-    if env:
-        if not Path(env).is_file():
-            raise JudgekitError(f"{FLORES200_ENV}={env}: file not found")
-        return Path(env)
-    candidates = spm_model_candidates(key)
-    for candidate in candidates:
-        if candidate.is_file():
-            return candidate
-    tried = ", ".join(str(c) for c in candidates)
-    hint = f"set {FLORES200_ENV}=/path/to/{FLORES200_FILE}, or pass " if key == "flores200" else ""
-    raise JudgekitError(
-        f"tokenizer '{key}' needs its SentencePiece model and judgekit never downloads it. "
-        f"Looked for: {tried}. Fix: {hint}spm_model (--spm-model PATH), "
-        f"or copy the file to {candidates[0]}; "
-        f"or choose another tokenizer explicitly (e.g. --tokenize 13a; the signature shows it)."
-    )
-
-
-def _spm_tokenizer(tokenize: str, spm_model: str | Path | None) -> _SPMTokenizer:
-    if tokenize.startswith(CUSTOM_SPM_PREFIX):
-        path = Path(tokenize[len(CUSTOM_SPM_PREFIX) :])
-        if not path.is_file():
-            raise JudgekitError(f"SentencePiece model not found: {path}")
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()[:10]
-        return _SPMTokenizer(path, f"spm-{digest}")
-    key = "flores101" if tokenize == "spm" else tokenize
-    return _SPMTokenizer(resolve_spm_model(key, spm_model), SPM_MODELS[key]["signature"])
-
-
-def _is_spm(tokenize: str) -> bool:
-    return tokenize in SPM_MODELS or tokenize.startswith(CUSTOM_SPM_PREFIX)
-
-
 def make_metric(
     name: str,
     *,
@@ -199,7 +99,8 @@ def make_metric(
         tokenize: BLEU tokenizer; default ``flores200`` for spbleu, ``13a`` for bleu. Any sacrebleu
             tokenizer, or ``spm:PATH`` for a custom SentencePiece model (signature
             ``tok:spm-<sha256 prefix>``). Ignored for chrF, which does not tokenize.
-        spm_model: model file for an SPM tokenizer (see :func:`resolve_spm_model`).
+        spm_model: model file for an SPM tokenizer (see
+            :func:`judgekit.metrics.spm.resolve_spm_model`).
         sentence_level: BLEU with ``effective_order=True``, as sacrebleu's sentence BLEU and
             the WMT23 segment scores use.
         lowercase: case-insensitive scores (``case:lc`` in the signature).

@@ -30,14 +30,8 @@ from judgekit.calibration import TIE
 from judgekit.config import RunConfig
 from judgekit.data import resolve_path
 from judgekit.errors import InputError
-from judgekit.items import (
-    BenchmarkItem,
-    HumanVotes,
-    ItemFile,
-    language_name,
-    load_human_votes,
-    load_items,
-)
+from judgekit.human_votes import HumanVotes, load_human_votes
+from judgekit.items import BenchmarkItem, ItemFile, language_name, load_items
 from judgekit.llm.client import LLMClient, Task
 from judgekit.llm.spec import ModelSpec
 from judgekit.pipelines.cultural_schemas import (

@@ -34,7 +34,7 @@ import pandas as pd
 
 from judgekit.calibration import TIE, Estimate, JudgeReport, human_ceiling, judge_vs_humans
 from judgekit.errors import InputError, JudgekitError
-from judgekit.items import HumanVotes
+from judgekit.human_votes import HumanVotes
 from judgekit.labels import LabelTable
 from judgekit.metrics.agreement import (
     AgreementResult,
@@ -298,7 +298,8 @@ def validate_run(
         InputError: not an audit run directory, an item file gone, or no human votes.
     """
     from judgekit.data import resolve_path
-    from judgekit.items import load_human_votes, load_items
+    from judgekit.human_votes import load_human_votes
+    from judgekit.items import load_items
     from judgekit.pipelines.cultural_schemas import load_rubric
 
     run_dir = Path(run_dir)
