@@ -115,3 +115,50 @@ def test_cache_stats_and_clear_commands(tmp_path: Path) -> None:
     cache = ResponseCache(tmp_path)
     assert cache.stats()["entries"] == 0
     cache.close()
+
+
+def test_unreadable_entries_are_misses_not_crashes(tmp_path: Path) -> None:
+    import sqlite3
+
+    cache = ResponseCache(tmp_path)
+    cache.set("big", {"raw": "x" * 60_000, "parsed": {}})  # over diskcache's inline limit: a file
+    cache.set("bad", {"raw": "y", "parsed": {}})
+    cache.set("good", {"raw": "z", "parsed": {}})
+    cache.flush()
+    assert set(cache.get_many(["big", "bad", "good"])) == {"big", "bad", "good"}
+    # a file removed by a concurrent run, a value that is not a pickle
+    (file,) = [p for p in tmp_path.rglob("*.val")]
+    file.unlink()
+    with sqlite3.connect(tmp_path / "cache.db") as con:
+        con.execute("UPDATE Cache SET value = X'DEADBEEF' WHERE key = 'bad'")
+    assert cache.get_many(["big", "bad", "good"]) == {"good": {"raw": "z", "parsed": {}}}
+    assert cache.get("big") is None and cache.get("bad") is None
+    cache.close()
+
+
+def test_a_cache_that_cannot_be_opened_is_one_clear_error(tmp_path: Path) -> None:
+    from judgekit.errors import JudgekitError
+
+    (tmp_path / "cache.db").write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(JudgekitError, match=f"cache {tmp_path} cannot be opened.*--no-cache"):
+        ResponseCache(tmp_path)
+
+
+def test_failed_writes_are_counted_and_never_hang_the_run(tmp_path: Path) -> None:
+    import sqlite3
+    import threading
+
+    cache = ResponseCache(tmp_path)
+
+    def read_only(*args, **kwargs):
+        raise sqlite3.OperationalError("attempt to write a readonly database")
+
+    cache._cache.set = read_only
+    for i in range(600):
+        cache.set(f"k{i}", {"raw": "x", "parsed": {}})
+    flushed = threading.Thread(target=cache.flush, daemon=True)
+    flushed.start()
+    flushed.join(10)
+    assert not flushed.is_alive()  # the writer lives on
+    assert cache.write_errors == 600 and "readonly" in cache.write_error
+    cache.close()

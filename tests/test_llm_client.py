@@ -189,3 +189,38 @@ def test_retry_errors_calls_a_failed_key_once_per_run(server, tmp_path) -> None:
     asyncio.run(client.run_many(failing, workers=1))
     assert client.calls_made == 1
     assert len((tmp_path / "r" / "records.jsonl").read_text().splitlines()) == 1
+
+
+def test_cache_entries_that_are_not_valid_answers_are_called_again(server, tmp_path) -> None:
+    from judgekit.llm.cache import ResponseCache, task_key
+
+    model = spec(server)
+    cache = ResponseCache(tmp_path / "cache")
+    tasks = [task(f"g{i}", "[[fault:ok]]", model) for i in range(5)]
+    client = LLMClient(RunLog(tmp_path / "a"), cache)
+    prefix = client.models.get(model).format(tasks[0].schema)[1]
+    garbage = [{"raw": "x"}, "a string", {"raw": "x", "parsed": "garbage"},
+               {"raw": "x", "parsed": {"valid": [1, 2]}}, None]  # fmt: skip
+    for t, value in zip(tasks, garbage, strict=True):
+        cache._cache.set(task_key(prefix, t.messages, 0), value)
+    done = []
+    asyncio.run(client.run_many(tasks, 4, lambda t, r: done.append(r)))
+    assert client.calls_made == 5 and client.cache_rejected == 4  # None is a plain miss
+    assert [r.status for r in done] == ["ok"] * 5 and not any(r.cache_hit for r in done)
+    assert all(len(r.parsed["valid"]) == 5 for r in done)  # the server's answers, not garbage
+    cache.flush()
+    again = LLMClient(RunLog(tmp_path / "b"), cache)  # the entries were rewritten
+    asyncio.run(again.run_many(tasks, 4))
+    assert again.calls_made == 0 and again.cache_rejected == 0
+    assert {r.key: r.parsed for r in again.records()} == {r.key: r.parsed for r in done}
+
+
+def test_a_repeated_key_waits_for_the_retry_of_its_error(server, tmp_path) -> None:
+    model = spec(server, max_retries=1)
+    asyncio.run(LLMClient(RunLog(tmp_path)).run_many([task("e", "[[fault:500]]", model)], 1))
+    assert RunLog(tmp_path).get("e").status == "error"
+    client = LLMClient(RunLog(tmp_path), retry_errors=True)
+    again = [task("e", "[[fault:latency=0.3]]", model) for _ in range(2)]  # now it answers
+    done = []
+    asyncio.run(client.run_many(again, 2, lambda t, r: done.append(r.status), batch=1))
+    assert done == ["ok", "ok"] and client.calls_made == 1

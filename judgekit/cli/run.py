@@ -80,10 +80,17 @@ def run_command(
             shown[0] = now
             progress.update(bar, stats=_stats(status, client))
 
+    async def tick() -> None:  # progress also moves while every call is slow
+        while True:
+            await asyncio.sleep(1.0)
+            progress.update(bar, stats=_stats(status, client))
+
     async def run_all() -> None:
+        ticker = asyncio.create_task(tick())
         try:
             await runner.run(on_item=lambda _item: progress.advance(bar))
         finally:
+            ticker.cancel()
             await client.aclose()
 
     client = LLMClient(runlog, cache, on_record=on_record, retry_errors=retry_errors)
@@ -104,8 +111,10 @@ def run_command(
             return
         with progress:
             bar = progress.add_task(cfg.pipeline, total=len(planned), stats="")
-            asyncio.run(run_all())
-            progress.update(bar, stats=_stats(status, client))
+            try:
+                asyncio.run(run_all())
+            finally:
+                progress.update(bar, stats=_stats(status, client))
         summary = report(runner, client.records(), out_dir)
     finally:
         client.close()
@@ -117,14 +126,24 @@ def run_command(
     elapsed = time.monotonic() - started
     if hasattr(runner, "print_summary"):
         runner.print_summary(summary, console)
+    if cache is not None and cache.write_errors:
+        console.print(
+            f"{cache.write_errors} answers could not be written to the cache "
+            f"({cache.write_error}); their records are in records.jsonl"
+        )
+    if client.cache_rejected:
+        console.print(
+            f"{client.cache_rejected} cache entries were not valid answers of their task's "
+            "schema (corrupt, or written by something else): those tasks were called again"
+        )
     _print_summary(summary, client.calls_made, elapsed, out_dir)
 
 
 def _stats(status: Counter[str], client: LLMClient) -> str:
     usage = client.usage
     tokens = int(usage.total("tokens_in") + usage.total("tokens_out"))
-    return (
-        f"calls {client.calls_made} ok {status['ok']} "
+    return (  # this process's records (a resumed run's earlier records are not counted)
+        f"this run: calls {client.calls_made} ok {status['ok']} "
         f"unscored {status['unscored']} error {status['error']} cached {status['cached']} "
         f"tokens {tokens:,} ${usage.total('cost_usd'):.4f}"
     )

@@ -27,6 +27,8 @@ from typing import Any
 import diskcache
 from diskcache.core import MODE_PICKLE
 
+from judgekit.errors import JudgekitError
+
 _STOP = object()
 _BATCH = 256
 # diskcache's table layout (5.x), for reading many keys in one query
@@ -111,7 +113,12 @@ class ResponseCache:
     """A process-safe disk cache of successful answers.
 
     Each value is a dict ``{"raw": str, "parsed": dict}``. ``set`` returns at once; the entry
-    is written by a background thread (``flush`` waits for it).
+    is written by a background thread (``flush`` waits for it). An entry that cannot be read
+    is a miss; entries that cannot be written (disk full, read-only) are counted in
+    ``write_errors``, the last reason in ``write_error``, and the run goes on.
+
+    Raises:
+        JudgekitError: the cache directory or its database cannot be opened.
 
     Args:
         directory: where the cache lives (default :func:`default_cache_dir`).
@@ -119,20 +126,28 @@ class ResponseCache:
 
     def __init__(self, directory: Path | str | None = None) -> None:
         self.directory = Path(directory) if directory else default_cache_dir()
-        self.directory.mkdir(parents=True, exist_ok=True)
-        self._cache = diskcache.Cache(str(self.directory), size_limit=2**34)
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            self._cache = diskcache.Cache(str(self.directory), size_limit=2**34)
+        except (OSError, sqlite3.Error) as exc:
+            raise JudgekitError(
+                f"cache {self.directory} cannot be opened ({type(exc).__name__}: {exc}); "
+                "remove that directory or run with --no-cache"
+            ) from None
         self._pending: dict[str, dict[str, Any]] = {}
         self._queue: queue.Queue[Any] = queue.Queue()
         self._writer: threading.Thread | None = None
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
+        self.write_errors = 0
+        self.write_error = ""
 
     def get(self, key: str) -> dict[str, Any] | None:
-        """The cached answer for ``key``, or None."""
+        """The cached answer for ``key``, or None (also for an entry that cannot be read)."""
         value = self._pending.get(key)
         if value is None:
-            value = self._cache.get(key)
+            value = self._read(key)
         if value is None:
             self.misses += 1
         else:
@@ -143,7 +158,9 @@ class ResponseCache:
         """The cached answers among ``keys`` (missing keys are left out), in a few queries.
 
         Reads diskcache's table directly (one ``IN`` query per 500 keys); should its layout
-        ever change, falls back to one ``get`` per key.
+        ever change, falls back to one ``get`` per key. An entry that cannot be read (its file
+        replaced by a concurrent run, a corrupt value) is asked for again on its own, and left
+        out if it still cannot be read.
         """
         out = {k: self._pending[k] for k in keys if k in self._pending}
         rest = [k for k in keys if k not in out]
@@ -155,15 +172,27 @@ class ResponseCache:
                 rows = self._cache._sql(query, (*chunk, time.time())).fetchall()
                 fetch = self._cache._disk.fetch
                 for key, mode, filename, value in rows:
-                    if mode == MODE_PICKLE and value is not None:  # inline: no file to open
-                        out[key] = pickle.loads(value)
-                    else:
-                        out[key] = fetch(mode, filename, value, False)
+                    try:
+                        if mode == MODE_PICKLE and value is not None:  # inline: no file to open
+                            out[key] = pickle.loads(value)
+                        else:
+                            out[key] = fetch(mode, filename, value, False)
+                    except Exception:  # unreadable now: one more try, alone
+                        if (again := self._read(key)) is not None:
+                            out[key] = again
         except (AttributeError, TypeError, ValueError, sqlite3.Error):
-            out.update({k: v for k in rest if (v := self._cache.get(k)) is not None})
+            out.update({k: v for k in rest if (v := self._read(k)) is not None})
         self.hits += len(out)
         self.misses += len(keys) - len(out)
         return out
+
+    def _read(self, key: str) -> Any:
+        """diskcache's value for ``key``; None if absent or unreadable (a file removed by a
+        concurrent run, a corrupt or foreign pickle)."""
+        try:
+            return self._cache.get(key)
+        except Exception:  # any failure to read an entry makes it a miss
+            return None
 
     def set(self, key: str, value: dict[str, Any]) -> None:
         """Queue ``value`` for writing (returns at once)."""
@@ -189,9 +218,13 @@ class ResponseCache:
             entries = [b for b in batch if b is not _STOP]
             try:
                 if entries:
-                    with self._cache.transact():
-                        for key, value in entries:
-                            self._cache.set(key, value)
+                    try:
+                        with self._cache.transact():
+                            for key, value in entries:
+                                self._cache.set(key, value)
+                    except Exception as exc:  # disk full, read-only, locked: the run goes on
+                        self.write_errors += len(entries)
+                        self.write_error = f"{type(exc).__name__}: {exc}"
                     for key, _ in entries:
                         self._pending.pop(key, None)
             finally:

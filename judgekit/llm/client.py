@@ -77,6 +77,8 @@ class LLMClient:
 
     Attributes:
         calls_made: HTTP attempts sent by this process.
+        cache_rejected: cache entries found but not valid answers of their task's schema
+            (the tasks were called instead, and their entries rewritten).
         seen: ``key -> Record`` of every record this run used, resumed or new (read lazily
             from the run log; iterate ``records()`` to stream them).
         usage: running totals per role and model of the records written by this process.
@@ -95,6 +97,7 @@ class LLMClient:
         self.cache = cache
         self.on_record = on_record
         self.calls_made = 0
+        self.cache_rejected = 0
         self.seen: RecordIndex = RecordIndex(runlog, set())
         self.usage = UsageTotals()
         self.transport = AiohttpTransport()
@@ -137,8 +140,8 @@ class LLMClient:
         already recorded (a resume) and those the cache answers (one lookup for the chunk).
         Returns the others, to be run."""
         rest = []
-        for task in chunk:
-            record = self._resumed(task)
+        for task in chunk:  # a key running now (a retried error) waits for its new record
+            record = None if task.key in self._running else self._resumed(task)
             if record is None:
                 rest.append(task)
             elif on_done is not None:
@@ -149,14 +152,27 @@ class LLMClient:
         for task, ckey, hit in self._lookup(rest):
             if task.key in self.runlog:  # a duplicate of a task served just now
                 continue
-            if hit is None or task.key in self._running:
+            if task.key in self._running:  # run() waits for that run's record
                 self._prefetched[task.key] = (ckey, hit)
                 continue
+            record = self._cached(task, hit)
+            if record is None:  # a miss, or an entry rejected: to be called
+                self._prefetched[task.key] = (ckey, None)
+                continue
             served.add(id(task))
-            record = self._finish(self.models.get(task.spec).cached_record(task, hit))
+            self._finish(record)
             if on_done is not None:
                 on_done(task, record)
         return [task for task in rest if id(task) not in served]
+
+    def _cached(self, task: Task, hit: Any) -> Record | None:
+        """The record of a cache hit; None for a miss or an entry that is not a valid answer
+        (counted in ``cache_rejected``)."""
+        if hit is None:
+            return None
+        record = self.models.get(task.spec).cached_record(task, hit)
+        self.cache_rejected += record is None
+        return record
 
     async def run_many(
         self,
@@ -291,8 +307,9 @@ class LLMClient:
                 hit = self.cache.get(ckey)
             else:
                 ckey, hit = ready
-            if hit is not None:
-                return self._finish(model.cached_record(task, hit))
+            cached = self._cached(task, hit)
+            if cached is not None:
+                return self._finish(cached)
         base = self._base(task, model)
         if model.backend is None:
             await self.models.backend(model)

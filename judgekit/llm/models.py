@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from judgekit.llm.backends import Backend, Sender, SingleBackend, make_endpoint
 from judgekit.llm.cache import key_prefix
@@ -60,13 +60,19 @@ class ModelState:
             hit = self._statics[ident] = (task.prompt, fields)
         return hit[1]
 
-    def cached_record(self, task: Task, hit: dict[str, Any]) -> Record:
-        """The ``ok`` record of ``task`` answered by the cache entry ``hit`` (validated)."""
-        return Record.model_validate(
-            {**self.static(task), "key": task.key, "sample_index": task.sample_index,
-             "meta": task.meta, "status": "ok", "raw": hit["raw"], "parsed": hit["parsed"],
-             "cache_hit": True}
-        )  # fmt: skip
+    def cached_record(self, task: Task, hit: Any) -> Record | None:
+        """The ``ok`` record of ``task`` answered by the cache entry ``hit``, or None when the
+        entry is not a valid answer of the task's schema (corrupt, or written by something
+        else): the task is then called and its entry rewritten."""
+        try:
+            task.schema.model_validate(hit["parsed"])
+            return Record.model_validate(
+                {**self.static(task), "key": task.key, "sample_index": task.sample_index,
+                 "meta": task.meta, "status": "ok", "raw": hit["raw"], "parsed": hit["parsed"],
+                 "cache_hit": True}
+            )  # fmt: skip
+        except (TypeError, KeyError, IndexError, ValidationError):
+            return None
 
 
 class ModelRegistry:
