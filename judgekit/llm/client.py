@@ -2,16 +2,16 @@
 
 Path of a call: run log (resume) -> cache -> backend (endpoint limiter -> aiohttp transport or
 litellm; litellm's Router where a spec has several endpoints) -> validate (pydantic) -> bounded
-re-ask -> record. Transient failures (429, 5xx, timeouts, refused connections) are retried with
-tenacity, bounded by attempts and total time. Every task ends as exactly one record: ``ok``,
-``unscored`` (answered, never validly; raw answer and reason kept) or ``error`` (no answer; the
-reason kept). An error string is never parsed as an answer, and nothing is mapped to a default.
+re-ask -> record (``call.py``). Transient failures (429, 5xx, timeouts, refused connections) are
+retried with tenacity, bounded by attempts and total time. Every task ends as exactly one
+record: ``ok``, ``unscored`` (answered, never validly; raw answer and reason kept) or ``error``
+(no answer; the reason kept). An error string is never parsed as an answer, and nothing is
+mapped to a default.
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
@@ -19,19 +19,13 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from judgekit.errors import JudgekitError
-from judgekit.llm.backends import Completion, Sender
+from judgekit.llm.backends import Sender
 from judgekit.llm.cache import ResponseCache, task_key
+from judgekit.llm.call import call_task
 from judgekit.llm.models import ModelRegistry, ModelState
-from judgekit.llm.retry import QUEUED, is_transient, retrying
 from judgekit.llm.secrets import redact
 from judgekit.llm.spec import ModelSpec
-from judgekit.llm.structured import (
-    InvalidAnswer,
-    OutputFormat,
-    parse_answer,
-    reask_messages,
-)
+from judgekit.llm.structured import InvalidAnswer, parse_answer
 from judgekit.llm.transport import AiohttpTransport
 from judgekit.llm.usage import UsageTotals
 from judgekit.prompts import Prompt
@@ -313,7 +307,7 @@ class LLMClient:
         base = self._base(task, model)
         if model.backend is None:
             await self.models.backend(model)
-        record, by_primary = await self._call(task, model, fmt, base)
+        record, by_primary = await call_task(task, model, fmt, base, self._count_attempt)
         if ckey is not None and by_primary and record.status == "ok":
             self.cache.set(ckey, {"raw": record.raw, "parsed": record.parsed})  # type: ignore[union-attr]
         return self._finish(record)
@@ -328,113 +322,8 @@ class LLMClient:
             "meta": task.meta,
         }
 
-    async def _attempts(
-        self,
-        model: ModelState,
-        messages: list[dict[str, Any]],
-        fmt: OutputFormat,
-        counter: list[int],
-        queued: list[float],
-    ) -> Completion:
-        """Attempts until an answer, under the tenacity policy of ``retry.py``. The first
-        attempt runs outside tenacity (most calls need one); a transient failure enters the
-        policy as its attempt 1, so back-off, Retry-After and the bounds count it. Seconds
-        spent waiting for an endpoint slot are added to ``queued[0]``."""
-        spec = model.spec
-        started = time.monotonic()
-        QUEUED.set(queued)
-        before = queued[0]
-        counter[0] += 1
+    def _count_attempt(self) -> None:
         self.calls_made += 1
-        try:
-            return await model.backend.complete(  # type: ignore[union-attr]
-                messages, fmt, spec.max_retries <= 1
-            )
-        except Exception as exc:
-            if not is_transient(exc) or spec.max_retries <= 1:
-                raise
-            first: Exception | None = exc
-        budget = max(0.0, spec.total_time() - (time.monotonic() - started - queued[0] + before))
-        waited = queued[0]
-        result: Completion | None = None
-        policy = retrying(spec.max_retries, spec.retry_max_wait, budget, lambda: queued[0] - waited)
-        async for attempt in policy:
-            with attempt:
-                if first is not None:  # replay attempt 1's failure for the policy
-                    exc, first = first, None
-                    raise exc
-                counter[0] += 1
-                self.calls_made += 1
-                last = attempt.retry_state.attempt_number >= spec.max_retries
-                result = await model.backend.complete(  # type: ignore[union-attr]
-                    messages, fmt, last
-                )
-        assert result is not None
-        return result
-
-    async def _call(
-        self, task: Task, model: ModelState, fmt: OutputFormat, base: dict[str, Any]
-    ) -> tuple[Record, bool]:
-        spec = task.spec
-        messages = task.messages
-        counter, queued = [0], [0.0]
-        reasks = tokens_in = tokens_out = 0
-        cost = 0.0
-        raw: str | None = None
-        served: str | None = None
-        reason = ""
-        started = time.monotonic()
-
-        def record(status: str, **fields: Any) -> Record:
-            return Record(
-                **base,
-                status=status,
-                raw=raw,
-                attempts=counter[0],
-                reasks=reasks,
-                latency_s=round(time.monotonic() - started - queued[0], 4),
-                tokens_in=tokens_in,
-                tokens_out=tokens_out,
-                cost=cost,
-                served_by=served,
-                **fields,
-            )
-
-        for reask in range(spec.max_reasks + 1):
-            reasks = reask
-            try:
-                answer = await self._attempts(model, messages, fmt, counter, queued)
-            except InvalidAnswer as exc:  # tools mode validates inside instructor
-                raw, reason = exc.raw, exc.reason
-            except JudgekitError:
-                raise
-            except Exception as exc:  # transient errors outlasted retries, or a hard refusal
-                kind = "transient" if is_transient(exc) else "request"
-                message = redact(f"{kind}: {type(exc).__name__}: {exc}")[:500]
-                return record("error", reason=message), False
-            else:
-                tokens_in += answer.tokens_in
-                tokens_out += answer.tokens_out
-                cost += answer.cost
-                raw, served = answer.raw, answer.served_by
-                try:
-                    obj = answer.parsed or parse_answer(raw, fmt.schema, answer.finish_reason)
-                except InvalidAnswer as exc:
-                    reason = exc.reason
-                else:
-                    parsed = obj.model_dump(mode="json")
-                    return record("ok", parsed=parsed), answer.spec is spec
-            if reask == spec.max_reasks:
-                break
-            # bounded re-ask: the original messages plus only the latest answer and correction
-            again = reask_messages(
-                task.messages, raw, reason, window=spec.window(), max_tokens=spec.max_tokens
-            )
-            if again is None:
-                reason += " (no re-ask: the prompt fills the context window)"
-                break
-            messages = again
-        return record("unscored", reason=redact(reason)[:500]), False
 
     def _finish(self, record: Record) -> Record:
         self.runlog.append(record)
