@@ -292,8 +292,12 @@ def usage_summary(records: Iterable[Record]) -> dict[str, Any]:
             served[r.served_by] += 1
         if r.reason:
             reasons[r.reason.split(":", 1)[0]] += 1
+
+    def value(name: str, v: float) -> float | int:  # counts as integers, the rest rounded
+        return round(v, 6) if name in ("cost_usd", "latency_s") else int(v)
+
     totals = {
-        name: round(sum(m[name] for m in by_model.values()), 6)
+        name: value(name, sum(m[name] for m in by_model.values()))
         for name in ("tokens_in", "tokens_out", "cost_usd")
     }
     return {
@@ -301,7 +305,7 @@ def usage_summary(records: Iterable[Record]) -> dict[str, Any]:
         "requests": requests,
         "status": {k: status.get(k, 0) for k in ("ok", "unscored", "error")},
         "by_stage": {k: dict(v) for k, v in sorted(by_stage.items())},
-        "by_model": {k: {kk: round(vv, 6) for kk, vv in v.items()} for k, v in by_model.items()},
+        "by_model": {k: {kk: value(kk, vv) for kk, vv in v.items()} for k, v in by_model.items()},
         "served_by": dict(served.most_common()),
         "reasons": dict(reasons.most_common()),
         "totals": totals,

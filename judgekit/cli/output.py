@@ -12,9 +12,12 @@ _LOG_WIDTH = 240
 
 def plain_console(*, stderr: bool = False) -> Console:
     """A rich console with markup, emoji and highlighting off (tables and progress still
-    render; style text with ``rich.text.Text``). Writing to a file or a pipe, it is 240
-    columns wide unless ``$COLUMNS`` says otherwise, so log lines and tables stay whole."""
+    render; style text with ``rich.text.Text``). Writing to a file or a pipe, printed lines
+    are never wrapped, and tables are laid out for 240 columns unless ``$COLUMNS`` says
+    otherwise."""
     console = Console(stderr=stderr, markup=False, emoji=False, highlight=False)
-    if not console.is_terminal and "COLUMNS" not in os.environ:
-        console.width = _LOG_WIDTH  # a file or a pipe: lines and tables not cut at 80 columns
+    if not console.is_terminal:  # a file or a pipe: a line stays one line, grep finds it
+        console.soft_wrap = True
+        if "COLUMNS" not in os.environ:
+            console.width = _LOG_WIDTH  # tables not cut at 80 columns
     return console

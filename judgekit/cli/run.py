@@ -142,9 +142,9 @@ def run_command(
 def _stats(status: Counter[str], client: LLMClient) -> str:
     usage = client.usage
     tokens = int(usage.total("tokens_in") + usage.total("tokens_out"))
-    return (  # this process's records (a resumed run's earlier records are not counted)
-        f"this run: calls {client.calls_made} ok {status['ok']} "
-        f"unscored {status['unscored']} error {status['error']} cached {status['cached']} "
+    return (  # this process's requests and records (a resume's earlier ones are not counted)
+        f"this run: requests {client.calls_made}, records ok {status['ok']} "
+        f"unscored {status['unscored']} error {status['error']} cached {status['cached']}, "
         f"tokens {tokens:,} ${usage.total('cost_usd'):.4f}"
     )
 
@@ -179,10 +179,10 @@ def _print_summary(summary: dict, calls: int, elapsed: float, out_dir: Path) -> 
     totals = usage.get("totals", {})
     console.print(
         f"items {items.get('planned')}: judged {items.get('judged')}, "
-        f"excluded {items.get('excluded')}; records {usage['calls']} {usage['status']}; "
-        f"requests sent this run {calls} (retries and re-asks included); "
-        f"tokens in {totals.get('tokens_in', 0):,.0f} out {totals.get('tokens_out', 0):,.0f}; "
+        f"excluded {items.get('excluded')}; records {usage['calls']} {usage['status']}, "
+        f"tokens in {totals.get('tokens_in', 0):,.0f} out {totals.get('tokens_out', 0):,.0f}, "
         f"cost ${totals.get('cost_usd', 0):.4f}; "
+        f"requests sent this run {calls} (retries and re-asks included); "
         f"{elapsed:.0f}s; results in {out_dir}"
     )
     errors = usage["status"].get("error", 0)

@@ -182,6 +182,19 @@ class SpillingRun:
                 ", ".join(f"{n} {r.replace('_', ' ')}" for r, n in agg["excluded"].items()) or "-",
             )
         console.print(table)
+        if summary.get("spilling_rate") is not None:
+            judged = sum(row["n_judged"] for row in rates.values())
+            invalid = sum(row["n_invalid"] for row in rates.values())
+            console.print(
+                f"overall spilling rate {summary['spilling_rate']:.3f} "
+                f"({invalid} of {judged} judged meanings invalid)"
+            )
+        back = summary.get("backcheck", {}).get("overall") or {}
+        if back.get("n_rejected"):
+            console.print(
+                f"English back-check: {back['n_accepted_en']} of {back['n_rejected']} rejected "
+                f"meanings accepted in English ({back['accepted_share']:.3f})"
+            )
 
     # later stages depend on earlier answers: --dry-run counts the generations, and says so
     dry_run_note = (
