@@ -224,3 +224,27 @@ def test_a_repeated_key_waits_for_the_retry_of_its_error(server, tmp_path) -> No
     done = []
     asyncio.run(client.run_many(again, 2, lambda t, r: done.append(r.status), batch=1))
     assert done == ["ok", "ok"] and client.calls_made == 1
+
+
+def test_specs_on_one_embedded_server_share_its_one_slot(monkeypatch) -> None:
+    from judgekit.llm.backends import Sender
+    from judgekit.llm.models import ModelRegistry
+    from judgekit.llm.spec import ModelSpec
+    from judgekit.llm.transport import AiohttpTransport
+
+    registry = ModelRegistry(Sender(AiohttpTransport()))
+
+    async def started(spec: ModelSpec) -> str:  # as if the embedded server were up
+        return "http://127.0.0.1:9/v1"
+
+    monkeypatch.setattr(registry, "_start_local", started)
+    generator = ModelSpec(model="local/smollm2-135m", name="generator", max_tokens=512)
+    judge = ModelSpec(model="local/smollm2-135m", name="judge", max_tokens=64)
+    vllm = ModelSpec(model="hosted_vllm/m", api_base="http://127.0.0.1:9/v1")
+
+    async def build():
+        return [await registry.backend(registry.get(s)) for s in (generator, judge, vllm)]
+
+    gen, jud, other = asyncio.run(build())
+    assert gen.endpoint.limiter is jud.endpoint.limiter and gen.endpoint.limiter.limit == 1
+    assert other.endpoint.limiter is not gen.endpoint.limiter

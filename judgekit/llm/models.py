@@ -14,6 +14,7 @@ from pydantic import BaseModel, ValidationError
 
 from judgekit.llm.backends import Backend, Sender, SingleBackend, make_endpoint
 from judgekit.llm.cache import key_prefix
+from judgekit.llm.limits import EndpointLimiter
 from judgekit.llm.local import EmbeddedServer
 from judgekit.llm.router import RoutedBackend, chain_of
 from judgekit.llm.spec import ModelSpec
@@ -86,6 +87,7 @@ class ModelRegistry:
         self.sender = sender
         self._states: dict[int, ModelState] = {}
         self._servers: dict[str, EmbeddedServer] = {}
+        self._local_limiters: dict[str, EndpointLimiter] = {}
         self._locks: dict[int, asyncio.Lock] = {}
 
     def get(self, spec: ModelSpec) -> ModelState:
@@ -121,6 +123,11 @@ class ModelRegistry:
         if spec.is_routed:
             return RoutedBackend(spec, self.sender, api_bases)
         endpoint = make_endpoint(spec, None, api_bases.get(spec.model))
+        if spec.is_local:  # one embedded server, one slot: the specs on it share one limiter,
+            # so no call waits inside the server (its wait would count as latency and timeout)
+            endpoint.limiter = self._local_limiters.setdefault(
+                endpoint.api_base or "", endpoint.limiter
+            )
         return SingleBackend(spec, self.sender, endpoint)
 
     async def _start_local(self, spec: ModelSpec) -> str:

@@ -69,6 +69,7 @@ class ModelSpec(BaseModel):
         timeout: seconds one HTTP call may take before it counts as a transient failure.
         max_concurrency: calls in flight per endpoint (default by backend: local 1,
             vLLM 256, APIs 8). On a 429 the limit shrinks, then grows back (``adaptive``).
+            Every spec on the embedded server shares one limit: the first one built.
         adaptive_concurrency: shrink the in-flight limit on 429 and recover it on success.
         rpm, tpm: requests / tokens per minute per endpoint (None = no limit).
         structured_output: how the output schema is enforced: ``json_schema`` (vLLM guided
