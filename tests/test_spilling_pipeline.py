@@ -73,6 +73,10 @@ def test_run_writes_records_tables_heatmap_and_resumes_with_zero_calls(tmp_path:
             de["n_invalid"].sum() / de["n_judged"].sum()
         )
         assert (out / "heatmap.png").stat().st_size > 1000
+        files = summary["files"]
+        assert "spilling_by_lang.csv" in files["tables"]
+        listed = [files["records"], files["items"], files["labels"], files["heatmap"]]
+        assert all((out / name).is_file() for name in listed + files["tables"])
         labels = pd.read_csv(out / "labels.csv")
         assert len(labels) == 12 * 5 and set(labels["label"]) <= {True, False}
         calls_before = server.stats()["total_requests"]

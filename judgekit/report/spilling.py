@@ -152,7 +152,14 @@ def write_report(run: SpillingRun, records: list[Record], out_dir: Path) -> dict
         "backcheck": back,
         "coverage": coverage(run),
         "usage": usage_summary(records),
-        "files": {"records": "records.jsonl", "items": "items.csv", "heatmap": figure},
+        "files": {
+            "records": "records.jsonl",
+            "items": "items.csv",
+            "labels": "labels.csv",
+            "tables": [f"spilling_{name}.csv" for name in tables]
+            + [f"backcheck_{name}.csv" for name in back if name != "overall"],
+            "heatmap": figure,
+        },
     }
     write_json(out_dir / "summary.json", summary)
     return summary
