@@ -145,30 +145,15 @@ def test_console_summary_gives_every_language_the_overall_rate_and_the_back_chec
 
     from judgekit.pipelines.spilling import SpillingRun
 
+    fr = {"lang": "fr", "n_judged": 10, "n_invalid": 6, "spilling_rate": 0.6, "std_item_rate": 0.1}
+    langs = [
+        {"lang": "fr", "planned": 2, "judged": 2, "excluded": {}},
+        {"lang": "de", "planned": 2, "judged": 0, "excluded": {"not_5_distinct_meanings": 2}},
+    ]
     summary = {
         "spilling_rate": 0.6,
-        "rates": {
-            "by_lang": [
-                {
-                    "lang": "fr",
-                    "n_judged": 10,
-                    "n_invalid": 6,
-                    "spilling_rate": 0.6,
-                    "std_item_rate": 0.1,
-                }
-            ]
-        },  # fmt: skip
-        "items": {
-            "by_model_lang": [
-                {"lang": "fr", "planned": 2, "judged": 2, "excluded": {}},
-                {
-                    "lang": "de",
-                    "planned": 2,
-                    "judged": 0,
-                    "excluded": {"not_5_distinct_meanings": 2},
-                },
-            ]
-        },  # fmt: skip
+        "rates": {"by_lang": [fr]},
+        "items": {"by_model_lang": langs, "backcheck_excluded": {"translation_unscored": 1}},
         "backcheck": {"overall": {"n_rejected": 6, "n_accepted_en": 2, "accepted_share": 1 / 3}},
     }
     out = io.StringIO()
@@ -176,4 +161,7 @@ def test_console_summary_gives_every_language_the_overall_rate_and_the_back_chec
     text = out.getvalue()
     assert "no rate" in text and "2 not 5 distinct meanings" in text
     assert "overall spilling rate 0.600 (6 of 10 judged meanings invalid)" in text
-    assert "English back-check: 2 of 6 rejected meanings accepted in English (0.333)" in text
+    assert (
+        "English back-check: 2 of 6 rejected meanings accepted in English (0.333); "
+        "items not back-checked: 1 translation unscored" in text
+    )

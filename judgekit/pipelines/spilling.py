@@ -191,9 +191,12 @@ class SpillingRun:
             )
         back = summary.get("backcheck", {}).get("overall") or {}
         if back.get("n_rejected"):
+            skipped = summary["items"].get("backcheck_excluded") or {}
+            why = ", ".join(f"{n} {r.replace('_', ' ')}" for r, n in skipped.items())
             console.print(
                 f"English back-check: {back['n_accepted_en']} of {back['n_rejected']} rejected "
                 f"meanings accepted in English ({back['accepted_share']:.3f})"
+                + (f"; items not back-checked: {why}" if why else "")
             )
 
     # later stages depend on earlier answers: --dry-run counts the generations, and says so
