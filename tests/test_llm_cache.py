@@ -149,8 +149,10 @@ def test_failed_writes_are_counted_and_never_hang_the_run(tmp_path: Path) -> Non
     import threading
 
     cache = ResponseCache(tmp_path)
+    tries = []
 
     def read_only(*args, **kwargs):
+        tries.append(1)
         raise sqlite3.OperationalError("attempt to write a readonly database")
 
     cache._cache.set = read_only
@@ -161,4 +163,30 @@ def test_failed_writes_are_counted_and_never_hang_the_run(tmp_path: Path) -> Non
     flushed.join(10)
     assert not flushed.is_alive()  # the writer lives on
     assert cache.write_errors == 600 and "readonly" in cache.write_error
+    assert len(tries) == 1  # after a failed write no more are tried (a lock would make each wait)
     cache.close()
+
+
+def test_a_damaged_cache_gives_one_error_from_stats_check_and_clear(tmp_path: Path) -> None:
+    import sqlite3
+
+    import diskcache
+
+    from judgekit.errors import JudgekitError
+
+    cache = ResponseCache(tmp_path)
+
+    def malformed(*args, **kwargs):
+        raise sqlite3.DatabaseError("database disk image is malformed")
+
+    def locked(*args, **kwargs):
+        raise diskcache.Timeout
+
+    for name in ("clear", "check", "volume"):
+        setattr(cache._cache, name, malformed)
+    for call in (cache.clear, cache.check, cache.stats):
+        with pytest.raises(JudgekitError, match="malformed.*remove that directory"):
+            call()
+    cache._cache.clear = locked
+    with pytest.raises(JudgekitError, match="locked by another process.*try again"):
+        cache.clear()

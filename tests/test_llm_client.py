@@ -196,23 +196,31 @@ def test_cache_entries_that_are_not_valid_answers_are_called_again(server, tmp_p
 
     model = spec(server)
     cache = ResponseCache(tmp_path / "cache")
-    tasks = [task(f"g{i}", "[[fault:ok]]", model) for i in range(5)]
+    tasks = [task(f"g{i}", "[[fault:ok]]", model) for i in range(7)]
     client = LLMClient(RunLog(tmp_path / "a"), cache)
     prefix = client.models.get(model).format(tasks[0].schema)[1]
-    garbage = [{"raw": "x"}, "a string", {"raw": "x", "parsed": "garbage"},
-               {"raw": "x", "parsed": {"valid": [1, 2]}}, None]  # fmt: skip
-    for t, value in zip(tasks, garbage, strict=True):
+    five = [True, False, True, True, False]
+    entries = [{"raw": "x"}, "a string", {"raw": "x", "parsed": "garbage"},
+               {"raw": "x", "parsed": {"valid": [1, 2]}}, None,
+               {"raw": None, "parsed": {"valid": five}},
+               {"raw": "[true,false,true,true,false]", "parsed": five}]  # fmt: skip
+    for t, value in zip(tasks, entries, strict=True):
         cache._cache.set(task_key(prefix, t.messages, 0), value)
-    done = []
-    asyncio.run(client.run_many(tasks, 4, lambda t, r: done.append(r)))
-    assert client.calls_made == 5 and client.cache_rejected == 4  # None is a plain miss
-    assert [r.status for r in done] == ["ok"] * 5 and not any(r.cache_hit for r in done)
-    assert all(len(r.parsed["valid"]) == 5 for r in done)  # the server's answers, not garbage
+    done: dict[str, list] = {}
+    run_these = [*tasks, task("g0", "[[fault:ok]]", model)]  # g0 twice: one call, one count
+    asyncio.run(client.run_many(run_these, 4, lambda t, r: done.setdefault(t.key, []).append(r)))
+    assert client.calls_made == 6 and client.cache_rejected == 5  # None is a plain miss
+    assert len(done["g0"]) == 2 and all(r.status == "ok" for rs in done.values() for r in rs)
+    assert [k for k, rs in done.items() if rs[0].cache_hit] == ["g6"]
+    # every parsed answer as a fresh one is stored: the bare list of g6 comes back as its model
+    assert all(list(r[0].parsed) == ["valid"] and len(r[0].parsed["valid"]) == 5
+               for r in done.values())  # fmt: skip
+    assert done["g6"][0].parsed == {"valid": five}
     cache.flush()
     again = LLMClient(RunLog(tmp_path / "b"), cache)  # the entries were rewritten
     asyncio.run(again.run_many(tasks, 4))
     assert again.calls_made == 0 and again.cache_rejected == 0
-    assert {r.key: r.parsed for r in again.records()} == {r.key: r.parsed for r in done}
+    assert {r.key: r.parsed for r in again.records()} == {k: rs[0].parsed for k, rs in done.items()}
 
 
 def test_a_repeated_key_waits_for_the_retry_of_its_error(server, tmp_path) -> None:
@@ -241,10 +249,34 @@ def test_specs_on_one_embedded_server_share_its_one_slot(monkeypatch) -> None:
     generator = ModelSpec(model="local/smollm2-135m", name="generator", max_tokens=512)
     judge = ModelSpec(model="local/smollm2-135m", name="judge", max_tokens=64)
     vllm = ModelSpec(model="hosted_vllm/m", api_base="http://127.0.0.1:9/v1")
+    fallback = ModelSpec(model="local/smollm2-135m", name="fallback")
+    fleet = ModelSpec(model="hosted_vllm/m", api_base="http://127.0.0.1:9/v1", fallbacks=[fallback])
 
     async def build():
-        return [await registry.backend(registry.get(s)) for s in (generator, judge, vllm)]
+        specs = (generator, judge, vllm, fleet)
+        return [await registry.backend(registry.get(s)) for s in specs]
 
-    gen, jud, other = asyncio.run(build())
+    gen, jud, other, routed = asyncio.run(build())
     assert gen.endpoint.limiter is jud.endpoint.limiter and gen.endpoint.limiter.limit == 1
     assert other.endpoint.limiter is not gen.endpoint.limiter
+    limiters = {ep.spec.model: ep.limiter for ep in routed.endpoints.values()}
+    assert limiters["local/smollm2-135m"] is gen.endpoint.limiter  # a fallback shares it too
+    assert limiters["hosted_vllm/m"] is not gen.endpoint.limiter
+
+
+def test_dry_run_counts_only_usable_cache_entries(tmp_path) -> None:
+    from judgekit.llm.cache import ResponseCache, task_key
+    from judgekit.llm.estimate import dry_run
+    from judgekit.llm.spec import ModelSpec
+
+    model = ModelSpec(model="hosted_vllm/m", api_base="http://127.0.0.1:9/v1")
+    tasks = [task(f"d{i}", "[[fault:ok]]", model) for i in range(3)]
+    cache = ResponseCache(tmp_path / "cache")
+    client = LLMClient(RunLog(tmp_path / "run"), cache)
+    prefix = client.models.get(model).format(tasks[0].schema)[1]
+    entries = [{"raw": "[]", "parsed": {"valid": [True] * 5}}, {"raw": "x", "parsed": "junk"}]
+    for t, value in zip(tasks, entries, strict=False):
+        cache._cache.set(task_key(prefix, t.messages, 0), value)
+    estimate = dry_run(tasks, client.runlog, cache)
+    assert (estimate.cached, estimate.calls) == (1, 2)
+    assert client.prefetch(tasks) == 1 and client.cache_rejected == 1

@@ -97,3 +97,19 @@ def test_reask_fits_the_context_window_or_is_skipped() -> None:
     fitted = reask_messages(original, "z" * 5000, "schema: x", window=1400, max_tokens=200)
     assert fitted is not None and 0 < len(fitted[1]["content"]) < 1500
     assert reask_messages(original, "z" * 5000, "schema: x", window=1100, max_tokens=200) is None
+
+
+def test_a_validator_that_raises_on_an_odd_answer_makes_it_invalid_not_a_crash() -> None:
+    from pydantic import field_validator
+
+    class Label(BaseModel):
+        label: str
+
+        @field_validator("label", mode="before")
+        @classmethod
+        def strip(cls, value):  # a validator that assumes a string
+            return value.strip()
+
+    with pytest.raises(InvalidAnswer, match="schema: a validator raised AttributeError"):
+        parse_answer('{"label": 5}', Label, "stop")
+    assert parse_answer('{"label": " pos "}', Label, "stop").label == "pos"

@@ -4,7 +4,7 @@ When output goes to a file or a pipe (a batch job, ``nohup``, CI), a live bar is
 and its last frame is cut to the console width; :class:`LineProgress` prints instead one whole
 line every ``every_s`` seconds and one when the run ends, for example::
 
-    spilling: 120/400 (30%) calls 310 ok 280 unscored 30 error 0 cached 0 ... 2m05s
+    spilling: 120/400 (30%) requests 310; ok 280 unscored 30 error 0 cached 0; ... 2m05s
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.table import Column
 from rich.text import Text
 
 
@@ -98,10 +99,15 @@ def run_progress(console: Console) -> Progress | LineProgress:
         return LineProgress(console)
     return Progress(
         TextColumn("{task.description}", style="bold", markup=False),
-        BarColumn(),
+        BarColumn(bar_width=20),  # room for the counts on an 80-column terminal
         MofNCompleteColumn(),
-        TextColumn("{task.fields[stats]}", markup=False),
+        TextColumn(  # the counts give way first on a narrow terminal
+            "{task.fields[stats]}",
+            markup=False,
+            table_column=Column(ratio=1, no_wrap=True, overflow="ellipsis"),
+        ),
         TimeElapsedColumn(),
         TimeRemainingColumn(),
         console=console,
+        expand=True,  # the counts' column takes what is left, and only it is cut
     )

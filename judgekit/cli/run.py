@@ -143,8 +143,8 @@ def _stats(status: Counter[str], client: LLMClient) -> str:
     usage = client.usage
     tokens = int(usage.total("tokens_in") + usage.total("tokens_out"))
     return (  # this process's requests and records (a resume's earlier ones are not counted)
-        f"this run: requests {client.calls_made}, records ok {status['ok']} "
-        f"unscored {status['unscored']} error {status['error']} cached {status['cached']}, "
+        f"requests {client.calls_made}; ok {status['ok']} "
+        f"unscored {status['unscored']} error {status['error']} cached {status['cached']}; "
         f"tokens {tokens:,} ${usage.total('cost_usd'):.4f}"
     )
 

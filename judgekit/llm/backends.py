@@ -92,10 +92,16 @@ class Endpoint:
 
 
 def make_endpoint(
-    spec: ModelSpec, deployment: Deployment | None = None, api_base: str | None = None
+    spec: ModelSpec,
+    deployment: Deployment | None = None,
+    api_base: str | None = None,
+    local_limiters: dict[str, EndpointLimiter] | None = None,
 ) -> Endpoint:
     """An endpoint for ``spec`` served at ``deployment`` (default: the spec's own endpoint);
-    ``api_base`` overrides the URL (the embedded server's, known only once started).
+    ``api_base`` overrides the URL (the embedded server's, known only once started). An
+    embedded server has one slot: every spec on it shares one limiter, kept in
+    ``local_limiters`` by URL, so no call waits inside the server (that wait would count as
+    latency and against the timeout).
 
     Raises:
         JudgekitError: the API key's variable or file is missing.
@@ -109,6 +115,8 @@ def make_endpoint(
         rpm=dep.rpm if dep.rpm is not None else spec.rpm,
         tpm=dep.tpm if dep.tpm is not None else spec.tpm,
     )
+    if spec.is_local and local_limiters is not None:
+        limiter = local_limiters.setdefault(base or "", limiter)
     fast = spec.uses_aiohttp() and base is not None
     headers = [("Content-Type", "application/json")]
     if key or fast:

@@ -38,6 +38,12 @@ _MANY_SQL = (
 )
 
 
+def _why(exc: BaseException) -> str:
+    """``Type: message`` of a storage error (diskcache's Timeout has no message of its own)."""
+    text = str(exc) or "the database stayed locked by another process"
+    return f"{type(exc).__name__}: {text}"
+
+
 def default_cache_dir() -> Path:
     """``$JUDGEKIT_CACHE_DIR``, else ``~/.cache/judgekit``."""
     env = os.environ.get("JUDGEKIT_CACHE_DIR")
@@ -114,8 +120,9 @@ class ResponseCache:
 
     Each value is a dict ``{"raw": str, "parsed": dict}``. ``set`` returns at once; the entry
     is written by a background thread (``flush`` waits for it). An entry that cannot be read
-    is a miss; entries that cannot be written (disk full, read-only) are counted in
-    ``write_errors``, the last reason in ``write_error``, and the run goes on.
+    is a miss; entries that cannot be written (disk full, read-only, locked) are counted in
+    ``write_errors``, the reason in ``write_error``, and the run goes on; after a failed write
+    no more are tried (a locked database would make each wait).
 
     Raises:
         JudgekitError: the cache directory or its database cannot be opened.
@@ -129,11 +136,8 @@ class ResponseCache:
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             self._cache = diskcache.Cache(str(self.directory), size_limit=2**34)
-        except (OSError, sqlite3.Error) as exc:
-            raise JudgekitError(
-                f"cache {self.directory} cannot be opened ({type(exc).__name__}: {exc}); "
-                "remove that directory or run with --no-cache"
-            ) from None
+        except (OSError, sqlite3.Error, diskcache.Timeout) as exc:
+            raise self._unusable("cannot be opened", exc) from None
         self._pending: dict[str, dict[str, Any]] = {}
         self._queue: queue.Queue[Any] = queue.Queue()
         self._writer: threading.Thread | None = None
@@ -217,16 +221,18 @@ class ResponseCache:
                     break
             entries = [b for b in batch if b is not _STOP]
             try:
-                if entries:
+                if self.write_errors:  # writes failed already: no more waits
+                    self.write_errors += len(entries)
+                elif entries:
                     try:
                         with self._cache.transact():
                             for key, value in entries:
                                 self._cache.set(key, value)
                     except Exception as exc:  # disk full, read-only, locked: the run goes on
                         self.write_errors += len(entries)
-                        self.write_error = f"{type(exc).__name__}: {exc}"
-                    for key, _ in entries:
-                        self._pending.pop(key, None)
+                        self.write_error = _why(exc)
+                for key, _ in entries:
+                    self._pending.pop(key, None)
             finally:
                 for _ in batch:
                     self._queue.task_done()
@@ -238,24 +244,46 @@ class ResponseCache:
         if self._writer is not None:
             self._queue.join()
 
+    def _unusable(self, what: str, exc: BaseException) -> JudgekitError:
+        if isinstance(exc, diskcache.Timeout) or "locked" in str(exc):
+            advice = "another process holds it locked; try again, or run with --no-cache"
+        else:
+            advice = "remove that directory to start afresh, or run with --no-cache"
+        return JudgekitError(f"cache {self.directory} {what} ({_why(exc)}); {advice}")
+
     def stats(self) -> dict[str, Any]:
-        """``directory``, ``entries`` and ``bytes`` on disk."""
+        """``directory``, ``entries`` and ``bytes`` on disk.
+
+        Raises:
+            JudgekitError: the database is damaged or locked."""
         self.flush()
-        return {
-            "directory": str(self.directory),
-            "entries": len(self._cache),
-            "bytes": self._cache.volume(),
-        }
+        try:
+            entries, volume = len(self._cache), self._cache.volume()
+        except (sqlite3.Error, diskcache.Timeout) as exc:
+            raise self._unusable("cannot be read", exc) from None
+        return {"directory": str(self.directory), "entries": entries, "bytes": volume}
 
     def check(self) -> list[str]:
-        """diskcache's consistency check: a list of warnings (empty = consistent)."""
+        """diskcache's consistency check: a list of warnings (empty = consistent).
+
+        Raises:
+            JudgekitError: the database is damaged or locked."""
         self.flush()
-        return [str(w.message) for w in self._cache.check()]
+        try:
+            return [str(w.message) for w in self._cache.check()]
+        except (sqlite3.Error, diskcache.Timeout) as exc:
+            raise self._unusable("cannot be checked", exc) from None
 
     def clear(self) -> int:
-        """Remove every entry; returns how many were removed."""
+        """Remove every entry; returns how many were removed.
+
+        Raises:
+            JudgekitError: the database is damaged or locked (remove the directory instead)."""
         self.flush()
-        return self._cache.clear()
+        try:
+            return self._cache.clear()
+        except (sqlite3.Error, diskcache.Timeout) as exc:
+            raise self._unusable("cannot be cleared", exc) from None
 
     def close(self) -> None:
         """Write what is queued, stop the writer, close the database (idempotent)."""

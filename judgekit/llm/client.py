@@ -25,7 +25,7 @@ from judgekit.llm.call import call_task
 from judgekit.llm.models import ModelRegistry, ModelState
 from judgekit.llm.secrets import redact
 from judgekit.llm.spec import ModelSpec
-from judgekit.llm.structured import InvalidAnswer, parse_answer
+from judgekit.llm.structured import InvalidAnswer, cached_answer, parse_answer
 from judgekit.llm.transport import AiohttpTransport
 from judgekit.llm.usage import UsageTotals
 from judgekit.prompts import Prompt
@@ -103,11 +103,15 @@ class LLMClient:
     # -- many tasks ------------------------------------------------------------------------
     def prefetch(self, tasks: Iterable[Task]) -> int:
         """Look up the cache for many tasks in one query (``run`` then finds the answers in
-        memory instead of asking the cache one task at a time); returns the hits."""
-        found = self._lookup(tasks)
-        for task, ckey, hit in found:
+        memory instead of asking the cache one task at a time); returns the usable hits."""
+        hits = 0
+        for task, ckey, hit in self._lookup(tasks):
+            if hit is not None and cached_answer(hit, task.schema) is None:
+                self.cache_rejected += 1  # not a valid answer: the task will be called
+                hit = None
             self._prefetched[task.key] = (ckey, hit)
-        return sum(hit is not None for _, _, hit in found)
+            hits += hit is not None
+        return hits
 
     def _lookup(self, tasks: Iterable[Task]) -> list[tuple[Task, str, dict[str, Any] | None]]:
         """``(task, cache key, cached answer or None)`` of the ``tasks`` not yet recorded nor
@@ -144,8 +148,8 @@ class LLMClient:
             return rest
         served = set()
         for task, ckey, hit in self._lookup(rest):
-            if task.key in self.runlog:  # a duplicate of a task served just now
-                continue
+            if task.key in self.runlog or task.key in self._prefetched:  # a duplicate, served
+                continue  # or left to run() just now
             if task.key in self._running:  # run() waits for that run's record
                 self._prefetched[task.key] = (ckey, hit)
                 continue

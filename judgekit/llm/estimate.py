@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from judgekit.llm.cache import ResponseCache, key_prefix, task_key
-from judgekit.llm.structured import output_format
+from judgekit.llm.structured import cached_answer, output_format
 from judgekit.llm.usage import prices_for
 from judgekit.runlog import RunLog
 
@@ -74,7 +74,8 @@ def dry_run(tasks: Iterable[Any], runlog: RunLog, cache: ResponseCache | None) -
                     strategy=fmt.strategy,
                     revision=spec.revision,
                 )
-            if cache.get(task_key(prefix, task.messages, task.sample_index)) is not None:
+            hit = cache.get(task_key(prefix, task.messages, task.sample_index))
+            if hit is not None and cached_answer(hit, task.schema) is not None:
                 out.cached += 1
                 continue
         chars = sum(len(str(m.get("content") or "")) for m in task.messages)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from judgekit.llm.backends import Backend, Sender, SingleBackend, make_endpoint
 from judgekit.llm.cache import key_prefix
@@ -18,7 +18,7 @@ from judgekit.llm.limits import EndpointLimiter
 from judgekit.llm.local import EmbeddedServer
 from judgekit.llm.router import RoutedBackend, chain_of
 from judgekit.llm.spec import ModelSpec
-from judgekit.llm.structured import OutputFormat, output_format
+from judgekit.llm.structured import OutputFormat, cached_answer, output_format
 from judgekit.prompts import Prompt
 from judgekit.runlog import Record
 
@@ -63,17 +63,16 @@ class ModelState:
 
     def cached_record(self, task: Task, hit: Any) -> Record | None:
         """The ``ok`` record of ``task`` answered by the cache entry ``hit``, or None when the
-        entry is not a valid answer of the task's schema (corrupt, or written by something
-        else): the task is then called and its entry rewritten."""
-        try:
-            task.schema.model_validate(hit["parsed"])
-            return Record.model_validate(
-                {**self.static(task), "key": task.key, "sample_index": task.sample_index,
-                 "meta": task.meta, "status": "ok", "raw": hit["raw"], "parsed": hit["parsed"],
-                 "cache_hit": True}
-            )  # fmt: skip
-        except (TypeError, KeyError, IndexError, ValidationError):
+        entry is not a valid answer of the task's schema (:func:`cached_answer`): the task is
+        then called and its entry rewritten."""
+        answer = cached_answer(hit, task.schema)
+        if answer is None:
             return None
+        return Record.model_validate(
+            {**self.static(task), "key": task.key, "sample_index": task.sample_index,
+             "meta": task.meta, "status": "ok", "raw": answer[0], "parsed": answer[1],
+             "cache_hit": True}
+        )  # fmt: skip
 
 
 class ModelRegistry:
@@ -121,13 +120,8 @@ class ModelRegistry:
             if member.is_local:
                 api_bases[member.model] = await self._start_local(member)
         if spec.is_routed:
-            return RoutedBackend(spec, self.sender, api_bases)
-        endpoint = make_endpoint(spec, None, api_bases.get(spec.model))
-        if spec.is_local:  # one embedded server, one slot: the specs on it share one limiter,
-            # so no call waits inside the server (its wait would count as latency and timeout)
-            endpoint.limiter = self._local_limiters.setdefault(
-                endpoint.api_base or "", endpoint.limiter
-            )
+            return RoutedBackend(spec, self.sender, api_bases, self._local_limiters)
+        endpoint = make_endpoint(spec, None, api_bases.get(spec.model), self._local_limiters)
         return SingleBackend(spec, self.sender, endpoint)
 
     async def _start_local(self, spec: ModelSpec) -> str:

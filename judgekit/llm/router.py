@@ -51,7 +51,11 @@ class RoutedBackend:
     """
 
     def __init__(
-        self, spec: ModelSpec, sender: Sender, api_bases: dict[str, str] | None = None
+        self,
+        spec: ModelSpec,
+        sender: Sender,
+        api_bases: dict[str, str] | None = None,
+        local_limiters: dict[str, EndpointLimiter] | None = None,
     ) -> None:
         from litellm import Router
 
@@ -67,7 +71,8 @@ class RoutedBackend:
             group = f"g{i}:{member.model}"
             endpoints: dict[str, Endpoint] = {}
             for dep in member.endpoints():
-                ep = make_endpoint(member, dep, (api_bases or {}).get(member.model))
+                base = (api_bases or {}).get(member.model)
+                ep = make_endpoint(member, dep, base, local_limiters)
                 while ep.id in self.endpoints:
                     ep.id += "'"
                 self.endpoints[ep.id] = endpoints[ep.id] = ep

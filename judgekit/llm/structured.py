@@ -106,6 +106,14 @@ def _validation_summary(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
+# a schema's own validator failing on an odd answer (``None.strip()``...): the answer is invalid
+_VALIDATOR_BUGS = (AttributeError, TypeError, KeyError, IndexError)
+
+
+def _validator_raised(exc: Exception, raw: str | None) -> InvalidAnswer:
+    return InvalidAnswer(f"schema: a validator raised {type(exc).__name__}: {exc}", raw)
+
+
 def parse_answer(raw: str | None, schema: type[BaseModel], finish_reason: str | None) -> BaseModel:
     """Validate a raw answer against ``schema``.
 
@@ -125,6 +133,10 @@ def parse_answer(raw: str | None, schema: type[BaseModel], finish_reason: str | 
             text = fenced.group(1)
     try:
         return schema.model_validate_json(text)
+    except _VALIDATOR_BUGS as exc:
+        raise InvalidAnswer(
+            f"schema: a validator raised {type(exc).__name__}: {exc}", raw
+        ) from None
     except ValidationError as exc:
         errors = exc.errors()
         if not errors or errors[0]["type"] != "json_invalid":
@@ -140,8 +152,25 @@ def parse_answer(raw: str | None, schema: type[BaseModel], finish_reason: str | 
         raise InvalidAnswer(f"malformed_json: {exc.msg}", raw) from None
     try:
         return schema.model_validate(value)
+    except _VALIDATOR_BUGS as exc:
+        raise InvalidAnswer(
+            f"schema: a validator raised {type(exc).__name__}: {exc}", raw
+        ) from None
     except ValidationError as exc:
         raise InvalidAnswer(f"schema: {_validation_summary(exc)}", raw) from None
+
+
+def cached_answer(hit: Any, schema: type[BaseModel]) -> tuple[str, Any] | None:
+    """``(raw, parsed)`` of a cache entry ``{"raw": str, "parsed": ...}`` whose answer
+    validates against ``schema``, ``parsed`` as a fresh answer stores it
+    (``model_dump(mode="json")``); None for any other entry (corrupt, written by something else,
+    or rejected by the schema's validators)."""
+    try:
+        raw = hit["raw"]
+        obj = schema.model_validate(hit["parsed"])
+    except Exception:  # whatever the entry holds, it is not an answer to use
+        return None
+    return (raw, obj.model_dump(mode="json")) if isinstance(raw, str) else None
 
 
 def answer_of(completion: dict[str, Any]) -> tuple[str | None, str | None]:
