@@ -26,6 +26,9 @@ if TYPE_CHECKING:
     from judgekit.llm.client import Task
 
 
+_new_record = Record.__pydantic_validator__.validate_python  # Record.model_validate, unwrapped
+
+
 class ModelState:
     """One spec as the client uses it: ``params``, formats and key prefixes per schema, the
     static record fields per (prompt, schema, stage, role), and ``backend`` once built."""
@@ -68,7 +71,7 @@ class ModelState:
         answer = cached_answer(hit, task.schema)
         if answer is None:
             return None
-        return Record.model_validate(
+        return _new_record(
             {**self.static(task), "key": task.key, "sample_index": task.sample_index,
              "meta": task.meta, "status": "ok", "raw": answer[0], "parsed": answer[1],
              "cache_hit": True}

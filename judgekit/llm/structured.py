@@ -165,12 +165,13 @@ def cached_answer(hit: Any, schema: type[BaseModel]) -> tuple[str, Any] | None:
     validates against ``schema``, ``parsed`` as a fresh answer stores it
     (``model_dump(mode="json")``); None for any other entry (corrupt, written by something else,
     or rejected by the schema's validators)."""
-    try:
+    try:  # pydantic-core's validator and serializer: model_validate and model_dump, unwrapped
         raw = hit["raw"]
-        obj = schema.model_validate(hit["parsed"])
+        obj = schema.__pydantic_validator__.validate_python(hit["parsed"])
+        parsed = schema.__pydantic_serializer__.to_python(obj, mode="json")
     except Exception:  # whatever the entry holds, it is not an answer to use
         return None
-    return (raw, obj.model_dump(mode="json")) if isinstance(raw, str) else None
+    return (raw, parsed) if isinstance(raw, str) else None
 
 
 def answer_of(completion: dict[str, Any]) -> tuple[str | None, str | None]:
