@@ -134,9 +134,7 @@ def parse_answer(raw: str | None, schema: type[BaseModel], finish_reason: str | 
     try:
         return schema.model_validate_json(text)
     except _VALIDATOR_BUGS as exc:
-        raise InvalidAnswer(
-            f"schema: a validator raised {type(exc).__name__}: {exc}", raw
-        ) from None
+        raise _validator_raised(exc, raw) from None
     except ValidationError as exc:
         errors = exc.errors()
         if not errors or errors[0]["type"] != "json_invalid":
@@ -153,9 +151,7 @@ def parse_answer(raw: str | None, schema: type[BaseModel], finish_reason: str | 
     try:
         return schema.model_validate(value)
     except _VALIDATOR_BUGS as exc:
-        raise InvalidAnswer(
-            f"schema: a validator raised {type(exc).__name__}: {exc}", raw
-        ) from None
+        raise _validator_raised(exc, raw) from None
     except ValidationError as exc:
         raise InvalidAnswer(f"schema: {_validation_summary(exc)}", raw) from None
 
