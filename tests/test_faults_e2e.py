@@ -243,6 +243,31 @@ def test_kill_9_twice_then_resume_gives_identical_results(setup, reference) -> N
     assert summary["usage"]["status"] == ref_summary["usage"]["status"]
 
 
+def test_sigterm_stops_cleanly_and_the_run_resumes(setup, reference) -> None:
+    server, out, config = setup["server"], setup["base"] / "terminated", setup["config"]
+    server.restart()
+    env = {**os.environ, KEY_ENV: PLANTED, "PYTHONUNBUFFERED": "1"}
+    main = "from judgekit.cli import main; main()"  # the installed command's entry point
+    cmd = [sys.executable, "-c", main, "run", str(config), "--out", str(out), "--no-cache"]
+    proc = subprocess.Popen(
+        cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    path = out / "records.jsonl"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        if path.exists() and path.read_bytes().count(b"\n") >= 150:
+            break
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGTERM)  # as a batch scheduler stops a job
+    text = proc.communicate(timeout=60)[0].decode("utf-8", "replace")
+    kept = len(records(out))
+    assert proc.returncode == 143 and "Traceback" not in text, text[-3000:]
+    assert f"interrupted: {kept} records kept in {out}" in text and 0 < kept < N_ITEMS
+    server.restart()
+    finish(start_run(config, out, "--no-cache"))
+    assert outcome(out) == outcome(reference["out"])
+
+
 def test_concurrent_runs_share_a_cache_without_corrupting_it(setup, reference) -> None:
     base, server = setup["base"], setup["server"]
     items = base / "small.jsonl"

@@ -38,10 +38,23 @@ def _register() -> None:
 def main() -> None:
     """Entry point: run the app and turn every JudgekitError into one clear line, exit code 2."""
     _register()
-    # SIGTERM unwinds like Ctrl-C, so run logs are closed and embedded servers stopped
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    # SIGTERM takes Ctrl-C's way (inside a run, asyncio cancels the run's tasks cleanly; run
+    # logs are closed and embedded servers stopped), then exits 143, not 130
+    terminated: list[bool] = []
+
+    def on_sigterm(*_: object) -> None:
+        terminated.append(True)
+        signal.raise_signal(signal.SIGINT)
+
+    signal.signal(signal.SIGTERM, on_sigterm)
     try:
         app()  # standalone: typer reports usage errors itself and exits with their code
+    except SystemExit:
+        if terminated:
+            sys.exit(143)
+        raise
+    except KeyboardInterrupt:
+        sys.exit(143 if terminated else 130)
     except JudgekitError as exc:
         _fail(str(exc))
     except UnicodeDecodeError as exc:  # a reader that does not locate the bad byte itself

@@ -113,6 +113,13 @@ def run_command(
             bar = progress.add_task(cfg.pipeline, total=len(planned), stats="")
             try:
                 asyncio.run(run_all())
+            except KeyboardInterrupt:  # Ctrl-C or SIGTERM: what is recorded stays
+                progress.update(bar, stats=_stats(status, client))
+                console.print(
+                    f"interrupted: {len(runlog.records)} records kept in {log_dir}; "
+                    "run the same command again to resume"
+                )
+                raise
             finally:
                 progress.update(bar, stats=_stats(status, client))
         summary = report(runner, client.records(), out_dir)
