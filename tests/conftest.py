@@ -4,6 +4,8 @@ the fault-injection server with the judge tasks the llm-layer tests send it."""
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -58,3 +60,13 @@ def run_tasks(client: LLMClient, *tasks: Task) -> list[Record]:
         return await asyncio.gather(*(client.run(t) for t in tasks))
 
     return asyncio.run(go())
+
+
+def wait_for_lines(proc: subprocess.Popen[bytes], path: Path, lines: int) -> None:
+    """Wait until the run ``proc`` has written ``lines`` lines to ``path`` (a records.jsonl),
+    or has ended, or 60 s have passed."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        if path.exists() and path.read_bytes().count(b"\n") >= lines:
+            return
+        time.sleep(0.01)

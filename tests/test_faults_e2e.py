@@ -15,11 +15,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from conftest import wait_for_lines
 from fault_server import FaultServerProcess, message_hash
 
 from judgekit.config import load_config
@@ -94,9 +94,9 @@ classify:
     return path
 
 
-def start_run(config: Path, out: Path, *extra: str) -> subprocess.Popen[bytes]:
+def start_run(config: Path, out: Path, *extra: str, entry: str = RUN) -> subprocess.Popen[bytes]:
     env = {**os.environ, KEY_ENV: PLANTED, "PYTHONUNBUFFERED": "1", "COLUMNS": "200"}
-    cmd = [sys.executable, "-c", RUN, "run", str(config), "--out", str(out), *extra]
+    cmd = [sys.executable, "-c", entry, "run", str(config), "--out", str(out), *extra]
     return subprocess.Popen(
         cmd,
         cwd=REPO,
@@ -209,11 +209,7 @@ def kill_when(config: Path, out: Path, lines: int) -> set[str]:
     """Start a run, kill -9 it once records.jsonl has ``lines`` lines; the keys recorded."""
     proc = start_run(config, out, "--no-cache")
     path = out / "records.jsonl"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and proc.poll() is None:
-        if path.exists() and path.read_bytes().count(b"\n") >= lines:
-            break
-        time.sleep(0.01)
+    wait_for_lines(proc, path, lines)
     os.killpg(proc.pid, signal.SIGKILL)  # kill -9, mid-write if it happens to be writing
     proc.wait(10)
     return {json.loads(line)["key"] for line in path.read_bytes().split(b"\n")[:-1]}
@@ -246,18 +242,9 @@ def test_kill_9_twice_then_resume_gives_identical_results(setup, reference) -> N
 def test_sigterm_stops_cleanly_and_the_run_resumes(setup, reference) -> None:
     server, out, config = setup["server"], setup["base"] / "terminated", setup["config"]
     server.restart()
-    env = {**os.environ, KEY_ENV: PLANTED, "PYTHONUNBUFFERED": "1"}
     main = "from judgekit.cli import main; main()"  # the installed command's entry point
-    cmd = [sys.executable, "-c", main, "run", str(config), "--out", str(out), "--no-cache"]
-    proc = subprocess.Popen(
-        cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
-    )
-    path = out / "records.jsonl"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and proc.poll() is None:
-        if path.exists() and path.read_bytes().count(b"\n") >= 150:
-            break
-        time.sleep(0.01)
+    proc = start_run(config, out, "--no-cache", entry=main)
+    wait_for_lines(proc, out / "records.jsonl", 150)
     proc.send_signal(signal.SIGTERM)  # as a batch scheduler stops a job
     text = proc.communicate(timeout=60)[0].decode("utf-8", "replace")
     kept = len(records(out))

@@ -15,6 +15,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from conftest import wait_for_lines
 from fault_server import FaultServer, FaultServerProcess
 
 from judgekit.config import load_config
@@ -113,11 +114,7 @@ classify:
                                 cwd=REPO, env=env, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT)  # fmt: skip
         log = out / "records.jsonl"
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and proc.poll() is None:
-            if log.exists() and log.read_bytes().count(b"\n") >= 120:
-                break
-            time.sleep(0.02)
+        wait_for_lines(proc, log, 120)
         primary.kill()  # the vLLM server dies mid-run
         output = proc.communicate(timeout=90)[0].decode()
         assert proc.returncode == 0, output[-3000:]
