@@ -119,14 +119,10 @@ class LLMClient:
         if self.cache is None:
             return []
         todo: list[tuple[Task, str]] = []
-        prefixes: dict[tuple[int, type[BaseModel]], str] = {}
         for task in tasks:
             if task.key in self.runlog or task.key in self._prefetched:
                 continue
-            ident = (id(task.spec), task.schema)
-            prefix = prefixes.get(ident)
-            if prefix is None:
-                prefix = prefixes[ident] = self.models.get(task.spec).format(task.schema)[1]
+            prefix = self.models.get(task.spec).format(task.schema)[1]
             todo.append((task, task_key(prefix, task.messages, task.sample_index)))
         found = self.cache.get_many([ckey for _, ckey in todo])
         return [(task, ckey, found.get(ckey)) for task, ckey in todo]

@@ -13,8 +13,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from judgekit.llm.cache import ResponseCache, key_prefix, task_key
-from judgekit.llm.structured import cached_answer, output_format
+from judgekit.llm.cache import ResponseCache, task_key
+from judgekit.llm.models import ModelState
+from judgekit.llm.structured import cached_answer
 from judgekit.llm.usage import prices_for
 from judgekit.runlog import RunLog
 
@@ -55,7 +56,7 @@ class DryRun:
 def dry_run(tasks: Iterable[Any], runlog: RunLog, cache: ResponseCache | None) -> DryRun:
     """Count ``tasks`` (``llm.client.Task``) into a :class:`DryRun` without sending anything."""
     out = DryRun()
-    prefixes: dict[tuple[int, type], str] = {}
+    states: dict[int, ModelState] = {}  # per spec: its cache-key prefixes, as the client's
     for task in tasks:
         out.tasks += 1
         if task.key in runlog:
@@ -63,17 +64,10 @@ def dry_run(tasks: Iterable[Any], runlog: RunLog, cache: ResponseCache | None) -
             continue
         spec = task.spec
         if cache is not None:
-            ident = (id(spec), task.schema)
-            prefix = prefixes.get(ident)
-            if prefix is None:
-                fmt = output_format(task.schema, spec.strategy())
-                prefix = prefixes[ident] = key_prefix(
-                    route=spec.model,
-                    params=spec.params(),
-                    schema_digest=fmt.digest,
-                    strategy=fmt.strategy,
-                    revision=spec.revision,
-                )
+            state = states.get(id(spec))
+            if state is None:
+                state = states[id(spec)] = ModelState(spec)
+            prefix = state.format(task.schema)[1]
             hit = cache.get(task_key(prefix, task.messages, task.sample_index))
             if hit is not None and cached_answer(hit, task.schema) is not None:
                 out.cached += 1
