@@ -114,7 +114,6 @@ def run_command(
             try:
                 asyncio.run(run_all())
             except KeyboardInterrupt:  # Ctrl-C or SIGTERM: what is recorded stays
-                progress.update(bar, stats=_stats(status, client))
                 console.print(
                     f"interrupted: {len(runlog.records)} records kept in {log_dir}; "
                     "run the same command again to resume"

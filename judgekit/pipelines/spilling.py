@@ -179,7 +179,7 @@ class SpillingRun:
                 "-" if rate is None else str(rate["n_invalid"]),
                 "no rate" if rate is None else f"{rate['spilling_rate']:.3f}",
                 "-" if sd is None else f"{sd:.3f}",
-                ", ".join(f"{n} {r.replace('_', ' ')}" for r, n in agg["excluded"].items()) or "-",
+                _reasons(agg["excluded"]) or "-",
             )
         console.print(table)
         if summary.get("spilling_rate") is not None:
@@ -191,8 +191,7 @@ class SpillingRun:
             )
         back = summary.get("backcheck", {}).get("overall") or {}
         if back.get("n_rejected"):
-            skipped = summary["items"].get("backcheck_excluded") or {}
-            why = ", ".join(f"{n} {r.replace('_', ' ')}" for r, n in skipped.items())
+            why = _reasons(summary["items"].get("backcheck_excluded") or {})
             console.print(
                 f"English back-check: {back['n_accepted_en']} of {back['n_rejected']} rejected "
                 f"meanings accepted in English ({back['accepted_share']:.3f})"
@@ -321,6 +320,11 @@ class SpillingRun:
             return
         item.n_rejected_checked = n
         item.n_accepted_en = sum(judged)
+
+
+def _reasons(counts: dict[str, int]) -> str:
+    """``3 not 5 distinct meanings, 1 generation truncated`` from counts by reason."""
+    return ", ".join(f"{n} {reason.replace('_', ' ')}" for reason, n in counts.items())
 
 
 def _ident(item: ItemResult) -> str:
