@@ -4,6 +4,7 @@ the fault-injection server with the judge tasks the llm-layer tests send it."""
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import time
 from pathlib import Path
@@ -23,9 +24,14 @@ SHARED_DATA = REPO.parent / "shared" / "data"
 
 
 def shared_path(*parts: str) -> Path:
-    """Return ``../shared/data/<parts>``, or skip the calling test with a reason if absent."""
+    """Return ``../shared/data/<parts>``, or skip the calling test with a reason if absent.
+
+    Under ``JUDGEKIT_REQUIRE_DATA=1`` (set by ``.ci/run``) a missing path fails the test instead,
+    so the paper-reproduction tests can never pass by skipping."""
     path = SHARED_DATA.joinpath(*parts)
     if not path.exists():
+        if os.environ.get("JUDGEKIT_REQUIRE_DATA") == "1":
+            pytest.fail(f"shared data required (JUDGEKIT_REQUIRE_DATA=1) but absent: {path}")
         pytest.skip(f"shared data not present: {path}")
     return path
 

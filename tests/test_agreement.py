@@ -11,7 +11,7 @@ import pytest
 from conftest import SHARED_DATA, shared_path
 
 from judgekit.errors import InputError, JudgekitError
-from judgekit.labels import LabelTable
+from judgekit.labels.table import LabelTable
 from judgekit.metrics.agreement import (
     cohen_kappa,
     fleiss_kappa,

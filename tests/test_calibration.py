@@ -12,7 +12,7 @@ from scipy import stats
 from sklearn.metrics import accuracy_score, cohen_kappa_score, f1_score, precision_score
 from typer.testing import CliRunner
 
-from judgekit.calibration import (
+from judgekit.calibration.judge import (
     TIE,
     alt_test,
     human_ceiling,
@@ -20,7 +20,7 @@ from judgekit.calibration import (
     majority_vote,
 )
 from judgekit.errors import JudgekitError
-from judgekit.labels import LabelTable
+from judgekit.labels.table import LabelTable
 from judgekit.metrics.classification import ReferenceScorer
 
 # Three humans, seven items; i3 and i6 tie (1-1), i7 has no judge label.

@@ -16,11 +16,11 @@ import judgekit.cli.contrast  # noqa: F401  (registers `judgekit contrast`)
 import judgekit.cli.contrast_inputs
 from judgekit.cli import app
 from judgekit.errors import InputError, JudgekitError
-from judgekit.locales import parse_locale
+from judgekit.data.locales import parse_locale
 from judgekit.metrics import contrastive as c
 from judgekit.metrics import mt
 from judgekit.metrics import word_recall as wr
-from judgekit.testsets import Manifest, TestSet, ntrex128_manifest
+from judgekit.data.testsets import Manifest, TestSet, ntrex128_manifest
 
 
 def _row(model, locale, language, orig, loc):

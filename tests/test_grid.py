@@ -24,9 +24,9 @@ from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 
 from judgekit.errors import InputError
-from judgekit.grid_config import GridOptions, load_grid, plan_cells
-from judgekit.grid_report import score_cell
-from judgekit.labels import LabelTable
+from judgekit.calibration.grid_config import GridOptions, load_grid, plan_cells
+from judgekit.calibration.grid_report import score_cell
+from judgekit.labels.table import LabelTable
 
 REPO = Path(__file__).resolve().parents[1]
 CELLS = ["stub-a__default", "stub-a__strict", "stub-b__default", "stub-b__strict"]
@@ -219,7 +219,7 @@ def test_grid_cells_and_their_run_overrides(tmp_path: Path) -> None:
 
 
 def test_a_judge_and_humans_without_a_common_label_is_an_error(tmp_path: Path) -> None:
-    from judgekit.grid_config import Cell
+    from judgekit.calibration.grid_config import Cell
 
     cell = Cell("j", "default", tmp_path, ())
     humans = LabelTable(pd.DataFrame({"h1": ["True", "False"]}, index=["i1", "i2"]))

@@ -1,4 +1,4 @@
-"""Benchmark item loaders (judgekit.items) on the real Global-MMLU-Lite and MMLU dev files, and
+"""Benchmark item loaders (judgekit.data.items) on the real Global-MMLU-Lite and MMLU dev files, and
 on small hand-made files for every accepted spelling and every error."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from conftest import shared_path
 
 from judgekit.cli.audit import write_rows
 from judgekit.errors import InputError
-from judgekit.human_votes import human_votes, load_human_votes
-from judgekit.items import load_items
+from judgekit.labels.human_votes import human_votes, load_human_votes
+from judgekit.data.items import load_items
 
 LITE = ("benchmark-items", "global-mmlu-lite-en")
 DEV = ("benchmark-items", "mmlu-dev-en-ja")

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from judgekit.errors import InputError
-from judgekit.labels import LabelTable, load_labels
+from judgekit.labels.table import LabelTable, load_labels
 
 
 def write(path, text):

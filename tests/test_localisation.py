@@ -15,7 +15,7 @@ from fault_server import FaultServer
 
 from judgekit.config import load_config
 from judgekit.llm.client import LLMClient
-from judgekit.pipelines.localisation import (
+from judgekit.pipelines.error_typing import (
     ErrorsRun,
     LocatedError,
     items_from_mqm,
@@ -30,7 +30,7 @@ from judgekit.pipelines.localisation_schemas import (
     load_rubric,
     locate,
 )
-from judgekit.report.localisation import write_report
+from judgekit.report.error_typing import write_report
 from judgekit.runlog import RunLog
 
 REPO = Path(__file__).resolve().parents[1]
@@ -248,7 +248,7 @@ def test_items_from_ted_mqm_are_reproducible() -> None:
 
 
 def test_gemba_reference_reproduces_the_manifest_tau_b(tmp_path: Path) -> None:
-    from judgekit.report.errors_calibration import gemba_reference
+    from judgekit.calibration.error_typing import gemba_reference
 
     folder = shared_path("judge-vs-human", "wmt23-gemba-mqm-vs-human-mqm")
     ref = {g["pair"]: g for g in gemba_reference(folder, 24)}

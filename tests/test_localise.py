@@ -13,7 +13,7 @@ from fault_server import FaultServer
 from judgekit.config import load_config
 from judgekit.errors import InputError
 from judgekit.llm.client import LLMClient
-from judgekit.locales import parse_locale
+from judgekit.data.locales import parse_locale
 from judgekit.pipelines.localisation_schemas import (
     PAIR_CHECKS,
     LocalisedPair,

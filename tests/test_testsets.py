@@ -10,8 +10,8 @@ import yaml
 from conftest import shared_path
 
 from judgekit.errors import InputError
-from judgekit.locales import Locale, parse_flores, parse_locale
-from judgekit.testsets import load_manifest, manifest_dict, ntrex128_manifest
+from judgekit.data.locales import Locale, parse_flores, parse_locale
+from judgekit.data.testsets import load_manifest, manifest_dict, ntrex128_manifest
 
 
 @pytest.mark.parametrize(

@@ -94,7 +94,7 @@ def audit_validate(
     out: Path | None = typer.Option(None, help="Where to write validation.* (default: RUN_DIR)."),
 ) -> None:
     """Recompute the validation table of RUN_DIR against human votes."""
-    from judgekit.report.cultural_validation import markdown_table, validate_run
+    from judgekit.calibration.cultural import markdown_table, validate_run
 
     table = validate_run(run_dir, human=human, tie_policy=tie_policy, n_resamples=n_resamples)
     target = out or run_dir
@@ -150,7 +150,7 @@ def audit_split(
 ) -> None:
     """Write ITEMS with the audit's columns added, and its CS and CA subsets:
     <name>.annotated.<ext>, <name>.CS.<ext>, <name>.CA.<ext> (and .unlabelled. for the rest)."""
-    from judgekit.items import load_items
+    from judgekit.data.items import load_items
 
     loaded = load_items(items, language=language or "und")
     table = _match(loaded, _annotation_index(annotations), annotations)

@@ -5,7 +5,7 @@
 * ``calibrate judge --judge RUN_OR_LABELS --human LABELS``: the judge against the human
   majority, the human ceiling (each human against the others) and the Alternative Annotator
   Test.
-* ``calibrate grid GRID.yaml``: every judge x every prompt on a labelled set (``judgekit.grid``).
+* ``calibrate grid GRID.yaml``: every judge x every prompt on a labelled set (``judgekit.calibration.grid``).
 * ``calibrate validity``: defined in ``judgekit/cli/validity.py``, registered here.
 """
 
@@ -22,15 +22,15 @@ import typer
 from rich.table import Table
 
 import judgekit
-from judgekit.aat import alt_test
-from judgekit.calibration import human_ceiling, judge_vs_humans
-from judgekit.calibration_results import json_safe
+from judgekit.calibration.aat import alt_test
+from judgekit.calibration.judge import human_ceiling, judge_vs_humans
+from judgekit.calibration.results import json_safe
 from judgekit.cli import app
 from judgekit.cli.output import plain_console
 from judgekit.errors import InputError, JudgekitError
-from judgekit.label_files import resolve_labels_path
-from judgekit.labels import LabelTable, load_labels
-from judgekit.majority import TIE_POLICIES
+from judgekit.labels.files import resolve_labels_path
+from judgekit.labels.table import LabelTable, load_labels
+from judgekit.labels.majority import TIE_POLICIES
 from judgekit.metrics.agreement import (
     cohen_kappa,
     fleiss_kappa,
@@ -355,9 +355,9 @@ def grid_command(
     Each cell is a resumable run in OUT/<judge>__<prompt>/; writes grid.csv, grid.json,
     heatmap.png, pairwise agreement among cells and Kendall's W of the model rankings.
     """
-    from judgekit.grid import run_grid
-    from judgekit.grid_config import load_grid, out_dir
-    from judgekit.grid_report import print_grid
+    from judgekit.calibration.grid import run_grid
+    from judgekit.calibration.grid_config import load_grid, out_dir
+    from judgekit.calibration.grid_report import print_grid
 
     spec = load_grid(grid, set_, labels)
     result = run_grid(spec, out=out, no_cache=no_cache)

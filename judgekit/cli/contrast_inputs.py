@@ -13,9 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from judgekit.errors import InputError
-from judgekit.locales import Locale, parse_flores, parse_locale
+from judgekit.data.locales import Locale, parse_flores, parse_locale
 from judgekit.metrics import mt
-from judgekit.testsets import Manifest, TestSet, load_manifest, ntrex128_manifest
+from judgekit.data.testsets import Manifest, TestSet, load_manifest, ntrex128_manifest
 
 
 def _manifest(spec: str) -> Manifest:

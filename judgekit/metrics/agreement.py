@@ -1,6 +1,6 @@
 """Agreement among raters (humans or judges) on categorical labels, with bootstrap CIs.
 
-Every function takes an items x raters table: a :class:`~judgekit.labels.LabelTable`, a
+Every function takes an items x raters table: a :class:`~judgekit.labels.table.LabelTable`, a
 DataFrame (index = items, one column per rater), a 2-D numpy array or a list of rows; a missing
 rating is None or NaN. Each returns an :class:`AgreementResult` (``.value``, ``.ci`` and
 extras). A CI is computed only when asked for (``ci=True`` or ``n_resamples > 0``): a seeded
@@ -39,7 +39,7 @@ from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats import inter_rater
 
 from judgekit.errors import JudgekitError
-from judgekit.labels import LabelData, as_label_table
+from judgekit.labels.table import LabelData, as_label_table
 from judgekit.metrics.agreement_results import (
     AgreementResult,
     PrevalenceResult,

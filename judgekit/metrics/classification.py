@@ -24,7 +24,7 @@ from sklearn.metrics import (
     precision_recall_fscore_support,
 )
 
-from judgekit.majority import TIE, TiePolicy
+from judgekit.labels.majority import TIE, TiePolicy
 from judgekit.metrics.bootstrap import bootstrap_ci
 
 METRICS = ("accuracy", "macro_f1", "kappa")
@@ -62,7 +62,7 @@ class ReferenceScorer:
     Args:
         pairs: DataFrame with columns item, reference, label (labels as text); several rows
             may share an item.
-        tie_policy: decides whether ``"<tie>"`` is a class (see :mod:`judgekit.majority`);
+        tie_policy: decides whether ``"<tie>"`` is a class (see :mod:`judgekit.labels.majority`);
             tied rows must already be removed under "exclude".
 
     Metric names: "accuracy" and "macro_f1" in [0, 1], "kappa" in [-1, 1],

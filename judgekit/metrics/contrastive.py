@@ -32,7 +32,7 @@ from judgekit.errors import JudgekitError
 from judgekit.metrics import mt
 from judgekit.metrics.ranking import ranking_agreement
 from judgekit.report.figures import heatmap
-from judgekit.testsets import Manifest, Segments, TestSet
+from judgekit.data.testsets import Manifest, Segments, TestSet
 
 Hyps = Mapping[tuple[str, str], Sequence[str]]
 """Translations keyed by ``(model, test set id)``, one line per reference line."""

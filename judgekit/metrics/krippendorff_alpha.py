@@ -15,7 +15,7 @@ import krippendorff
 import numpy as np
 
 from judgekit.errors import JudgekitError
-from judgekit.labels import LabelData
+from judgekit.labels.table import LabelData
 from judgekit.metrics.agreement_results import AgreementResult, boot_settings, evaluate
 from judgekit.metrics.label_codes import encode
 

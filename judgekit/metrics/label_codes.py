@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from judgekit.errors import JudgekitError
-from judgekit.labels import LabelData, as_label_table
+from judgekit.labels.table import LabelData, as_label_table
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ def encode(
     """Code a table's labels; items without any rating are dropped first.
 
     Args:
-        data: items x raters labels (see :func:`judgekit.labels.as_label_table`).
+        data: items x raters labels (see :func:`judgekit.labels.table.as_label_table`).
         categories: the category order (default: the table's sorted distinct labels).
 
     Returns:

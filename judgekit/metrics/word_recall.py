@@ -28,7 +28,7 @@ from judgekit.metrics.contrastive import (
     default_tokenizer,
     sacrebleu_tokenizer,
 )
-from judgekit.testsets import Manifest
+from judgekit.data.testsets import Manifest
 
 
 def word_types(text: str, tokenize: str = "13a", *, lowercase: bool = False) -> set[str]:

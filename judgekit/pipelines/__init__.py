@@ -31,8 +31,8 @@ PIPELINES: dict[str, tuple[str, str]] = {
         "judgekit.pipelines.localise:write_pairs",
     ),
     "errors": (
-        "judgekit.pipelines.localisation:ErrorsRun",
-        "judgekit.report.localisation:write_report",
+        "judgekit.pipelines.error_typing:ErrorsRun",
+        "judgekit.report.error_typing:write_report",
     ),
 }
 

@@ -44,7 +44,7 @@ from judgekit.data import resolve_path
 from judgekit.errors import InputError
 from judgekit.llm.client import LLMClient, Task
 from judgekit.llm.spec import ModelSpec
-from judgekit.locales import Locale, parse_locale
+from judgekit.data.locales import Locale, parse_locale
 from judgekit.pipelines.localisation_schemas import (
     PAIR_CHECKS,
     LocalisedPair,

@@ -27,7 +27,7 @@ from judgekit import __version__
 from judgekit.metrics.agreement import cohen_kappa
 from judgekit.metrics.bootstrap import bootstrap_ci
 from judgekit.pipelines.cultural import CulturalRun
-from judgekit.report.cultural_validation import markdown_table, validate
+from judgekit.calibration.cultural import markdown_table, validate
 from judgekit.runlog import Record, usage_summary, write_json
 
 GROUPS = ("benchmark", "language", "subject_category", "subject", "split")

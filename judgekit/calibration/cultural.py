@@ -16,7 +16,7 @@ n, value, ci_low, ci_high)``:
 * the human ceiling: each vote against the majority of the item's other votes, and the judge
   against the same references.
 
-Every statistic comes from :mod:`judgekit.calibration` and :mod:`judgekit.metrics.agreement`.
+Every statistic comes from :mod:`judgekit.calibration.judge` and :mod:`judgekit.metrics.agreement`.
 Judge ties (a tied jury) follow ``tie_policy``: ``exclude`` drops them (counted), ``error``
 counts them wrong, ``own_class`` lets them match a human tie.
 """
@@ -32,10 +32,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgekit.calibration import TIE, Estimate, JudgeReport, human_ceiling, judge_vs_humans
+from judgekit.calibration.judge import TIE, Estimate, JudgeReport, human_ceiling, judge_vs_humans
 from judgekit.errors import InputError, JudgekitError
-from judgekit.human_votes import HumanVotes
-from judgekit.labels import LabelTable
+from judgekit.labels.human_votes import HumanVotes
+from judgekit.labels.table import LabelTable
 from judgekit.metrics.agreement import (
     AgreementResult,
     fleiss_kappa,
@@ -142,7 +142,7 @@ def validate_subset(
     seed: int = 0,
 ) -> list[dict[str, Any]]:
     """The validation rows of one item subset (``keys``: item keys in it)."""
-    from judgekit.calibration import majority_vote
+    from judgekit.calibration.judge import majority_vote
 
     out = _Rows(subset)
     ann = annotations[annotations["key"].isin(keys)]
@@ -298,8 +298,8 @@ def validate_run(
         InputError: not an audit run directory, an item file gone, or no human votes.
     """
     from judgekit.data import resolve_path
-    from judgekit.human_votes import load_human_votes
-    from judgekit.items import load_items
+    from judgekit.labels.human_votes import load_human_votes
+    from judgekit.data.items import load_items
     from judgekit.pipelines.cultural_schemas import load_rubric
 
     run_dir = Path(run_dir)

@@ -10,7 +10,7 @@ written back unchanged (``judgekit audit split``). Accepted spellings:
 * answer: a letter, a 0-based index, or the text of one choice (``answer_index`` otherwise);
 * Global-MMLU's Python-literal list fields (``"['none', 'regional']"``) are parsed.
 
-The human votes some items carry are read by :mod:`judgekit.human_votes`. Bad input raises
+The human votes some items carry are read by :mod:`judgekit.labels.human_votes`. Bad input raises
 :class:`~judgekit.errors.InputError` naming the file, line and field.
 """
 

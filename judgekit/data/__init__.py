@@ -15,7 +15,7 @@ from typing import Any
 
 from judgekit.errors import InputError
 
-REPO_ROOT = Path(__file__).resolve().parents[1]  # holds prompts/, rubrics/, dictionaries/
+REPO_ROOT = Path(__file__).resolve().parents[2]  # holds prompts/, rubrics/, dictionaries/
 
 
 def resolve_path(path: str | Path) -> Path:

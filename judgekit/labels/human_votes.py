@@ -17,8 +17,8 @@ from pathlib import Path
 import pandas as pd
 
 from judgekit.errors import InputError
-from judgekit.items import BenchmarkItem, load_items, read_rows
-from judgekit.labels import LabelTable
+from judgekit.data.items import BenchmarkItem, load_items, read_rows
+from judgekit.labels.table import LabelTable
 
 PUBLISHED_CS_FIELDS = ("cs_label", "cultural_sensitivity_label")
 
@@ -52,7 +52,7 @@ class HumanVotes:
     def reference_cs(self) -> dict[str, str]:
         """item -> the published CS/CA label where there is one, else the strict majority of
         the CS/CA votes (``<tie>`` on a tie)."""
-        from judgekit.calibration import majority_vote
+        from judgekit.calibration.judge import majority_vote
 
         out = majority_vote(self.cs).to_dict()
         if self.published is not None:
@@ -130,7 +130,7 @@ def load_human_votes(
 
     ``path`` is either an item file whose rows carry ``required_knowledge`` vote lists
     (matched to ``items`` by id), or a label file (``item,rater,label`` or wide, see
-    :func:`judgekit.labels.load_labels`; item = the item id) whose labels are required-knowledge
+    :func:`judgekit.labels.table.load_labels`; item = the item id) whose labels are required-knowledge
     values (the keys of ``cs_of``) or CS/CA.
 
     Raises:
@@ -138,7 +138,7 @@ def load_human_votes(
     """
     if path is None:
         return human_votes(items, cs_of=cs_of)
-    from judgekit.labels import load_labels
+    from judgekit.labels.table import load_labels
 
     path = Path(path)
     fmt, columns, _ = read_rows(path)

@@ -1,7 +1,7 @@
 """Scoring a judge x prompt grid and writing its tables, figures and ``grid.json``.
 
 Per cell, the cell's ``labels.csv`` (one rater: the judge) is scored against the human
-majority with :func:`judgekit.calibration.judge_vs_humans` (accuracy, macro-F1, Cohen's kappa,
+majority with :func:`judgekit.calibration.judge.judge_vs_humans` (accuracy, macro-F1, Cohen's kappa,
 seeded percentile bootstrap CIs over items; items without a human label are ignored and
 counted, human ties follow the tie policy). Among the cells: pairwise percent agreement and
 Cohen's kappa on the items both judged (:mod:`judgekit.metrics.concordance`), and, where cells
@@ -21,12 +21,12 @@ from typing import Any
 import pandas as pd
 
 import judgekit
-from judgekit.calibration import judge_vs_humans
-from judgekit.calibration_results import json_safe
+from judgekit.calibration.judge import judge_vs_humans
+from judgekit.calibration.results import json_safe
 from judgekit.errors import InputError, JudgekitError
-from judgekit.grid_config import Cell, GridConfig, GridOptions, ModelScores, model_scores_spec
-from judgekit.labels import LabelTable, load_labels
-from judgekit.majority import TIE, judge_labels, majority_vote
+from judgekit.calibration.grid_config import Cell, GridConfig, GridOptions, ModelScores, model_scores_spec
+from judgekit.labels.table import LabelTable, load_labels
+from judgekit.labels.majority import TIE, judge_labels, majority_vote
 from judgekit.metrics.classification import METRICS
 from judgekit.metrics.concordance import agreement_matrix, kendalls_w, pairwise_agreement
 from judgekit.report.figures import heatmap

@@ -9,7 +9,7 @@ baseline (longer translation = worse) and a constant-judge acc_eq; item-grouped 
 system-level pairwise accuracy (Kocmi et al. 2021: share of system pairs ordered alike, judge
 ties wrong). The GEMBA-MQM figures on WMT23 are given as a reference on their own data (the TED
 segments are not in WMT23; the overlap is checked where the WMT23 sources are at hand). Command:
-``python -m judgekit.report.errors_calibration calibrate RUN_DIR MQM_TSV [--gemba-dir DIR]``.
+``python -m judgekit.calibration.error_typing calibrate RUN_DIR MQM_TSV [--gemba-dir DIR]``.
 """
 
 from __future__ import annotations
@@ -275,11 +275,11 @@ def _write_tables(run_dir: Path, cal: dict[str, Any]) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Command line:
-    ``python -m judgekit.report.errors_calibration calibrate RUN_DIR MQM_TSV [--gemba-dir DIR]``.
+    ``python -m judgekit.calibration.error_typing calibrate RUN_DIR MQM_TSV [--gemba-dir DIR]``.
     """
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m judgekit.report.errors_calibration")
+    parser = argparse.ArgumentParser(prog="python -m judgekit.calibration.error_typing")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("calibrate", help="calibrate an errors run against a human MQM TSV")
     p.add_argument("run_dir")

@@ -1,7 +1,7 @@
 """Test sets with locales: aligned source/reference data, a locale id and its unlocalised twin.
 
 Locale ids (``hin_Deva_India``) and FLORES codes (``hin_Deva``) are parsed and checked by
-:mod:`judgekit.locales`.
+:mod:`judgekit.data.locales`.
 
 A *test set* is a reference file (and optionally its aligned source file), or one JSONL file with
 ``source``/``reference`` fields, plus its translation direction (``src_lang``, ``tgt_lang``, FLORES
@@ -28,7 +28,7 @@ import yaml
 
 from judgekit.data import jsonl_objects
 from judgekit.errors import InputError, JudgekitError
-from judgekit.locales import Locale, parse_flores, parse_locale
+from judgekit.data.locales import Locale, parse_flores, parse_locale
 from judgekit.metrics.mt import read_lines
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -50,7 +50,7 @@ class TestSet:
     Attributes:
         id: unique in its manifest; also the hypothesis file name (``<hyp-dir>/<model>/<id>.txt``).
         src_lang, tgt_lang: FLORES codes of the direction, e.g. ``eng_Latn`` -> ``fra_Latn``.
-        locale: where the set is grounded (see :class:`judgekit.locales.Locale`).
+        locale: where the set is grounded (see :class:`judgekit.data.locales.Locale`).
         original: id of the unlocalised counterpart (None for an original set).
         reference, source: aligned line files (``source`` optional), or ``data``: one JSONL file.
         line: the manifest line that defines the set, for error messages.
@@ -289,7 +289,7 @@ NTREX128_SRC = "newstest2019-src.eng.txt"
 
 def ntrex128_dir() -> Path:
     """``../shared/data/ntrex128`` beside the repository (it may be absent)."""
-    return Path(__file__).resolve().parents[2] / "shared" / "data" / "ntrex128"
+    return Path(__file__).resolve().parents[3] / "shared" / "data" / "ntrex128"
 
 
 def ntrex128_manifest(

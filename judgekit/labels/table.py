@@ -9,7 +9,7 @@ a bool) or a missing value (None or NaN). Loaders read the two usual layouts:
 * wide: one item per row, an ``item`` column and one column per rater.
 
 from CSV, TSV (by the ``.tsv`` suffix) or JSONL (the readers are in
-:mod:`judgekit.label_files`), and report bad input as one :class:`~judgekit.errors.InputError`
+:mod:`judgekit.labels.files`), and report bad input as one :class:`~judgekit.errors.InputError`
 naming file, line and field. :func:`as_label_table` accepts the other usual shapes (DataFrame,
 2-D array, list of rows) wherever a table is expected.
 """
@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from judgekit.errors import InputError, JudgekitError
-from judgekit.label_files import (
+from judgekit.labels.files import (
     coerce_numbers,
     is_jsonl,
     key_value,

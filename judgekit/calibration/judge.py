@@ -1,13 +1,13 @@
 """A judge against human labels: majority reference, human ceiling, Alternative Annotator Test.
 
-* :func:`majority_vote` (:mod:`judgekit.majority`): the humans' majority label per item, ties
+* :func:`majority_vote` (:mod:`judgekit.labels.majority`): the humans' majority label per item, ties
   reported, never broken.
 * :func:`judge_vs_humans`: accuracy, macro-F1, Cohen's kappa (bootstrap CIs over items),
   confusion matrix, per-class recall and precision, direction of errors (paper 001, Sec. on
   validating the annotation pipeline: "35 CA->CS versus 12 CS->CA errors").
 * :func:`human_ceiling`: each human against the majority of the *other* humans, pooled, on the
   same footing (same metrics, same tie policy), and the judge against those same references.
-* :func:`alt_test` (:mod:`judgekit.aat`): the Alternative Annotator Test (Calderon, Reichart &
+* :func:`alt_test` (:mod:`judgekit.calibration.aat`): the Alternative Annotator Test (Calderon, Reichart &
   Dror, ACL 2025).
 
 Labels are compared as text (``1`` and ``"1"`` match). Tie policies for an item whose human
@@ -19,7 +19,7 @@ votes tie (two or more categories share the top count):
 * ``"own_class"``: ``"<tie>"`` is a category like the others (a judge may answer it).
 
 Metrics are scored by :class:`judgekit.metrics.classification.ReferenceScorer`; the report
-types are in :mod:`judgekit.calibration_results`.
+types are in :mod:`judgekit.calibration.results`.
 """
 
 from __future__ import annotations
@@ -31,11 +31,11 @@ from typing import Any
 import pandas as pd
 from sklearn.metrics import confusion_matrix
 
-from judgekit.aat import alt_test
-from judgekit.calibration_results import CeilingReport, JudgeReport
+from judgekit.calibration.aat import alt_test
+from judgekit.calibration.results import CeilingReport, JudgeReport
 from judgekit.errors import JudgekitError
-from judgekit.labels import LabelData, as_label_table
-from judgekit.majority import (
+from judgekit.labels.table import LabelData, as_label_table
+from judgekit.labels.majority import (
     TIE,
     TIE_POLICIES,
     JudgeLabels,

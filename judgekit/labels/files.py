@@ -2,7 +2,7 @@
 
 The readers only turn a file into ``(line, {column: value})`` rows and report malformed input
 as one :class:`~judgekit.errors.InputError` naming file, line and field; building the items x
-raters table from those rows is :func:`judgekit.labels.load_labels`' job.
+raters table from those rows is :func:`judgekit.labels.table.load_labels`' job.
 """
 
 from __future__ import annotations

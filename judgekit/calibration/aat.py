@@ -1,6 +1,6 @@
 """The Alternative Annotator Test (Calderon, Reichart & Dror, ACL 2025): can an LLM judge
 replace a human annotator? The authors' public implementation is followed step by step
-(:func:`alt_test`); the result type is :class:`judgekit.calibration_results.AltTestResult`.
+(:func:`alt_test`); the result type is :class:`judgekit.calibration.results.AltTestResult`.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ import pandas as pd
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
-from judgekit.calibration_results import AltTestResult
+from judgekit.calibration.results import AltTestResult
 from judgekit.errors import JudgekitError
-from judgekit.labels import LabelData, as_label_table
-from judgekit.majority import JudgeLabels, judge_labels
+from judgekit.labels.table import LabelData, as_label_table
+from judgekit.labels.majority import JudgeLabels, judge_labels
 
 
 def _accuracy(pred: Any, others: list[Any]) -> float:

@@ -5,7 +5,7 @@ its status, located errors and MQM), ``segments.csv`` (one 0/1 column per type),
 ``type_counts.csv`` (segments with >= 1 error of each type, per system and overall: an error type
 counts once per segment, as in the paper's Table 5), ``type_counts.png`` and ``summary.json``.
 When the config gives ``human_mqm`` it calibrates the run on human MQM
-(:func:`judgekit.report.errors_calibration.calibrate_errors`).
+(:func:`judgekit.calibration.error_typing.calibrate_errors`).
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ import pandas as pd
 
 from judgekit import __version__
 from judgekit.data import resolve_path
-from judgekit.pipelines.localisation import ErrorsRun
+from judgekit.pipelines.error_typing import ErrorsRun
 from judgekit.pipelines.localisation_schemas import Rubric, sha256_file
-from judgekit.report.errors_calibration import calibrate_errors
+from judgekit.calibration.error_typing import calibrate_errors
 from judgekit.runlog import Record, usage_summary, write_json
 
 

@@ -21,7 +21,7 @@ from typing import Literal
 import pandas as pd
 
 from judgekit.errors import JudgekitError
-from judgekit.labels import LabelData, as_label_table
+from judgekit.labels.table import LabelData, as_label_table
 
 TiePolicy = Literal["exclude", "error", "own_class"]
 TIE_POLICIES = ("exclude", "error", "own_class")

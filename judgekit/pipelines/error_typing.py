@@ -25,7 +25,7 @@ from the types' MQM categories.
 
 Items: JSONL/TSV rows of :class:`SegmentItem`, or a sample of a Google MQM TSV drawn with a
 seed by :func:`items_from_mqm` (config ``mqm_sample:``; the run writes them to ``items.jsonl``;
-``python -m judgekit.pipelines.localisation items-from-mqm TSV OUT`` writes the file alone).
+``python -m judgekit.pipelines.error_typing items-from-mqm TSV OUT`` writes the file alone).
 """
 
 from __future__ import annotations
@@ -357,10 +357,10 @@ def items_from_mqm(
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m judgekit.pipelines.localisation items-from-mqm TSV OUT.jsonl [options]``."""
+    """``python -m judgekit.pipelines.error_typing items-from-mqm TSV OUT.jsonl [options]``."""
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m judgekit.pipelines.localisation")
+    parser = argparse.ArgumentParser(prog="python -m judgekit.pipelines.error_typing")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("items-from-mqm", help="sample judge items from a Google MQM TSV")
     p.add_argument("tsv")

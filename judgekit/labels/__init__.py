@@ -1,0 +1,2 @@
+"""Label tables: (item, rater, label) rows, items x raters tables, majorities and ties, human
+votes."""
