@@ -143,7 +143,7 @@ def test_console_summary_gives_every_language_the_overall_rate_and_the_back_chec
 
     from rich.console import Console
 
-    from judgekit.pipelines.spilling import SpillingRun
+    from judgekit.report.console import print_spilling
 
     fr = {"lang": "fr", "n_judged": 10, "n_invalid": 6, "spilling_rate": 0.6, "std_item_rate": 0.1}
     langs = [
@@ -157,7 +157,7 @@ def test_console_summary_gives_every_language_the_overall_rate_and_the_back_chec
         "backcheck": {"overall": {"n_rejected": 6, "n_accepted_en": 2, "accepted_share": 1 / 3}},
     }
     out = io.StringIO()
-    SpillingRun.print_summary(None, summary, Console(file=out, width=200))  # type: ignore[arg-type]
+    print_spilling(summary, Console(file=out, width=200))
     text = out.getvalue()
     assert "no rate" in text and "2 not 5 distinct meanings" in text
     assert "overall spilling rate 0.600 (6 of 10 judged meanings invalid)" in text

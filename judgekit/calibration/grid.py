@@ -16,12 +16,17 @@ other cell before it runs, so all judges judge the same outputs and nothing is g
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
+from judgekit.calibration.grid_config import (
+    PIPELINE_DEFAULTS,
+    Cell,
+    GridConfig,
+    out_dir,
+    plan_cells,
+)
+from judgekit.calibration.grid_report import GridResult, analyse_grid, write_grid
 from judgekit.config import load_config
 from judgekit.errors import InputError, JudgekitError
-from judgekit.calibration.grid_config import PIPELINE_DEFAULTS, Cell, GridConfig, out_dir, plan_cells
-from judgekit.calibration.grid_report import GridResult, analyse_grid, write_grid
 from judgekit.labels.table import load_labels
 from judgekit.runlog import Record, RunLog
 
@@ -69,30 +74,18 @@ def count_records(run_dir: Path) -> int:
     return path.read_bytes().count(b"\n") if path.is_file() else 0
 
 
-def _run_command() -> Any:
-    """The ``judgekit run`` command as a click command (its own argument parsing and
-    defaults). Imported here: library modules do not import the CLI at import time."""
-    import typer
-
-    import judgekit.cli.run  # noqa: F401  (registers `run` on the app)
-    from judgekit.cli import app
-
-    command = typer.main.get_command(app)
-    commands = getattr(command, "commands", None)  # a group, unless `run` is the only command
-    return commands["run"] if commands is not None else command
-
-
 def run_cells(
     grid: GridConfig, cells: list[Cell], pipeline: str, *, no_cache: bool = False
 ) -> dict[str, dict[str, int]]:
-    """Run every cell as ``judgekit run BASE --set ... --out CELL`` (in this process, through
-    the command's own argument parsing, so its defaults are the command line's).
+    """Run every cell as ``judgekit run BASE --set ... --out CELL`` does, through
+    :func:`judgekit.run` (in this process).
 
     Returns:
         Per cell name: ``shared`` (records copied in from the shared stages) and ``new``
         (records this run added: model calls or cache hits; 0 for a finished cell).
     """
-    run = _run_command()
+    from judgekit.engine import run
+
     defaults = PIPELINE_DEFAULTS.get(pipeline, {})
     stages = grid.shared_stages if grid.shared_stages is not None else defaults.get("shared_stages")
     source = grid.generations
@@ -100,11 +93,9 @@ def run_cells(
     for cell in cells:
         shared = share_records(source, cell.directory, stages or []) if source else 0
         before = count_records(cell.directory)
-        args = [str(grid.base), "--out", str(cell.directory)]
-        args += [part for assignment in cell.overrides for part in ("--set", assignment)]
-        code = run.main(args + (["--no-cache"] if no_cache else []), standalone_mode=False)
-        if isinstance(code, int) and code != 0:
-            raise JudgekitError(f"cell {cell.name}: judgekit run exited with status {code}")
+        result = run(grid.base, list(cell.overrides), out=cell.directory, no_cache=no_cache)
+        if result.all_failed:
+            raise JudgekitError(f"cell {cell.name}: no task of its run got an answer")
         stats[cell.name] = {"shared": shared, "new": count_records(cell.directory) - before}
         source = source or cell.directory
     return stats
@@ -114,8 +105,8 @@ def run_grid(grid: GridConfig, *, out: Path | None = None, no_cache: bool = Fals
     """Run every cell of ``grid`` (resuming finished ones), score them, write the outputs.
 
     Human labels are read and every cell's run config validated before any model is called.
-    Outputs in ``OUT`` (see :func:`judgekit.calibration.grid_report.write_grid`): grid.csv, grid.json,
-    heatmap.png, pairwise_agreement.csv, agreement_matrix.csv, kappa_matrix.csv,
+    Outputs in ``OUT`` (see :func:`judgekit.calibration.grid_report.write_grid`): grid.csv,
+    grid.json, heatmap.png, pairwise_agreement.csv, agreement_matrix.csv, kappa_matrix.csv,
     model_scores.csv.
 
     Raises:

@@ -1,43 +1,25 @@
-"""The ``judgekit`` command line: one module per command group, registered here."""
+"""The ``judgekit`` command line: one module per command group (``judgekit.cli.root`` lists
+them; each is imported when its command runs)."""
 
 from __future__ import annotations
 
 import signal
 import sys
 
-import typer
-from rich.text import Text
-
-from judgekit.cli.output import plain_console
+from judgekit.cli.root import COMMANDS, app, load_command
 from judgekit.errors import JudgekitError
 
-app = typer.Typer(
-    name="judgekit",
-    help="LLM judges for multilingual and translation benchmarks, calibrated against humans.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-)
+__all__ = ["app", "main"]
 
 
 def _register() -> None:
-    # Each module adds its commands or sub-app to `app`; imported here, not at module top,
-    # so that `judgekit --help` stays cheap and the modules never import each other.
-    from judgekit.cli import (  # noqa: F401
-        audit,
-        cache,
-        calibrate,
-        contrast,
-        dictionaries,
-        localise,
-        mqm,
-        run,
-        score,
-    )
+    """Import every command module now (tools and tests that want the full click tree)."""
+    for name in COMMANDS:
+        load_command(name)
 
 
 def main() -> None:
     """Entry point: run the app and turn every JudgekitError into one clear line, exit code 2."""
-    _register()
     # SIGTERM takes Ctrl-C's way (inside a run, asyncio cancels the run's tasks cleanly; run
     # logs are closed and embedded servers stopped), then exits 143, not 130
     terminated: list[bool] = []
@@ -65,6 +47,10 @@ def main() -> None:
 
 def _fail(message: str) -> None:
     """Print ``error: MESSAGE`` to stderr (user text is never read as markup) and exit 2."""
+    from rich.text import Text
+
+    from judgekit.cli.output import plain_console
+
     console = plain_console(stderr=True)
     console.print(Text("error: ", style="bold red") + Text(message))
     sys.exit(2)

@@ -14,16 +14,18 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-import pandas as pd
 import typer
 from typer.core import TyperGroup
 
-from judgekit.cli import app
 from judgekit.cli.output import plain_console
+from judgekit.cli.root import app
 from judgekit.errors import InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 console = plain_console()
 DEFAULT_CONFIG = Path("configs/audit.yaml")
@@ -62,11 +64,14 @@ def audit_run(
     limit: int | None = typer.Option(None, help="Items per item file; 0 = all."),
     out: Path | None = typer.Option(None, help="Output directory (default: config 'out')."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the cache."),
+    retry_errors: bool = typer.Option(
+        False, "--retry-errors", help="Call again the tasks recorded as error (no answer)."
+    ),
     dry_run: bool = typer.Option(False, "--dry-run", help="Count the calls; send nothing."),
 ) -> None:
     """Annotate ITEMS for cultural sensitivity; writes annotations.jsonl, shares.csv,
     flagged.csv, validation.md (with human votes) and summary.json. Resumes when run again."""
-    from judgekit.cli.run import run_command
+    from judgekit.cli.run import execute
     from judgekit.config import load_config
     from judgekit.pipelines.cultural import CulturalOptions
 
@@ -78,9 +83,8 @@ def audit_run(
     if cfg.pipeline != "cultural":
         raise InputError(config, f"expected pipeline: cultural, found {cfg.pipeline}")
     cfg.options("cultural", CulturalOptions)
-    run_command(
-        config=config, set_=overrides, limit=limit, out=out, no_cache=no_cache, dry_run=dry_run
-    )
+    execute(cfg, (), limit=limit, out=out, no_cache=no_cache, retry_errors=retry_errors,
+            dry_run=dry_run)  # fmt: skip
 
 
 @audit_app.command("validate")
@@ -118,6 +122,8 @@ def _annotation_index(path: Path) -> pd.DataFrame:
         path = path / "annotations.jsonl"
     if not path.is_file():
         raise InputError(path, "no annotations (a run directory or its annotations.jsonl)")
+    import pandas as pd
+
     frame = pd.read_json(path, lines=True, dtype=False)
     missing = {"benchmark", "id", "language", *COLUMNS} - set(frame.columns)
     if missing:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import typer
 
-from judgekit.cli import app
 from judgekit.cli.output import plain_console
+from judgekit.cli.root import app
 
 console = plain_console()
 cache_app = typer.Typer(help="Inspect or empty the response cache.", no_args_is_help=True)

@@ -12,8 +12,8 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from judgekit.cli import app
 from judgekit.cli.output import plain_console
+from judgekit.cli.root import app
 from judgekit.errors import InputError
 from judgekit.lexicon.build import LANGS, Coverage, Sources, build_dictionaries
 from judgekit.lexicon.dictd import DEFAULT_DICTD_DIR

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import typer
 
-from judgekit.cli import app
-from judgekit.cli.run import run_command
+from judgekit.cli.root import app
 
 
 @app.command("localise")
@@ -24,12 +23,6 @@ def localise_command(
     """Localise source/English pairs to a target locale; writes localised.jsonl and aligned
     text files (see docs/error-typing.md). Same as `judgekit run CONFIG` for a localise config.
     """
-    run_command(
-        config=config,
-        set_=[*set_, "pipeline=localise"],
-        limit=limit,
-        out=out,
-        no_cache=False,
-        retry_errors=False,
-        dry_run=dry_run,
-    )
+    from judgekit.cli.run import execute
+
+    execute(config, [*set_, "pipeline=localise"], limit=limit, out=out, dry_run=dry_run)

@@ -11,8 +11,8 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from judgekit.cli import app
 from judgekit.cli.output import plain_console
+from judgekit.cli.root import app
 from judgekit.metrics import mqm
 
 mqm_app = typer.Typer(

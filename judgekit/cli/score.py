@@ -10,8 +10,8 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from judgekit.cli import app
 from judgekit.cli.output import plain_console
+from judgekit.cli.root import app
 from judgekit.errors import InputError, JudgekitError
 from judgekit.metrics import mt
 from judgekit.metrics.spm import FLORES200_ENV

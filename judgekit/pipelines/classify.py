@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import json
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -29,13 +28,11 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 from judgekit import __version__
 from judgekit.config import RunConfig
 from judgekit.data import jsonl_objects
-from judgekit.errors import InputError, JudgekitError
+from judgekit.errors import InputError
 from judgekit.llm.client import LLMClient, Task
-from judgekit.llm.spec import ModelSpec
+from judgekit.pipelines.base import require_models, task_fingerprint, workers
 from judgekit.prompts import load_prompt
 from judgekit.runlog import Record, join_key, usage_summary, write_json
-
-_MAX_WORKERS = 4096
 
 
 class ClassifyOptions(BaseModel):
@@ -118,13 +115,6 @@ def judgment_schema(labels: tuple[str, ...], max_chars: int) -> type[BaseModel]:
     )
 
 
-def _fingerprint(spec: ModelSpec, *parts: object) -> str:
-    blob = json.dumps(
-        [spec.model, spec.revision, spec.params(), *parts], sort_keys=True, default=str
-    )
-    return hashlib.sha256(blob.encode()).hexdigest()[:8]
-
-
 def _resolve(path: Path, config: RunConfig) -> Path:
     if path.is_absolute() or path.exists() or config._path is None:
         return path
@@ -144,12 +134,7 @@ class ClassifyRun:
         self.config = config
         self.client = client
         self.options = config.options("classify", ClassifyOptions)
-        self.judges = config.judges()
-        if not self.judges:
-            raise JudgekitError("the classify pipeline needs a 'judge' model (or a list)")
-        labels = [j.label for j in self.judges]
-        if len(set(labels)) != len(labels):
-            raise JudgekitError(f"judges need distinct names (set 'name'): {labels}")
+        self.judges = require_models(config, "judge", "classify")
         self.prompt = load_prompt(f"classify/{self.options.prompt}")
         self.items_path = _resolve(self.options.items, config)
         items = load_items(self.items_path, self.options.id_field, self.options.text_field)
@@ -158,8 +143,8 @@ class ClassifyRun:
         self.status: Counter[str] = Counter()
         opts = self.options
         self._keys = {
-            j.label: _fingerprint(
-                j, self.prompt.hash, opts.labels, opts.task, opts.rationale_max_chars
+            j.label: task_fingerprint(
+                j, self.prompt, opts.labels, opts.task, opts.rationale_max_chars
             )
             for j in self.judges
         }
@@ -202,10 +187,6 @@ class ClassifyRun:
                         meta={"item": item.id, "index": index, "sample": sample},
                     )
 
-    def _workers(self) -> int:
-        per_judge = [j.concurrency() * max(1, len(j.deployments)) for j in self.judges]
-        return max(1, min(_MAX_WORKERS, 2 * sum(per_judge)))
-
     async def run(self, on_item: Any = None) -> Counter[str]:
         """Run every task through the client's bounded worker pool (memory stays flat however
         many items there are); returns the count of records by status."""
@@ -215,20 +196,8 @@ class ClassifyRun:
             if on_item is not None:
                 on_item(task)
 
-        await self.client.run_many(self.tasks(), self._workers(), done)
+        await self.client.run_many(self.tasks(), workers(self.judges), done)
         return self.status
-
-    def print_summary(self, summary: dict[str, Any], console: Any) -> None:
-        """Print the label counts per rater (a rich Table)."""
-        from rich.table import Table
-
-        table = Table(title="labels per rater")
-        table.add_column("rater")
-        for label in self.options.labels:
-            table.add_column(label)
-        for rater, counts in summary.get("labels", {}).items():
-            table.add_row(rater, *(str(counts.get(label, 0)) for label in self.options.labels))
-        console.print(table)
 
 
 def signature(run: ClassifyRun) -> dict[str, Any]:

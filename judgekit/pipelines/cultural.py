@@ -16,10 +16,8 @@ human CS label and subject category), so that prompts are tuned on one and repor
 
 from __future__ import annotations
 
-import asyncio
-import hashlib
-import json
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -29,11 +27,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from judgekit.calibration.judge import TIE
 from judgekit.config import RunConfig
 from judgekit.data import resolve_path
+from judgekit.data.items import BenchmarkItem, ItemFile, language_name, load_items
 from judgekit.errors import InputError
 from judgekit.labels.human_votes import HumanVotes, load_human_votes
-from judgekit.data.items import BenchmarkItem, ItemFile, language_name, load_items
 from judgekit.llm.client import LLMClient, Task
 from judgekit.llm.spec import ModelSpec
+from judgekit.pipelines.base import require_models, task_fingerprint, workers
 from judgekit.pipelines.cultural_schemas import (
     Rubric,
     annotate_prompt,
@@ -178,11 +177,6 @@ def assign_splits(
     return out
 
 
-def _fingerprint(spec: ModelSpec, *parts: str) -> str:
-    blob = json.dumps([spec.model, spec.params(), list(parts)], sort_keys=True)
-    return hashlib.sha256(blob.encode()).hexdigest()[:8]
-
-
 class CulturalRun:
     """Builds and runs the annotation tasks of one audit; ``annotations`` holds the result.
 
@@ -195,12 +189,7 @@ class CulturalRun:
         self.config = config
         self.options = config.options("cultural", CulturalOptions)
         self.client = client
-        self.judges: list[ModelSpec] = config.judges()
-        if not self.judges:
-            raise InputError(config._path, "the cultural pipeline needs a 'judge'", field="judge")
-        labels = [j.label for j in self.judges]
-        if len(set(labels)) != len(labels):
-            raise InputError(config._path, f"judge names repeat: {labels}", field="judge")
+        self.judges: list[ModelSpec] = require_models(config, "judge", "cultural")
         if self.options.samples > 1 and any(j.temperature == 0 for j in self.judges):
             raise InputError(
                 config._path,
@@ -237,7 +226,7 @@ class CulturalRun:
         self._specs = {j.label: j for j in self.judges}
         strict = f"strict={self.options.strict}"
         self._fingerprints = {
-            j.label: _fingerprint(j, self.prompt.hash, strict) for j in self.judges
+            j.label: task_fingerprint(j, self.prompt, strict) for j in self.judges
         }
 
     def _humans(self) -> HumanVotes | None:
@@ -298,13 +287,23 @@ class CulturalRun:
     async def run(self, on_item: Any = None) -> list[ItemAnnotation]:
         """Run every judgment (concurrency bounded per model by the llm layer), then aggregate."""
 
-        async def one(job: Judgment) -> Judgment:
-            job.record = await self.client.run(self.task(job))
+        jobs = self.plan()
+        by_key: dict[str, list[Judgment]] = defaultdict(list)
+
+        def tasks() -> Iterator[Task]:
+            for job in jobs:
+                task = self.task(job)
+                by_key[task.key].append(job)
+                yield task
+
+        def done(task: Task, record: Record) -> None:
+            job = by_key[task.key].pop(0)
+            job.record = record
             if on_item is not None:
                 on_item(job)
-            return job
 
-        self.judgments = list(await asyncio.gather(*(one(j) for j in self.plan())))
+        await self.client.run_many(tasks(), workers(self.judges), done)
+        self.judgments = jobs
         self.annotations = self.aggregate(self.judgments)
         return self.annotations
 
@@ -352,9 +351,3 @@ class CulturalRun:
         if out.required_knowledge in self.rubric.knowledge_ids():
             out.rule_consistent = self.rubric.cs_of(out.required_knowledge) == out.cs_label
         return out
-
-    def print_summary(self, summary: dict[str, Any], console: Any) -> None:
-        """Print the CS shares per benchmark and language, and the validation table."""
-        from judgekit.report.cultural import print_summary
-
-        print_summary(summary, console)

@@ -30,9 +30,6 @@ seed by :func:`items_from_mqm` (config ``mqm_sample:``; the run writes them to `
 
 from __future__ import annotations
 
-import asyncio
-import hashlib
-import json
 import random
 import re
 from collections.abc import Iterator
@@ -47,6 +44,7 @@ from judgekit.data import resolve_path
 from judgekit.errors import InputError
 from judgekit.llm.client import LLMClient, Task
 from judgekit.metrics.mqm import MQMError, MQMWeights, read_mqm_tsv
+from judgekit.pipelines.base import run_items, task_fingerprint, workers
 from judgekit.pipelines.localisation_schemas import (
     SEGMENT_TEXTS,
     QuoteError,
@@ -223,13 +221,17 @@ class ErrorsRun:
     async def run(self, on_item: Any = None) -> list[SegmentResult]:
         """Judge every segment (concurrency bounded per model by the llm layer)."""
 
-        async def one(item: SegmentItem) -> SegmentResult:
-            result = await self._judge(item)
-            if on_item is not None:
-                on_item(result)
-            return result
+        results: dict[int, SegmentResult] = {}  # by position in self.items
 
-        self.results = list(await asyncio.gather(*(one(i) for i in self.items)))
+        async def one(index: int) -> None:
+            results[index] = await self._judge(self.items[index])
+
+        def done(index: int) -> None:
+            if on_item is not None:
+                on_item(results[index])
+
+        await run_items(range(len(self.items)), one, workers([self.judge]), done)
+        self.results = [results[i] for i in range(len(self.items))]
         return self.results
 
     def _render(self, item: SegmentItem) -> str:
@@ -257,8 +259,7 @@ class ErrorsRun:
 
     def _task(self, item: SegmentItem) -> Task:
         spec = self.judge
-        blob = json.dumps([spec.model, spec.params(), self.prompt.hash, self.options.use_reference])
-        digest = hashlib.sha256(blob.encode()).hexdigest()[:8]
+        digest = task_fingerprint(spec, self.prompt, self.options.use_reference)
         return Task(
             key=join_key("errors", item.id, spec.label, digest),
             stage="errors",
@@ -295,23 +296,6 @@ class ErrorsRun:
         result.status = "scored"
         result.mqm = segment_score(result.errors)
         return result
-
-    def print_summary(self, summary: dict[str, Any], console: Any) -> None:
-        """Print per-type segment counts (paper Table 5 style) and mean MQM per system."""
-        from rich.table import Table
-
-        ids = self.rubric.ids()
-        table = Table(title="segments with >= 1 error of each type (once per type per segment)")
-        for col in ("system", "scored", *ids, "locale", "general", "total", "mean MQM"):
-            table.add_column(col)
-        for row in summary.get("type_counts", []):
-            mqm = row.get("mean_mqm")
-            table.add_row(row["system"], str(row["n_scored"]), *(str(row[t]) for t in ids),
-                          str(row["locale_specific"]), str(row["general"]), str(row["total"]),
-                          "-" if mqm is None else f"{mqm:.2f}")  # fmt: skip
-        console.print(table)
-        if summary.get("calibration"):
-            console.print(f"calibration: {summary['files'].get('calibration')}")
 
 
 def items_from_mqm(

@@ -27,8 +27,6 @@ Output (see :func:`write_pairs`): ``localised.jsonl`` and, per (generator, local
 
 from __future__ import annotations
 
-import asyncio
-import hashlib
 import json
 import re
 from collections.abc import Iterator
@@ -41,10 +39,11 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from judgekit import __version__
 from judgekit.config import RunConfig
 from judgekit.data import resolve_path
+from judgekit.data.locales import Locale, parse_locale
 from judgekit.errors import InputError
 from judgekit.llm.client import LLMClient, Task
 from judgekit.llm.spec import ModelSpec
-from judgekit.data.locales import Locale, parse_locale
+from judgekit.pipelines.base import require_models, run_items, task_fingerprint, workers
 from judgekit.pipelines.localisation_schemas import (
     PAIR_CHECKS,
     LocalisedPair,
@@ -169,8 +168,7 @@ class LocaliseRun:
     """Builds and runs the localisation calls; ``results`` holds one :class:`PairResult` each."""
 
     def __init__(self, config: RunConfig, client: LLMClient) -> None:
-        if not config.generators():
-            raise InputError(config._path, "the localise pipeline needs a 'generator' model")
+        self.generators = require_models(config, "generator", "localise")
         self.config = config
         self.client = client
         self.options = config.options("localise", LocaliseOptions)
@@ -202,13 +200,10 @@ class LocaliseRun:
         specs = {spec.label: spec for spec in self.config.generators()}
         locales = {loc.id: loc for loc in self.locales}
 
-        async def one(item: PairResult) -> PairResult:
+        async def one(item: PairResult) -> None:
             await self._localise(specs[item.model], locales[item.locale], item)
-            if on_item is not None:
-                on_item(item)
-            return item
 
-        self.results = list(await asyncio.gather(*(one(i) for i in self.plan())))
+        self.results = await run_items(self.plan(), one, workers(self.generators), on_item)
         return self.results
 
     def tasks(self) -> Iterator[Task]:
@@ -228,14 +223,9 @@ class LocaliseRun:
             src_text=item.original_source,
             tgt_text=item.original_english,
         )
-        blob = json.dumps([spec.model, spec.params(), self.prompt.hash])
         return Task(
             key=join_key(
-                "localise",
-                item.model,
-                locale.id,
-                item.id,
-                hashlib.sha256(blob.encode()).hexdigest()[:8],
+                "localise", item.model, locale.id, item.id, task_fingerprint(spec, self.prompt)
             ),
             stage="localise",
             role="generator",
@@ -266,18 +256,6 @@ class LocaliseRun:
                 item.excluded, item.reason = "localise_checks", str(exc).split("\n")[1].strip()
                 return
         item.source, item.english = pair.source, pair.target
-
-    def print_summary(self, summary: dict[str, Any], console: Any) -> None:
-        """Print localised / excluded counts per (generator, locale)."""
-        from rich.table import Table
-
-        table = Table(title="localised pairs (passed the checks) per generator and locale")
-        for col in ("generator", "locale", "pairs", "localised", "unchanged", "excluded"):
-            table.add_column(col)
-        for row in summary.get("by_locale", []):
-            table.add_row(*(str(row[k]) for k in ("model", "locale", "planned", "localised",
-                                                   "unchanged", "excluded")))  # fmt: skip
-        console.print(table)
 
 
 def _safe(name: str) -> str:

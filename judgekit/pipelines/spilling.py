@@ -18,8 +18,6 @@ judgments are excluded. Every exclusion is counted by reason in ``summary.json``
 
 from __future__ import annotations
 
-import asyncio
-import hashlib
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -29,9 +27,10 @@ from judgekit.config import RunConfig
 from judgekit.lexicon.store import DictEntry, load_dictionary, load_translations, load_words
 from judgekit.llm.client import LLMClient, Task
 from judgekit.llm.spec import ModelSpec
+from judgekit.pipelines.base import require_models, run_items, task_fingerprint, workers
 from judgekit.pipelines.spilling_schemas import MeaningsAnswer, judge_schema, translation_schema
 from judgekit.pipelines.spilling_translate import translate_words
-from judgekit.prompts import Prompt, load_prompt
+from judgekit.prompts import load_prompt
 from judgekit.runlog import Record, join_key
 
 LANGUAGE_NAMES = {
@@ -79,11 +78,6 @@ def render_entry(entry: DictEntry) -> str:
     return "\n".join(lines)
 
 
-def _fingerprint(spec: ModelSpec, *prompts: Prompt) -> str:
-    blob = json.dumps([spec.model, spec.params(), [p.hash for p in prompts]], sort_keys=True)
-    return hashlib.sha256(blob.encode()).hexdigest()[:8]
-
-
 def _user(text: str) -> list[dict[str, Any]]:
     return [{"role": "user", "content": text}]
 
@@ -92,8 +86,7 @@ class SpillingRun:
     """Builds and runs the tasks of one spilling run; ``results`` holds one ItemResult each."""
 
     def __init__(self, config: RunConfig, client: LLMClient) -> None:
-        if not config.generators():
-            raise ValueError("the spilling pipeline needs a 'generator' model")
+        self.generators = require_models(config, "generator", "spilling")
         self.config = config
         self.options = config.spilling
         self.client = client
@@ -142,61 +135,13 @@ class SpillingRun:
             self.translations = dict(found)
         items = self.plan()
 
-        async def one(item: ItemResult) -> ItemResult:
+        async def one(item: ItemResult) -> None:
             if item.excluded is None:
                 await self._run_item(specs[item.model], item)
-            if on_item is not None:
-                on_item(item)
-            return item
 
-        self.results = list(await asyncio.gather(*(one(i) for i in items)))
+        models = [*self.generators, self.judge, self.translator]
+        self.results = await run_items(items, one, workers(models), on_item)
         return self.results
-
-    def print_summary(self, summary: dict[str, Any], console: Any) -> None:
-        """Print one row per language of ``summary`` (pooled over models; a rich Table): the
-        spilling rate, or why there is none (items excluded, by reason)."""
-        from rich.table import Table
-
-        table = Table(title="spilling rate by language (share of judged meanings found invalid)")
-        for col in ("lang", "items", "judged", "meanings", "invalid", "rate", "sd", "excluded"):
-            table.add_column(col)
-        rates = {row["lang"]: row for row in summary.get("rates", {}).get("by_lang", [])}
-        status: dict[str, dict[str, Any]] = {}
-        for row in summary["items"]["by_model_lang"]:
-            agg = status.setdefault(row["lang"], {"planned": 0, "judged": 0, "excluded": {}})
-            agg["planned"] += row["planned"]
-            agg["judged"] += row["judged"]
-            for reason, n in row["excluded"].items():
-                agg["excluded"][reason] = agg["excluded"].get(reason, 0) + n
-        for lang, agg in status.items():
-            rate = rates.get(lang)
-            sd = None if rate is None else rate["std_item_rate"]
-            table.add_row(
-                lang,
-                str(agg["planned"]),
-                str(agg["judged"]),
-                "-" if rate is None else str(rate["n_judged"]),
-                "-" if rate is None else str(rate["n_invalid"]),
-                "no rate" if rate is None else f"{rate['spilling_rate']:.3f}",
-                "-" if sd is None else f"{sd:.3f}",
-                _reasons(agg["excluded"]) or "-",
-            )
-        console.print(table)
-        if summary.get("spilling_rate") is not None:
-            judged = sum(row["n_judged"] for row in rates.values())
-            invalid = sum(row["n_invalid"] for row in rates.values())
-            console.print(
-                f"overall spilling rate {summary['spilling_rate']:.3f} "
-                f"({invalid} of {judged} judged meanings invalid)"
-            )
-        back = summary.get("backcheck", {}).get("overall") or {}
-        if back.get("n_rejected"):
-            why = _reasons(summary["items"].get("backcheck_excluded") or {})
-            console.print(
-                f"English back-check: {back['n_accepted_en']} of {back['n_rejected']} rejected "
-                f"meanings accepted in English ({back['accepted_share']:.3f})"
-                + (f"; items not back-checked: {why}" if why else "")
-            )
 
     # later stages depend on earlier answers: --dry-run counts the generations, and says so
     dry_run_note = (
@@ -215,7 +160,7 @@ class SpillingRun:
     def _generation_task(self, spec: ModelSpec, item: ItemResult) -> Task:
         prompt = self.meaning_prompts[item.lang]
         return Task(
-            key=f"generate|{_ident(item)}|{_fingerprint(spec, prompt)}",
+            key=f"generate|{_ident(item)}|{task_fingerprint(spec, prompt)}",
             stage="generate",
             role="generator",
             spec=spec,
@@ -267,7 +212,7 @@ class SpillingRun:
         )
         rec = await self.client.run(
             Task(
-                key=f"{key}|{join_key(self.judge.label)}|{_fingerprint(self.judge, prompt)}",
+                key=f"{key}|{join_key(self.judge.label)}|{task_fingerprint(self.judge, prompt)}",
                 stage=stage,
                 role="judge",
                 spec=self.judge,
@@ -289,7 +234,7 @@ class SpillingRun:
         n, prompt = len(rejected), self.backcheck_prompt
         rec = await self.client.run(
             Task(
-                key=f"backcheck_translate|{ident}|{_fingerprint(self.translator, prompt)}",
+                key=f"backcheck_translate|{ident}|{task_fingerprint(self.translator, prompt)}",
                 stage="backcheck_translate",
                 role="translator",
                 spec=self.translator,
@@ -320,11 +265,6 @@ class SpillingRun:
             return
         item.n_rejected_checked = n
         item.n_accepted_en = sum(judged)
-
-
-def _reasons(counts: dict[str, int]) -> str:
-    """``3 not 5 distinct meanings, 1 generation truncated`` from counts by reason."""
-    return ", ".join(f"{n} {reason.replace('_', ' ')}" for reason, n in counts.items())
 
 
 def _ident(item: ItemResult) -> str:

@@ -24,10 +24,10 @@ import numpy as np
 import pandas as pd
 
 from judgekit import __version__
+from judgekit.calibration.cultural import markdown_table, validate
 from judgekit.metrics.agreement import cohen_kappa
 from judgekit.metrics.bootstrap import bootstrap_ci
 from judgekit.pipelines.cultural import CulturalRun
-from judgekit.calibration.cultural import markdown_table, validate
 from judgekit.runlog import Record, usage_summary, write_json
 
 GROUPS = ("benchmark", "language", "subject_category", "subject", "split")
@@ -259,7 +259,7 @@ HEADLINE = [
 ]
 
 
-def print_summary(summary: dict[str, Any], console: Any) -> None:
+def print_summary(summary: dict[str, Any], console: Any, run: Any = None) -> None:
     """Print the CS shares (overall, per benchmark and language) and the headline validation
     figures per subset (rich tables)."""
     from rich.table import Table

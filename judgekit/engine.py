@@ -1,0 +1,269 @@
+"""The run engine: ``judgekit.run`` and ``judgekit.load_run``, the one way a run is made.
+
+Every caller goes through :func:`run`: the ``judgekit run``, ``audit`` and ``localise`` commands,
+the judge x prompt grid (:mod:`judgekit.calibration.grid`) and Python users. It prints nothing;
+progress is reported through an ``on_progress`` callback, and the outcome is a
+:class:`~judgekit.results.RunResult`. The steps of a run: load the config (overrides applied),
+build the pipeline's runner (which reads and validates every input, so a bad items file fails
+before the run directory exists), lock the run directory, open its ``records.jsonl`` (resume) and
+the response cache, run the tasks, and write the report (tables, figures, ``summary.json``).
+
+The module is not called ``judgekit/run.py`` because ``judgekit.run`` is the function.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from judgekit.config import RunConfig, load_config
+from judgekit.errors import JudgekitError
+from judgekit.pipelines import get_pipeline
+from judgekit.results import RunResult, load_run
+
+if TYPE_CHECKING:
+    from judgekit.llm.cache import ResponseCache
+    from judgekit.llm.client import LLMClient
+    from judgekit.runlog import Record, RunLog
+
+__all__ = ["RunProgress", "RunResult", "load_run", "run"]
+
+_REFRESH_S = 0.2  # least seconds between two "record" events
+_TICK_S = 1.0  # a "tick" event this often, so progress moves while every call is slow
+
+
+@dataclass
+class RunProgress:
+    """Where a run stands, passed to ``on_progress`` (one object, updated in place).
+
+    Attributes:
+        event: ``planned`` (once, before any call: ``planned``, ``resumed`` and ``out_dir``
+            are known), ``item`` (an item ended: ``done`` grew by one), ``record`` (records
+            were written; at most every 0.2 s), ``tick`` (every second, and once at the end).
+        run_name, pipeline, out_dir: the run.
+        planned: items the run will do (``plan()``); ``done``: items ended so far.
+        resumed: records already in ``records.jsonl`` when the run started.
+        records: records in ``records.jsonl`` now (resumed ones included).
+        status: records of this process by status (``ok``, ``unscored``, ``error``), and
+            ``cached`` (answered from the cache).
+        requests: HTTP attempts this process sent (retries and re-asks included).
+        tokens: input + output tokens of this process's records; ``cost_usd``: their cost.
+    """
+
+    event: Literal["planned", "item", "record", "tick"] = "planned"
+    run_name: str = ""
+    pipeline: str = ""
+    out_dir: Path = Path()
+    planned: int = 0
+    done: int = 0
+    resumed: int = 0
+    records: int = 0
+    status: Counter[str] = field(default_factory=Counter)
+    requests: int = 0
+    tokens: int = 0
+    cost_usd: float = 0.0
+
+
+def _config(config: RunConfig | Path | str, overrides: Sequence[str]) -> RunConfig:
+    if not isinstance(config, RunConfig):
+        return load_config(config, list(overrides))
+    if not overrides:
+        return config
+    if config._path is None:
+        raise JudgekitError("overrides need a config loaded from a file (load_config)")
+    return load_config(config._path, [*config._overrides, *overrides])
+
+
+def run(
+    config: RunConfig | Path | str,
+    overrides: Sequence[str] = (),
+    *,
+    limit: int | None = None,
+    out: Path | str | None = None,
+    no_cache: bool = False,
+    retry_errors: bool = False,
+    dry_run: bool = False,
+    on_progress: Callable[[RunProgress], None] | None = None,
+) -> RunResult:
+    """Run a config's pipeline to its records, tables and ``summary.json``; resumable.
+
+    Args:
+        config: a YAML run config (path) or a loaded :class:`~judgekit.config.RunConfig`.
+        overrides: ``KEY=VALUE`` assignments, as ``--set`` (``judge.model=openai/gpt-4o``).
+        limit: items to run (spilling: words); 0 = all; None = the config's.
+        out: output directory (None = the config's ``out``).
+        no_cache: neither read nor write the response cache.
+        retry_errors: call again the tasks recorded as ``error`` (no answer), once.
+        dry_run: count the calls, tokens and cost; send nothing and write nothing
+            (``RunResult.estimate``; None for pipelines whose later calls depend on answers).
+        on_progress: called with a :class:`RunProgress` as the run goes (see its events).
+
+    Returns:
+        The :class:`~judgekit.results.RunResult` (``summary`` None for a dry run).
+
+    Raises:
+        InputError: a bad config, override or input file (before the run directory is made).
+        JudgekitError: another process is writing to the run directory; a model cannot be
+            used at all (an API key variable unset).
+        KeyboardInterrupt: Ctrl-C or SIGTERM; what was recorded stays, a rerun resumes.
+    """
+    cfg = _config(config, overrides)
+    if limit is not None:
+        cfg.limit = limit
+    if out is not None:
+        cfg.out = Path(out)
+    out_dir = cfg.out_dir()
+    runner_cls, report = get_pipeline(cfg.pipeline)
+    runner = runner_cls(cfg, None)  # reads and checks every input; calls nothing
+    log_dir = out_dir
+    if dry_run and not out_dir.exists():  # a dry run writes nothing
+        log_dir = Path(tempfile.mkdtemp(prefix="judgekit-dry-run-"))
+    session = _Session(cfg, log_dir, no_cache=no_cache, retry_errors=retry_errors)
+    started = time.monotonic()
+    try:
+        runner.client = session.client
+        planned = runner.plan()
+        progress = session.progress
+        progress.run_name, progress.pipeline, progress.out_dir = (
+            cfg.run_name(),
+            cfg.pipeline,
+            out_dir,
+        )
+        progress.planned, progress.resumed = len(planned), session.runlog.resumed
+        session.emit(on_progress, "planned")
+        result = RunResult(out_dir, pipeline=cfg.pipeline, runner=runner)
+        if dry_run:
+            _estimate(result, runner, session)
+            return result
+        try:
+            asyncio.run(session.run_all(runner, on_progress))
+        finally:
+            session.emit(on_progress, "tick")
+        result.summary_data = report(runner, session.client.records(), out_dir)
+    finally:
+        session.close()
+        if log_dir != out_dir:
+            _unlock(log_dir)
+            shutil.rmtree(log_dir, ignore_errors=True)
+    result.elapsed_s = time.monotonic() - started
+    session.fill(result)
+    return result
+
+
+def _estimate(result: RunResult, runner: Any, session: _Session) -> None:
+    from judgekit.llm.estimate import dry_run
+
+    if hasattr(runner, "tasks"):
+        result.estimate = dry_run(runner.tasks(), session.runlog, session.cache)
+    result.dry_run_note = getattr(runner, "dry_run_note", None)
+
+
+class _Session:
+    """The open parts of one run: its lock, run log, cache and client, and its progress."""
+
+    def __init__(self, cfg: RunConfig, log_dir: Path, *, no_cache: bool, retry_errors: bool):
+        from judgekit.llm.client import LLMClient
+        from judgekit.runlog import RunLog
+
+        _lock_run_dir(log_dir)
+        self.runlog: RunLog = RunLog(log_dir)
+        self.cache: ResponseCache | None = None
+        if cfg.cache.enabled and not no_cache:
+            from judgekit.llm.cache import ResponseCache
+
+            self.cache = ResponseCache(cfg.cache.dir)
+        self.progress = RunProgress()
+        self._shown = 0.0
+        self._listener: Callable[[RunProgress], None] | None = None
+        self.client: LLMClient = LLMClient(
+            self.runlog, self.cache, on_record=self._on_record, retry_errors=retry_errors
+        )
+
+    def emit(self, listener: Callable[[RunProgress], None] | None, event: Any) -> None:
+        if listener is None:
+            return
+        p, usage = self.progress, self.client.usage
+        p.event, p.records = event, len(self.runlog.records)
+        p.requests = self.client.calls_made
+        p.tokens = int(usage.total("tokens_in") + usage.total("tokens_out"))
+        p.cost_usd = usage.total("cost_usd")
+        listener(p)
+
+    def _on_record(self, record: Record) -> None:
+        status = self.progress.status
+        status[record.status] += 1
+        status["cached"] += int(record.cache_hit)
+        now = time.monotonic()
+        if self._listener is not None and now - self._shown >= _REFRESH_S:
+            self._shown = now
+            self.emit(self._listener, "record")
+
+    async def run_all(self, runner: Any, listener: Callable[[RunProgress], None] | None) -> None:
+        self._listener = listener
+
+        def on_item(_item: Any) -> None:
+            self.progress.done += 1
+            self.emit(listener, "item")
+
+        async def tick() -> None:
+            while True:
+                await asyncio.sleep(_TICK_S)
+                self.emit(listener, "tick")
+
+        ticker = asyncio.create_task(tick())
+        try:
+            await runner.run(on_item=on_item)
+        finally:
+            ticker.cancel()
+            await self.client.aclose()
+
+    def fill(self, result: RunResult) -> None:
+        result.requests = self.client.calls_made
+        result.cache_rejected = self.client.cache_rejected
+        if self.cache is not None:
+            result.cache_write_errors = self.cache.write_errors
+            result.cache_write_error = self.cache.write_error
+
+    def close(self) -> None:
+        self.client.close()
+        self.runlog.close()
+        if self.cache is not None:
+            self.cache.close()
+
+
+def _lock_run_dir(directory: Path) -> None:
+    """Hold an exclusive lock on ``DIR/.lock`` for the life of this process, so two runs never
+    append to one records.jsonl.
+
+    Raises:
+        JudgekitError: another judgekit process holds the lock.
+    """
+    import fcntl
+
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / ".lock"
+    if str(path.resolve()) in _LOCKS:
+        return  # this process holds it already (a grid cell run twice)
+    handle = open(path, "w")  # noqa: SIM115 (kept open: the lock lives with it)
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        raise JudgekitError(f"another judgekit run is writing to {directory}") from None
+    _LOCKS[str(path.resolve())] = handle
+
+
+def _unlock(directory: Path) -> None:
+    handle = _LOCKS.pop(str((directory / ".lock").resolve()), None)
+    if handle is not None:
+        handle.close()
+
+
+_LOCKS: dict[str, Any] = {}

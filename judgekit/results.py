@@ -1,0 +1,147 @@
+"""What a run leaves behind, as Python: :class:`RunResult` and :func:`load_run`.
+
+``judgekit.run(...)`` returns a RunResult; ``judgekit.load_run(DIR)`` builds one from a finished
+run directory. The records and labels tables are read from disk when first asked for (pandas is
+imported then, not before).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from judgekit.errors import InputError
+from judgekit.summary import RunSummary, parse_summary
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from judgekit.llm.estimate import DryRun
+
+_HIDDEN = {".lock"}
+
+
+@dataclass
+class RunResult:
+    """One run: where it is, its summary and its tables.
+
+    Attributes:
+        out_dir: the run directory.
+        pipeline: the pipeline's name (``classify``, ``spilling``...).
+        summary_data: ``summary.json`` as a dict (None for a dry run); ``summary`` is its
+            typed form.
+        elapsed_s: wall seconds of the run (0 for :func:`load_run`).
+        requests: HTTP attempts this process sent (retries and re-asks included).
+        cache_rejected: cache entries that were not valid answers (their tasks were called).
+        cache_write_errors, cache_write_error: answers the cache could not store, and why.
+        estimate: the dry run's counts (``--dry-run``; None otherwise, or where the pipeline's
+            later calls depend on answers); ``dry_run_note`` says what was not counted.
+        runner: the pipeline's runner (None for :func:`load_run`).
+    """
+
+    out_dir: Path
+    pipeline: str = ""
+    summary_data: dict[str, Any] | None = None
+    elapsed_s: float = 0.0
+    requests: int = 0
+    cache_rejected: int = 0
+    cache_write_errors: int = 0
+    cache_write_error: str = ""
+    estimate: DryRun | None = None
+    dry_run_note: str | None = None
+    runner: Any = field(default=None, repr=False)
+    _records: Any = field(default=None, repr=False)
+
+    @property
+    def summary(self) -> RunSummary | None:
+        """The typed ``summary.json`` (a pipeline's own sub-model; None for a dry run)."""
+        return None if self.summary_data is None else parse_summary(self.summary_data)
+
+    @property
+    def files(self) -> dict[str, Path]:
+        """Every file the run wrote, by path relative to ``out_dir`` (``records.jsonl``,
+        ``summary.json``, ``labels.csv``, ``pairs/<generator>/<locale>.source.txt``...)."""
+        if not self.out_dir.is_dir():
+            return {}
+        found = sorted(p for p in self.out_dir.rglob("*") if p.is_file())
+        return {
+            str(p.relative_to(self.out_dir)): p
+            for p in found
+            if p.name not in _HIDDEN and not p.name.endswith(".tmp")
+        }
+
+    @property
+    def records(self) -> pd.DataFrame:
+        """``records.jsonl`` as a DataFrame: one row per task (the last line of a key wins, as
+        on resume), the record fields as columns (``key``, ``stage``, ``model``, ``status``,
+        ``parsed``, ``raw``, ``reason``, ``tokens_in``... ; ``meta`` a dict per row)."""
+        if self._records is None:
+            self._records = read_records(self.out_dir)
+        return self._records
+
+    @property
+    def labels(self) -> pd.DataFrame | None:
+        """The long label table ``item, rater, label`` (``labels.csv``) where the pipeline
+        writes one (classify, spilling, cultural); None otherwise."""
+        import pandas as pd
+
+        path = self.out_dir / "labels.csv"
+        if not path.is_file():
+            return None
+        return pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8")
+
+    @property
+    def all_failed(self) -> bool:
+        """True when the run has records and every one is an ``error`` (nothing answered)."""
+        usage = (self.summary_data or {}).get("usage") or {}
+        calls = usage.get("calls", 0)
+        return bool(calls) and usage.get("status", {}).get("error", 0) == calls
+
+
+def read_records(run_dir: Path) -> pd.DataFrame:
+    """The records of ``run_dir/records.jsonl`` as a DataFrame, one row per key (the last
+    complete line of a key wins; a line cut by a crash is ignored).
+
+    Raises:
+        InputError: no records.jsonl, or a complete line that is not a record (file, line).
+    """
+    import pandas as pd
+
+    from judgekit.runlog import Record
+
+    path = run_dir / "records.jsonl"
+    if not path.is_file():
+        raise InputError(run_dir, "not a run directory: no records.jsonl in it")
+    latest: dict[str, dict[str, Any]] = {}
+    with path.open("rb") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.endswith(b"\n") or not line.strip():
+                continue
+            try:
+                record = Record.model_validate_json(line)
+            except ValueError:
+                raise InputError(path, "not a judgekit record", line=number) from None
+            latest.pop(record.key, None)  # the row takes the position of its last line
+            latest[record.key] = record.model_dump()
+    return pd.DataFrame(list(latest.values()), columns=list(Record.model_fields))
+
+
+def load_run(path: Path | str) -> RunResult:
+    """A finished run directory as a :class:`RunResult` (``summary.json`` and the tables).
+
+    Raises:
+        InputError: ``path`` is not a finished run directory (no ``summary.json``), or its
+            summary is not JSON.
+    """
+    out_dir = Path(path)
+    summary_path = out_dir / "summary.json"
+    if not summary_path.is_file():
+        raise InputError(out_dir, "not a finished run directory: no summary.json in it")
+    try:
+        data = json.loads(summary_path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InputError(summary_path, f"not JSON ({exc.msg})", line=exc.lineno) from None
+    pipeline = str((data.get("signature") or {}).get("pipeline", ""))
+    return RunResult(out_dir, pipeline=pipeline, summary_data=data)
