@@ -310,10 +310,3 @@ def usage_summary(records: Iterable[Record]) -> dict[str, Any]:
         "reasons": dict(reasons.most_common()),
         "totals": totals,
     }
-
-
-def write_json(path: Path, data: Any) -> None:
-    """Write JSON atomically (temp file then rename), UTF-8, indented."""
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n", "utf-8")
-    tmp.replace(path)

@@ -103,6 +103,10 @@ def test_api_key_never_reaches_records_or_cache(server: FaultServer, tmp_path: P
         cache.close()
     finally:
         del os.environ["JUDGEKIT_TEST_API_KEY"]
+    records = (tmp_path / "run" / "records.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(records) == 2  # both tasks were recorded: the check below reads real files
+    written = [p for p in (tmp_path / "cache").rglob("*") if p.is_file() and p.stat().st_size]
+    assert written, "the cache wrote nothing"
     for path in tmp_path.rglob("*"):
         if path.is_file():
             assert secret.encode() not in path.read_bytes(), path

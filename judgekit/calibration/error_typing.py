@@ -23,13 +23,13 @@ import numpy as np
 import pandas as pd
 
 from judgekit.data import resolve_path
+from judgekit.data.jsonfile import write_json
 from judgekit.errors import JudgekitError
 from judgekit.metrics.correlation import correlate, correlate_grouped, pair_counts
 from judgekit.metrics.mqm import read_mqm_tsv, segment_mqm, target_spans
 from judgekit.metrics.mteval import align_seg_scores, read_seg_scores
 from judgekit.metrics.spans import Span, category_agreement, span_scores
 from judgekit.pipelines.localisation_schemas import Rubric, load_rubric, sha256_file
-from judgekit.runlog import write_json
 
 
 def _corr(c: Any) -> dict[str, Any]:

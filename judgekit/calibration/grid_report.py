@@ -21,12 +21,18 @@ from typing import Any
 import pandas as pd
 
 import judgekit
+from judgekit.calibration.grid_config import (
+    Cell,
+    GridConfig,
+    GridOptions,
+    ModelScores,
+    model_scores_spec,
+)
 from judgekit.calibration.judge import judge_vs_humans
-from judgekit.calibration.results import json_safe
+from judgekit.data.jsonfile import write_json
 from judgekit.errors import InputError, JudgekitError
-from judgekit.calibration.grid_config import Cell, GridConfig, GridOptions, ModelScores, model_scores_spec
-from judgekit.labels.table import LabelTable, load_labels
 from judgekit.labels.majority import TIE, judge_labels, majority_vote
+from judgekit.labels.table import LabelTable, load_labels
 from judgekit.metrics.classification import METRICS
 from judgekit.metrics.concordance import agreement_matrix, kendalls_w, pairwise_agreement
 from judgekit.report.figures import heatmap
@@ -258,8 +264,7 @@ def write_grid(result: GridResult, out: Path, stats: dict[str, dict[str, int]]) 
         payload["model_scores"] = result.model_scores.to_dict(orient="index")
     payload["kendalls_w"] = result.kendall
     payload["notes"] = result.notes
-    text = json.dumps(json_safe(payload), indent=2, ensure_ascii=False) + "\n"
-    (out / "grid.json").write_text(text, encoding="utf-8")
+    write_json(out / "grid.json", payload)
 
 
 def _summary(directory: Path) -> dict[str, Any]:

@@ -4,34 +4,21 @@
   judge_vs_humans`);
 * :class:`CeilingReport`: each human against the others, and the judge on the same references
   (:func:`judgekit.calibration.judge.human_ceiling`);
-* :class:`AltTestResult`: the Alternative Annotator Test (:func:`judgekit.calibration.aat.alt_test`).
+* :class:`AltTestResult`: the Alternative Annotator Test
+  (:func:`judgekit.calibration.aat.alt_test`).
 
 ``to_dict()`` gives Estimates as ``{value, ci}`` and tables as records (the confusion matrix
-as ``{index, columns, data}``); :func:`json_safe` then makes any of it valid JSON.
+as ``{index, columns, data}``); :func:`judgekit.data.jsonfile.write_json` writes it as JSON.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 import pandas as pd
 
 from judgekit.metrics.classification import Estimate
-
-
-def json_safe(value: Any) -> Any:
-    """NaN and infinities -> None, numpy scalars -> Python, tuples -> lists, keys -> text."""
-    if isinstance(value, dict):
-        return {str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
 
 
 class Report:

@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,6 @@ from rich.table import Table
 import judgekit
 from judgekit.calibration.aat import alt_test
 from judgekit.calibration.judge import human_ceiling, judge_vs_humans
-from judgekit.calibration.results import json_safe
 from judgekit.cli.output import plain_console
 from judgekit.cli.root import app
 from judgekit.errors import InputError, JudgekitError
@@ -75,9 +73,9 @@ def _sha256(path: Path) -> str:
 
 def _write(out: Path, stem: str, payload: dict[str, Any], rows: list[dict[str, Any]]) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    (out / f"{stem}.json").write_text(
-        json.dumps(json_safe(payload), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
-    )
+    from judgekit.data.jsonfile import write_json
+
+    write_json(out / f"{stem}.json", payload)
     pd.DataFrame(rows).to_csv(out / f"{stem}.csv", index=False)
 
 

@@ -13,7 +13,6 @@ be ``ntrex128`` for the built-in NTREX-128 pairs), or one pair given file by fil
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Annotated, Any
@@ -56,20 +55,10 @@ TgtOpt = Annotated[
 OutOpt = Annotated[Path, Opt(help="Output folder.")]
 
 
-def _json_safe(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_safe(v) for v in value]
-    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    return _json_safe(frame.to_dict(orient="records"))
+    from judgekit.data.jsonfile import json_safe
+
+    return json_safe(frame.to_dict(orient="records"))
 
 
 def _fmt(value: Any, spec: str = ".2f") -> str:
@@ -79,8 +68,10 @@ def _fmt(value: Any, spec: str = ".2f") -> str:
 
 
 def _write_json(path: Path, payload: dict[str, Any]) -> None:
+    from judgekit.data.jsonfile import write_json
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(_json_safe(payload), ensure_ascii=False, indent=2) + "\n")
+    write_json(path, payload)
 
 
 def _warn_missing(missing: list[str]) -> None:

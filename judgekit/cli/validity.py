@@ -7,7 +7,6 @@ The command function is registered by ``judgekit/cli/calibrate.py`` as
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from pathlib import Path
 from typing import Annotated
@@ -72,17 +71,6 @@ def _row(result: ValidityResult, ranking: dict) -> dict:
         "lofo_passed": lofo_pass,
         "label": result.label,
     }
-
-
-def _json_safe(value: object) -> object:
-    """NaN becomes null, so the JSON file is strict JSON."""
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _json_safe(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_json_safe(v) for v in value]
-    return value
 
 
 def _table(native: str, n_models: int, k: int, rows: list[dict], records: list[dict]) -> Table:
@@ -225,8 +213,7 @@ def validity_command(
         "top_k": top_k,
         "method": "paper 001 (Gold vs. Translation): nested OLS, F-test, bootstrap, LOFO",
     }
-    json_path.write_text(
-        json.dumps(_json_safe({"signature": signature, "results": records}), indent=2) + "\n",
-        encoding="utf-8",
-    )
+    from judgekit.data.jsonfile import write_json
+
+    write_json(json_path, {"signature": signature, "results": records})
     console.print(f"wrote {csv_path} and {json_path}", highlight=False)

@@ -28,11 +28,12 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 from judgekit import __version__
 from judgekit.config import RunConfig
 from judgekit.data import jsonl_objects
+from judgekit.data.jsonfile import write_json
 from judgekit.errors import InputError
 from judgekit.llm.client import LLMClient, Task
 from judgekit.pipelines.base import require_models, task_fingerprint, workers
 from judgekit.prompts import load_prompt
-from judgekit.runlog import Record, join_key, usage_summary, write_json
+from judgekit.runlog import Record, join_key, usage_summary
 
 
 class ClassifyOptions(BaseModel):

@@ -39,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from judgekit import __version__
 from judgekit.config import RunConfig
 from judgekit.data import resolve_path
+from judgekit.data.jsonfile import write_json
 from judgekit.data.locales import Locale, parse_locale
 from judgekit.errors import InputError
 from judgekit.llm.client import LLMClient, Task
@@ -54,7 +55,7 @@ from judgekit.pipelines.localisation_schemas import (
     sha256_file,
 )
 from judgekit.prompts import Prompt, load_prompt
-from judgekit.runlog import Record, join_key, usage_summary, write_json
+from judgekit.runlog import Record, join_key, usage_summary
 
 LANGUAGE_NAMES = {
     "acm": "Mesopotamian Arabic", "apc": "Levantine Arabic", "arb": "Arabic", "ben": "Bengali",

@@ -25,10 +25,11 @@ import pandas as pd
 
 from judgekit import __version__
 from judgekit.calibration.cultural import markdown_table, validate
+from judgekit.data.jsonfile import write_json
 from judgekit.metrics.agreement import cohen_kappa
 from judgekit.metrics.bootstrap import bootstrap_ci
 from judgekit.pipelines.cultural import CulturalRun
-from judgekit.runlog import Record, usage_summary, write_json
+from judgekit.runlog import Record, usage_summary
 
 GROUPS = ("benchmark", "language", "subject_category", "subject", "split")
 

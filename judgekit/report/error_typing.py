@@ -22,9 +22,10 @@ import pandas as pd
 from judgekit import __version__
 from judgekit.calibration.error_typing import calibrate_errors
 from judgekit.data import resolve_path
+from judgekit.data.jsonfile import write_json
 from judgekit.pipelines.error_typing import ErrorsRun
 from judgekit.pipelines.localisation_schemas import Rubric, sha256_file
-from judgekit.runlog import Record, usage_summary, write_json
+from judgekit.runlog import Record, usage_summary
 
 
 def type_counts(segments: list[dict[str, Any]], rubric: Rubric) -> pd.DataFrame:

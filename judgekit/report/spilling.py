@@ -10,11 +10,12 @@ from typing import Any
 import pandas as pd
 
 from judgekit import __version__
+from judgekit.data.jsonfile import write_json
 from judgekit.lexicon.store import dictionaries_dir
 from judgekit.metrics.spilling import all_tables, backcheck_table
 from judgekit.pipelines.spilling import SpillingRun
 from judgekit.report.figures import heatmap
-from judgekit.runlog import Record, usage_summary, write_json
+from judgekit.runlog import Record, usage_summary
 
 
 def _sha256(path: Path) -> str | None:
