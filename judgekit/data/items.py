@@ -17,14 +17,13 @@ The human votes some items carry are read by :mod:`judgekit.labels.human_votes`.
 from __future__ import annotations
 
 import ast
-import csv
 import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from judgekit.data import jsonl_objects
+from judgekit.data.tables import read_table
 from judgekit.errors import InputError
 
 LETTERS = "ABCDEFGHIJ"
@@ -108,51 +107,6 @@ def benchmark_name(path: Path) -> str:
     return path.name.split(".")[0]
 
 
-def file_format(path: Path) -> str:
-    """``jsonl``, ``csv`` or ``tsv`` from the suffix.
-
-    Raises:
-        InputError: another suffix.
-    """
-    suffix = path.suffix.lower()
-    if suffix in (".jsonl", ".ndjson"):
-        return "jsonl"
-    if suffix in (".csv", ".tsv"):
-        return suffix[1:]
-    raise InputError(path, "item files are .jsonl, .csv or .tsv")
-
-
-def read_rows(path: Path) -> tuple[str, list[str], list[tuple[int, dict[str, Any]]]]:
-    """(format, column order, [(line, row)]) of a JSONL/CSV/TSV file.
-
-    Raises:
-        InputError: missing file, invalid JSON, a JSON line that is not an object, a CSV row with
-            the wrong number of fields.
-    """
-    if not path.is_file():
-        raise InputError(path, "no such file")
-    fmt = file_format(path)
-    rows: list[tuple[int, dict[str, Any]]] = []
-    columns: list[str] = []
-    if fmt == "jsonl":
-        for number, row in jsonl_objects(path):
-            columns += [k for k in row if k not in columns]
-            rows.append((number, row))
-        return fmt, columns, rows
-    with open(path, encoding="utf-8", newline="") as fh:
-        reader = csv.reader(fh, delimiter="\t" if fmt == "tsv" else ",")
-        header = next(reader, [])
-        for number, values in enumerate(reader, start=2):
-            if not any(v.strip() for v in values):
-                continue
-            if len(values) != len(header):
-                raise InputError(
-                    path, f"expected {len(header)} fields, found {len(values)}", line=number
-                )
-            rows.append((number, dict(zip(header, values, strict=True))))
-    return fmt, header, rows
-
-
 def _literal_list(value: Any) -> Any:
     """A list written as JSON or Python text (``"['none', 'regional']"``) as a list."""
     if isinstance(value, str) and value.strip().startswith("["):
@@ -216,7 +170,8 @@ def load_items(
             a duplicate id, or no language (no ``language`` field and no default).
     """
     path = Path(path)
-    fmt, columns, rows = read_rows(path)
+    table = read_table(path, what="item files")
+    fmt, columns, rows = table.format, table.columns, table.rows
     name = benchmark or benchmark_name(path)
     items, seen, kept = [], {}, []
     for line, row in rows:

@@ -7,17 +7,15 @@ raters table from those rows is :func:`judgekit.labels.table.load_labels`' job.
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 from pathlib import Path
 from typing import Any
 
-from judgekit.data import jsonl_objects
+from judgekit.data.tables import table_format
 from judgekit.errors import InputError
 
 RUN_LABELS_FILE = "labels.csv"
-JSONL_SUFFIXES = (".jsonl", ".ndjson")
 Rows = list[tuple[int, dict[str, Any]]]
 
 
@@ -39,55 +37,7 @@ def resolve_labels_path(path: str | Path) -> Path:
 
 def is_jsonl(path: Path) -> bool:
     """True for ``.jsonl`` / ``.ndjson`` files (one JSON object per line)."""
-    return path.suffix.lower() in JSONL_SUFFIXES
-
-
-def read_rows(path: Path) -> tuple[list[str], Rows]:
-    """The columns and the non-blank rows of a CSV, TSV (by suffix) or JSONL file.
-
-    Returns:
-        (header, rows): header in file order (JSONL: every key seen, in order of appearance);
-        rows as (1-based line number, {column: value}). CSV values are text as written; JSONL
-        values keep their JSON types.
-
-    Raises:
-        InputError: an empty file, a duplicate column, a CSV row with the wrong number of
-            fields, invalid JSON or a JSONL line that is not an object.
-    """
-    return read_jsonl(path) if is_jsonl(path) else read_csv(path)
-
-
-def read_csv(path: Path) -> tuple[list[str], Rows]:
-    """CSV (TSV when the suffix is ``.tsv``) with a header row; blank rows are skipped."""
-    delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
-    with path.open(newline="", encoding="utf-8-sig") as handle:
-        reader = csv.reader(handle, delimiter=delimiter)
-        header = next(reader, None)
-        if not header:
-            raise InputError(path, "empty file: expected a header row", line=1)
-        header = [h.strip() for h in header]
-        dup = [h for h in header if header.count(h) > 1]
-        if dup:
-            raise InputError(path, f"duplicate column '{dup[0]}'", line=1, field=dup[0])
-        rows = []
-        for row in reader:
-            if not any(cell.strip() for cell in row):
-                continue
-            if len(row) != len(header):
-                raise InputError(
-                    path, f"expected {len(header)} fields, got {len(row)}", line=reader.line_num
-                )
-            rows.append((reader.line_num, dict(zip(header, row, strict=True))))
-    return header, rows
-
-
-def read_jsonl(path: Path) -> tuple[list[str], Rows]:
-    """One JSON object per line; blank lines are skipped."""
-    rows, header = [], {}
-    for number, record in jsonl_objects(path):
-        header.update(dict.fromkeys(record))
-        rows.append((number, record))
-    return list(header), rows
+    return table_format(path, default="csv") == "jsonl"
 
 
 def coerce_numbers(values: list[Any]) -> list[Any]:

@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from judgekit.data.items import BenchmarkItem, load_items
+from judgekit.data.tables import read_table
 from judgekit.errors import InputError
-from judgekit.data.items import BenchmarkItem, load_items, read_rows
 from judgekit.labels.table import LabelTable
 
 PUBLISHED_CS_FIELDS = ("cs_label", "cultural_sensitivity_label")
@@ -141,7 +142,7 @@ def load_human_votes(
     from judgekit.labels.table import load_labels
 
     path = Path(path)
-    fmt, columns, _ = read_rows(path)
+    columns = read_table(path, what="item files").columns
     by_id: dict[str, list[str]] = defaultdict(list)
     for it in items:
         by_id[it.id].append(it.key)

@@ -24,12 +24,12 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from judgekit.data.tables import read_table
 from judgekit.errors import InputError, JudgekitError
 from judgekit.labels.files import (
     coerce_numbers,
     is_jsonl,
     key_value,
-    read_rows,
     resolve_labels_path,
 )
 
@@ -318,7 +318,8 @@ def load_labels(
     """
     path = resolve_labels_path(path)
     jsonl = is_jsonl(path)
-    header, rows = read_rows(path)
+    table = read_table(path, default="csv")
+    header, rows = table.columns, table.rows
     if format == "auto":
         format = "long" if all(c in header for c in LONG_COLUMNS) else "wide"
     if format not in ("long", "wide"):

@@ -18,7 +18,6 @@ cache keys identical across items. A context variable is private to its asyncio 
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import re
 from collections.abc import Iterator
@@ -40,14 +39,16 @@ from pydantic import (
     model_validator,
 )
 
-from judgekit.data import jsonl_objects, resolve_path, rubric_path
+from judgekit.data import resolve_path, rubric_path
+from judgekit.data.tables import read_table
 from judgekit.errors import InputError
 
 _SENTENCE_END = re.compile(r"[.!?]+[\"'”’»)\]]*(?=\s|$)|[。！？]+[」』”’）]*|[।॥]+")
 
 
 def read_records(path: str | Path, model: type[BaseModel]) -> list[Any]:
-    """Read a JSONL file (one object a line) or a TSV file (header first) into ``model`` rows.
+    """Read a JSONL file (one object a line) or a TSV file (header first; ``"`` is text) into
+    ``model`` rows (:func:`judgekit.data.tables.read_table`).
 
     Raises:
         InputError: missing file, bad JSON, a row that does not validate (names file, 1-based
@@ -56,16 +57,10 @@ def read_records(path: str | Path, model: type[BaseModel]) -> list[Any]:
     path = resolve_path(path)
     if not path.is_file():
         raise InputError(path, "file not found")
-    rows: list[tuple[int, Any]] = []
-    if path.suffix.lower() not in (".tsv", ".tab"):
-        rows = list(jsonl_objects(path))
-    else:
-        with path.open(encoding="utf-8", newline="") as handle:
-            reader = csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
-            for number, row in enumerate(reader, 2):
-                if None in row or None in row.values():
-                    raise InputError(path, "field count differs from the header", line=number)
-                rows.append((number, {k: v for k, v in row.items() if v != ""}))
+    table = read_table(path, what="input files", default="jsonl", tsv_quotes=False)
+    rows = table.rows
+    if table.format != "jsonl":  # an empty cell is a field left out
+        rows = [(n, {k: v for k, v in row.items() if v != ""}) for n, row in rows]
     out, seen = [], set()
     for number, data in rows:
         try:
