@@ -15,7 +15,6 @@ counts per rater, usage).
 from __future__ import annotations
 
 import csv
-import hashlib
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -25,7 +24,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
-from judgekit import __version__
 from judgekit.config import RunConfig
 from judgekit.data import jsonl_objects
 from judgekit.data.jsonfile import write_json
@@ -34,6 +32,7 @@ from judgekit.llm.client import LLMClient, Task
 from judgekit.pipelines.base import require_models, task_fingerprint, workers
 from judgekit.prompts import load_prompt
 from judgekit.runlog import Record, join_key, usage_summary
+from judgekit.signature import ModelSignature, Signature, file_hash, schema_hash
 
 
 class ClassifyOptions(BaseModel):
@@ -201,23 +200,28 @@ class ClassifyRun:
         return self.status
 
 
-def signature(run: ClassifyRun) -> dict[str, Any]:
-    """Everything that changes the labels: judges, prompt, labels, items file, version."""
-    digest = hashlib.sha256(run.items_path.read_bytes()).hexdigest()[:16]
-    return {
-        "judgekit": __version__,
-        "pipeline": "classify",
-        "judges": [
-            {"route": j.model, "name": j.label, "revision": j.revision, **j.params()}
-            for j in run.judges
-        ],
-        "prompts": {run.prompt.id: run.prompt.hash},
-        "labels": run.options.labels,
-        "task": run.options.task,
-        "items_sha256": {str(run.options.items): digest},
-        "n_items": len(run.items),
-        "samples": run.options.samples,
-    }
+def signature(run: ClassifyRun) -> Signature:
+    """Everything that changes the labels: judges, prompt, answer schema, label set, task,
+    items file, version (``labels`` and ``task`` also at the top, as before)."""
+    opts = run.options
+    return Signature(
+        pipeline="classify",
+        models=[ModelSignature.of(j, "judge") for j in run.judges],
+        prompts={run.prompt.id: run.prompt.hash},
+        schema_hash=schema_hash(run.schema),
+        parameters={
+            "labels": opts.labels,
+            "task": opts.task,
+            "samples": opts.samples,
+            "rationale_max_chars": opts.rationale_max_chars,
+            "n_items": len(run.items),
+            "limit": run.config.limit,
+        },  # fmt: skip
+        data={str(opts.items): file_hash(run.items_path)},
+        seed=run.config.seed,
+        labels=opts.labels,
+        task=opts.task,
+    )
 
 
 def write_report(run: ClassifyRun, records: Iterable[Record], out_dir: Path) -> dict[str, Any]:
@@ -246,7 +250,7 @@ def write_report(run: ClassifyRun, records: Iterable[Record], out_dir: Path) -> 
         writer.writerow(["item", "rater", "label"])
         writer.writerows(row[1:] for row in rows)
     summary = {
-        "signature": signature(run),
+        "signature": signature(run).as_dict(),
         "items": {
             "planned": len(run.items) * len(run.judges) * run.options.samples,
             "judged": len(rows),

@@ -36,7 +36,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from judgekit import __version__
 from judgekit.config import RunConfig
 from judgekit.data import resolve_path
 from judgekit.data.jsonfile import write_json
@@ -56,6 +55,7 @@ from judgekit.pipelines.localisation_schemas import (
 )
 from judgekit.prompts import Prompt, load_prompt
 from judgekit.runlog import Record, join_key, usage_summary
+from judgekit.signature import ModelSignature, Signature, schema_hash
 
 LANGUAGE_NAMES = {
     "acm": "Mesopotamian Arabic", "apc": "Levantine Arabic", "arb": "Arabic", "ben": "Bengali",
@@ -263,6 +263,29 @@ def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", name)
 
 
+def signature(run: LocaliseRun) -> Signature:
+    """Generators, prompt, answer schema, checks, locales, input files with their hashes."""
+    opts = run.options
+    inputs = [p for p in (opts.input, opts.source_file, opts.english_file) if p is not None]
+    return Signature(
+        pipeline="localise",
+        models=[ModelSignature.of(s, "generator") for s in run.generators],
+        prompts={run.prompt.id: run.prompt.hash},
+        schema_hash=schema_hash(LocalisedPair),
+        parameters={
+            "locales": [loc.id for loc in run.locales],
+            "checks": {
+                "max_length_ratio": opts.max_length_ratio,
+                "check_sentences": opts.check_sentences,
+            },  # fmt: skip
+            "n_pairs": len(run.pairs),
+            "limit": run.config.limit,
+        },
+        data={str(p): sha256_file(resolve_path(p)) for p in inputs},
+        seed=run.config.seed,
+    )
+
+
 def write_pairs(run: LocaliseRun, records: list[Record], out_dir: Path) -> dict[str, Any]:
     """Write ``localised.jsonl`` (every planned pair, with ``excluded``/``reason`` where it
     failed), the aligned ``pairs/<generator>/<locale>.{source,english,ids}.txt`` files (pairs that
@@ -292,23 +315,8 @@ def write_pairs(run: LocaliseRun, records: list[Record], out_dir: Path) -> dict[
     for r in run.results:
         if r.excluded:
             excluded[r.excluded] = excluded.get(r.excluded, 0) + 1
-    opts = run.options
-    inputs = [p for p in (opts.input, opts.source_file, opts.english_file) if p is not None]
     summary = {
-        "signature": {
-            "judgekit": __version__,
-            "pipeline": "localise",
-            "generators": [
-                {"route": s.model, "name": s.label, **s.params()} for s in run.config.generators()
-            ],  # fmt: skip
-            "prompts": {run.prompt.id: run.prompt.hash},
-            "checks": {
-                "max_length_ratio": opts.max_length_ratio,
-                "check_sentences": opts.check_sentences,
-            },  # fmt: skip
-            "data_sha256": {str(p): sha256_file(resolve_path(p)) for p in inputs},
-            "n_pairs": len(run.pairs),
-        },
+        "signature": signature(run).as_dict(),
         "items": {
             "planned": len(run.results),
             "judged": sum(r.excluded is None for r in run.results),

@@ -23,13 +23,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgekit import __version__
 from judgekit.calibration.cultural import markdown_table, validate
 from judgekit.data.jsonfile import write_json
 from judgekit.metrics.agreement import cohen_kappa
 from judgekit.metrics.bootstrap import bootstrap_ci
 from judgekit.pipelines.cultural import CulturalRun
+from judgekit.pipelines.cultural_schemas import bind_item
 from judgekit.runlog import Record, usage_summary
+from judgekit.signature import ModelSignature, Signature, schema_hash
 
 GROUPS = ("benchmark", "language", "subject_category", "subject", "split")
 
@@ -109,13 +110,12 @@ def counterparts(frame: pd.DataFrame) -> tuple[list[dict[str, Any]], pd.DataFram
     return summaries, pd.DataFrame(rows)
 
 
-def signature(run: CulturalRun) -> dict[str, Any]:
-    """Everything that changes the numbers: judges, prompt and rubric hashes, item files."""
+def signature(run: CulturalRun) -> Signature:
+    """Everything that changes the numbers: judges, prompt and rubric hashes, item files; the
+    audit's own keys (``prompt``, ``rubric``, ``items``, ``human``, ``options``) are read back
+    by ``judgekit audit validate``."""
     opts = run.options
-    return {
-        "judgekit": __version__,
-        "pipeline": "cultural",
-        "judges": [{"route": j.model, "name": j.label, **j.params()} for j in run.judges],
+    extra = {
         "prompt": {"id": run.prompt.id, "hash": run.prompt.hash},
         "rubric": {"id": run.rubric.id, "version": run.rubric.version, "hash": run.rubric.hash},
         "items": [
@@ -125,8 +125,17 @@ def signature(run: CulturalRun) -> dict[str, Any]:
         "human": opts.human or ("item fields" if run.humans is not None else None),
         "options": opts.model_dump(exclude={"items", "human"}),
         "limit": run.config.limit,
-        "seed": run.config.seed,
     }
+    return Signature(
+        pipeline="cultural",
+        models=[ModelSignature.of(j, "judge") for j in run.judges],
+        prompts={run.prompt.id: run.prompt.hash},
+        schema_hash=schema_hash(bind_item(run.rubric, None, strict=opts.strict)),
+        parameters={"strict": opts.strict, "samples": opts.samples, "split": opts.split},
+        data={str(f.path): f.sha256 for f in run.files},
+        seed=run.config.seed,
+        **extra,
+    )
 
 
 def _frame(run: CulturalRun) -> pd.DataFrame:
@@ -180,7 +189,7 @@ def write_report(run: CulturalRun, records: list[Record], out_dir: Path) -> dict
     pd.DataFrame(labels, columns=["item", "rater", "label"]).to_csv(
         out_dir / "labels.csv", index=False
     )
-    summary: dict[str, Any] = {"signature": signature(run)}
+    summary: dict[str, Any] = {"signature": signature(run).as_dict()}
     status = Counter(a.status for a in run.annotations)
     failures: Counter[str] = Counter()
     for a in run.annotations:

@@ -19,13 +19,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgekit import __version__
 from judgekit.calibration.error_typing import calibrate_errors
 from judgekit.data import resolve_path
 from judgekit.data.jsonfile import write_json
 from judgekit.pipelines.error_typing import ErrorsRun
-from judgekit.pipelines.localisation_schemas import Rubric, sha256_file
+from judgekit.pipelines.localisation_schemas import Rubric, annotation_schema, sha256_file
 from judgekit.runlog import Record, usage_summary
+from judgekit.signature import ModelSignature, Signature, schema_hash
 
 
 def type_counts(segments: list[dict[str, Any]], rubric: Rubric) -> pd.DataFrame:
@@ -109,22 +109,21 @@ def write_report(run: ErrorsRun, records: list[Record], out_dir: Path) -> dict[s
         for item in run.items:
             fh.write(item.model_dump_json(exclude_none=True) + "\n")
     summary: dict[str, Any] = {
-        "signature": {
-            "judgekit": __version__,
-            "pipeline": "errors",
-            "judge": {"route": run.judge.model, "name": run.judge.label, **run.judge.params()},
-            "prompts": {run.prompt.id: run.prompt.hash},
-            "rubric": {
-                "id": run.rubric.id,
-                "version": run.rubric.version,
-                "sha256": run.rubric.hash,
-            },  # fmt: skip
-            "schema": "ErrorAnnotation{no_errors,errors[quote,occurrence,type,severity]}",
-            "mqm_weights": "minor 1, major 5, critical 25 (judgekit.metrics.mqm)",
-            "data_sha256": {str(p): sha256_file(resolve_path(p)) for p in data_files},
-            "mqm_sample": opts.mqm_sample.model_dump(mode="json") if opts.mqm_sample else None,
-            "use_reference": opts.use_reference,
-        },
+        "signature": Signature(
+            pipeline="errors",
+            models=[ModelSignature.of(run.judge, "judge")],
+            prompts={run.prompt.id: run.prompt.hash},
+            schema_hash=schema_hash(annotation_schema(run.rubric)),
+            parameters={
+                "mqm_weights": "minor 1, major 5, critical 25 (judgekit.metrics.mqm)",
+                "mqm_sample": opts.mqm_sample.model_dump(mode="json") if opts.mqm_sample else None,
+                "use_reference": opts.use_reference,
+                "limit": run.config.limit,
+            },
+            data={str(p): sha256_file(resolve_path(p)) for p in data_files},
+            seed=run.config.seed,
+            rubric={"id": run.rubric.id, "version": run.rubric.version, "sha256": run.rubric.hash},
+        ).as_dict(),
         "items": {
             "planned": len(segments),
             "judged": status.get("scored", 0),

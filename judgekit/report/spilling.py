@@ -2,31 +2,27 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from judgekit import __version__
 from judgekit.data.jsonfile import write_json
 from judgekit.lexicon.store import dictionaries_dir
 from judgekit.metrics.spilling import all_tables, backcheck_table
 from judgekit.pipelines.spilling import SpillingRun
+from judgekit.pipelines.spilling_schemas import MeaningsAnswer, judge_schema
 from judgekit.report.figures import heatmap
 from judgekit.runlog import Record, usage_summary
-
-
-def _sha256(path: Path) -> str | None:
-    return hashlib.sha256(path.read_bytes()).hexdigest()[:16] if path.exists() else None
+from judgekit.signature import ModelSignature, Signature, file_hash, schema_hash
 
 
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return frame.astype(object).where(frame.notna(), None).to_dict(orient="records")
 
 
-def signature(run: SpillingRun) -> dict[str, Any]:
+def signature(run: SpillingRun) -> Signature:
     """Everything that changes the numbers: models, prompts, data files, judgekit version."""
     cfg = run.config
     prompts = {p.id: p.hash for p in [run.judge_prompt, *run.meaning_prompts.values()]}
@@ -35,17 +31,23 @@ def signature(run: SpillingRun) -> dict[str, Any]:
     base = dictionaries_dir()
     files = ["words.txt", "translations.tsv", "en.jsonl"]
     files += [f"{lang}.jsonl" for lang in cfg.spilling.languages]
-    return {
-        "judgekit": __version__,
-        "pipeline": "spilling",
-        "generators": [{"route": s.model, "name": s.label, **s.params()} for s in cfg.generators()],
-        "judge": {"route": run.judge.model, "name": run.judge.label, **run.judge.params()},
-        "translator": {"route": run.translator.model, "name": run.translator.label},
-        "prompts": prompts,
-        "data_sha256": {f: _sha256(base / f) for f in files},
-        "n_words": len(run.words),
-        "samples": cfg.spilling.samples,
-    }
+    models = [ModelSignature.of(s, "generator") for s in cfg.generators()]
+    models.append(ModelSignature.of(run.judge, "judge"))
+    if cfg.spilling.backcheck or cfg.spilling.translations == "model":
+        models.append(ModelSignature.of(run.translator, "translator"))
+    return Signature(
+        pipeline="spilling",
+        models=models,
+        prompts=prompts,
+        schema_hash=schema_hash(MeaningsAnswer, judge_schema(5)),
+        parameters={
+            **cfg.spilling.model_dump(mode="json"),
+            "n_words": len(run.words),
+            "limit": cfg.limit,
+        },
+        data={f: file_hash(base / f) for f in files},
+        seed=cfg.seed,
+    )
 
 
 def coverage(run: SpillingRun) -> list[dict[str, Any]]:
@@ -140,7 +142,7 @@ def write_report(run: SpillingRun, records: list[Record], out_dir: Path) -> dict
     if not judged.empty:
         overall = float(judged["n_invalid"].sum() / judged["n_judged"].sum())
     summary = {
-        "signature": signature(run),
+        "signature": signature(run).as_dict(),
         "items": {
             "planned": len(run.results),
             "judged": int(len(judged)),
