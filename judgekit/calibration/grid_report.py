@@ -20,7 +20,6 @@ from typing import Any
 
 import pandas as pd
 
-import judgekit
 from judgekit.calibration.grid_config import (
     Cell,
     GridConfig,
@@ -36,6 +35,7 @@ from judgekit.labels.table import LabelTable, load_labels
 from judgekit.metrics.classification import METRICS
 from judgekit.metrics.concordance import agreement_matrix, kendalls_w, pairwise_agreement
 from judgekit.report.figures import heatmap
+from judgekit.signature import ModelSignature, Signature
 
 METRIC_RANGE = {"accuracy": (0.0, 1.0), "macro_f1": (0.0, 1.0), "kappa": (-1.0, 1.0)}
 
@@ -169,9 +169,9 @@ def _file(path: Path | None) -> dict[str, Any] | None:
 
 
 def grid_signature(grid: GridConfig, spec: ModelScores | None) -> dict[str, Any]:
-    """Version, inputs (grid file, base config, labels) with sha256, judges, prompts, options."""
-    return {
-        "judgekit": judgekit.__version__,
+    """Version, inputs (grid file, base config, labels) with sha256, judges, prompts, options
+    (a :class:`~judgekit.signature.Signature`; the grid's own keys kept at the top level)."""
+    extra = {
         "command": "calibrate grid",
         "grid": _file(grid.path),
         "base": _file(grid.base),
@@ -183,6 +183,14 @@ def grid_signature(grid: GridConfig, spec: ModelScores | None) -> dict[str, Any]
         "options": grid.options.model_dump(),
         "model_scores": spec.model_dump() if spec else None,
     }
+    files = [extra[k] for k in ("grid", "base", "labels")]
+    return Signature(
+        pipeline="calibrate grid",
+        models=[ModelSignature.of(s, "judge") for s in grid.judges],
+        parameters={"prompts": extra["prompts"], "set": extra["set"], "options": extra["options"]},
+        data={f["path"]: f["sha256"] for f in files if f is not None},
+        **{k: v for k, v in extra.items() if k != "prompts"},  # (in parameters)
+    ).as_dict()
 
 
 def analyse_grid(

@@ -21,7 +21,6 @@ import pandas as pd
 import typer
 from rich.table import Table
 
-import judgekit
 from judgekit.calibration.aat import alt_test
 from judgekit.calibration.judge import human_ceiling, judge_vs_humans
 from judgekit.cli.output import plain_console
@@ -59,12 +58,23 @@ def _fmt(value: float | None, ci: tuple[float, float] | list[float] | None = Non
 
 
 def _signature(command: str, inputs: dict[str, Path], **params: Any) -> dict[str, Any]:
-    """Everything that changes the numbers: version, inputs with their sha256, parameters."""
+    """Everything that changes the numbers (a :class:`~judgekit.signature.Signature`): version,
+    inputs with their sha256, parameters (also at the top level, as before), seed."""
+    from judgekit.signature import Signature
+
     files = {}
     for name, path in inputs.items():
         resolved = resolve_labels_path(path)
         files[name] = {"path": str(resolved), "sha256": _sha256(resolved)}
-    return {"judgekit": judgekit.__version__, "command": command, "inputs": files, **params}
+    return Signature(
+        pipeline=f"calibrate {command}",
+        parameters=params,
+        data={f["path"]: f["sha256"] for f in files.values()},
+        seed=params.get("seed"),
+        command=command,
+        inputs=files,
+        **{k: v for k, v in params.items() if k != "seed"},
+    ).as_dict()
 
 
 def _sha256(path: Path) -> str:

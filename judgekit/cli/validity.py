@@ -15,7 +15,6 @@ import pandas as pd
 import typer
 from rich.table import Table
 
-import judgekit
 from judgekit.cli.output import plain_console
 from judgekit.metrics.ranking import ranking_agreement
 from judgekit.metrics.validity import ValidityResult, proxy_validity, read_scores_csv
@@ -195,8 +194,9 @@ def validity_command(
     csv_path = folder / f"{scores.stem}.validity.csv"
     json_path = folder / f"{scores.stem}.validity.json"
     pd.DataFrame(rows).to_csv(csv_path, index=False)
-    signature = {
-        "judgekit_version": judgekit.__version__,
+    from judgekit.signature import Signature
+
+    extra = {
         "scores_file": str(scores),
         "scores_sha256": _sha256(scores),
         "columns": {
@@ -213,6 +213,12 @@ def validity_command(
         "top_k": top_k,
         "method": "paper 001 (Gold vs. Translation): nested OLS, F-test, bootstrap, LOFO",
     }
+    signature = Signature(
+        pipeline="calibrate validity",
+        parameters={"n_resamples": n_resamples, "top_k": top_k},
+        data={str(scores): extra["scores_sha256"]},
+        **extra,
+    ).as_dict()
     from judgekit.data.jsonfile import write_json
 
     write_json(json_path, {"signature": signature, "results": records})
