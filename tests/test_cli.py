@@ -71,3 +71,58 @@ def test_spilling_dry_run_counts_the_generations_and_says_what_may_follow(tmp_pa
         not (tmp_path / "sp" / "records.jsonl").exists()
         or not (tmp_path / "sp" / "records.jsonl").read_text()
     )
+
+
+HEAVY = ("statsmodels", "scipy", "sklearn", "pandas", "matplotlib", "litellm", "instructor")
+
+
+def _modules_after(*argv: str) -> set[str]:
+    """Top-level packages imported by ``judgekit ARGV`` (run in a fresh interpreter)."""
+    code = (
+        "import sys\n"
+        "from judgekit.cli import main\n"
+        f"sys.argv = ['judgekit', *{list(argv)!r}]\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print(' '.join(sorted({m.split('.')[0] for m in sys.modules})), file=sys.stderr)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
+    return set(proc.stderr.strip().splitlines()[-1].split())
+
+
+def test_help_imports_no_heavy_library() -> None:
+    loaded = _modules_after("--help")
+    assert "typer" in loaded  # the probe did run the command line
+    assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))
+
+
+def test_a_command_imports_only_what_it_uses() -> None:
+    loaded = _modules_after("cache", "--help")
+    assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))
+
+
+def test_the_listed_help_of_each_command_is_its_own() -> None:
+    from judgekit.cli.root import COMMANDS, load_command
+
+    for name, (_module, listed) in COMMANDS.items():
+        command = load_command(name)
+        own = " ".join((command.help or "").split("\n\n")[0].split())
+        assert listed == own, name
+
+
+def test_run_prints_the_one_line_signature(tmp_path: Path) -> None:
+    from fault_server import FaultServer
+
+    items = tmp_path / "items.jsonl"
+    items.write_text('{"id": "a", "text": "Nice."}\n', encoding="utf-8")
+    with FaultServer() as srv:
+        result = judgekit(
+            "run", "configs/classify.yaml", "--out", str(tmp_path / "out"), "--no-cache",
+            "--set", "judge.model=hosted_vllm/stub", "--set", f"judge.api_base={srv.base_url}",
+            "--set", f"classify.items={items}",
+        )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    line = next(x for x in result.stdout.splitlines() if x.startswith("signature: "))
+    assert line.startswith("signature: judgekit:0.1.0|pipeline:classify|judge:stub=hosted_vllm/")
+    assert "|prompt:classify/default@" in line and "|data:items.jsonl@" in line

@@ -233,3 +233,26 @@ def test_embedded_model_annotates_one_item(tmp_path: Path, lite8: tuple) -> None
         assert row["status"] == "annotated" and row["cs_label"] in ("CS", "CA")
     else:
         assert row["status"] == "unjudged" and record["reason"]
+
+
+def test_audit_retries_errors_only_when_asked(tmp_path: Path) -> None:
+    """Regression: ``audit`` passed typer's Option object as ``retry_errors``, which is truthy,
+    so every audit called the tasks recorded as ``error`` again."""
+    from fault_server import FaultServer
+
+    items = tmp_path / "items.jsonl"
+    rows = [{"id": "q1", "question": "[[fault:500]] Which river flows through Paris?",
+             "choices": ["Seine", "Thames"], "answer": "A"},
+            {"id": "q2", "question": "What is 2 + 2?", "choices": ["4", "5"],
+             "answer": "A"}]  # fmt: skip
+    items.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    out = tmp_path / "audit"
+    with FaultServer(retry_after=0.05) as srv:
+        fast = ["--set", "judge.max_retries=1", "--set", "judge.retry_max_wait=0.05"]
+        first = audit(str(items), *stub(srv.base_url, out, *fast))
+        assert "1 tasks got no answer" in first
+        sent = srv.stats()["total_requests"]
+        audit(str(items), *stub(srv.base_url, out, *fast))  # resumes: the error is final
+        assert srv.stats()["total_requests"] == sent
+        audit(str(items), *stub(srv.base_url, out, *fast), "--retry-errors")
+        assert srv.stats()["total_requests"] > sent

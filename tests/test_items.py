@@ -11,9 +11,9 @@ import pytest
 from conftest import shared_path
 
 from judgekit.cli.audit import write_rows
+from judgekit.data.items import load_items
 from judgekit.errors import InputError
 from judgekit.labels.human_votes import human_votes, load_human_votes
-from judgekit.data.items import load_items
 
 LITE = ("benchmark-items", "global-mmlu-lite-en")
 DEV = ("benchmark-items", "mmlu-dev-en-ja")
@@ -134,3 +134,22 @@ def test_human_labels_from_a_long_label_file_match_items_by_id(tmp_path: Path) -
     labels.write_text("item,rater,label\nzz,ann1,CS\n")
     with pytest.raises(InputError, match="no item in common"):
         load_human_votes(items, labels, CS_OF)
+
+
+def test_a_csv_saved_with_a_byte_order_mark_keeps_its_id_column(tmp_path: Path) -> None:
+    """Regression: read as ``utf-8``, the header's first name was ``\\ufeffid``, so every item
+    silently took its line number as id."""
+    path = tmp_path / "items.csv"
+    text = 'id,question,choices,answer\nq7,Capital of Peru?,"[""Lima"", ""Quito""]",A\n'
+    path.write_bytes("\ufeff".encode() + text.encode("utf-8"))
+    items = load_items(path, language="en")
+    assert [it.id for it in items.items] == ["q7"]
+    assert items.columns[0] == "id"
+
+
+def test_an_item_file_with_a_repeated_column_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "items.tsv"
+    path.write_text("id\tquestion\tid\n1\tq\t2\n", encoding="utf-8")
+    with pytest.raises(InputError, match="duplicate column 'id'") as caught:
+        load_items(path, language="en")
+    assert caught.value.line == 1 and caught.value.field == "id"

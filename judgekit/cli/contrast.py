@@ -136,7 +136,9 @@ def delta(
     ranking = {m: contrastive.ranking_by_locale(frame, m, n_resamples=bootstrap) for m in names}
     out.mkdir(parents=True, exist_ok=True)
     frame.to_csv(out / "delta.csv", index=False)
-    figures = [str(contrastive.delta_heatmap(frame, m, out / f"delta_{m}.png")) for m in names]
+    from judgekit.report.figures import delta_heatmap
+
+    figures = [str(delta_heatmap(frame, m, out / f"delta_{m}.png")) for m in names]
     overall = pairwise.groupby("metric")["delta"].mean()
     signatures = {
         m: sorted(set(frame.loc[frame.metric == m, "signature_localised"])) for m in names

@@ -10,7 +10,8 @@
   models but without requiring pairing" (Table 4, per locale). As the paper notes (Sec. 4.2), the
   mean pairwise Delta differs from (mean localised score) - (mean original score) when one
   language pairs with several locales; :func:`average_scores` gives both sides of that contrast.
-* Figure 6: models x locales heatmap of Delta, models sorted by mean Delta across locales and
+* Figure 6 (drawn by :func:`judgekit.report.figures.delta_heatmap`): models x locales heatmap
+  of Delta, models sorted by mean Delta across locales and
   locales by mean Delta across models, most negative at the bottom and right.
 * Table 2: Spearman r_s and Kendall tau_b between the model rankings on the original and the
   localised set, per locale (:mod:`judgekit.metrics.ranking`).
@@ -28,11 +29,10 @@ from pathlib import Path
 import pandas as pd
 from sacrebleu.metrics import BLEU
 
+from judgekit.data.testsets import Manifest, Segments, TestSet
 from judgekit.errors import JudgekitError
 from judgekit.metrics import mt
 from judgekit.metrics.ranking import ranking_agreement
-from judgekit.report.figures import heatmap
-from judgekit.data.testsets import Manifest, Segments, TestSet
 
 Hyps = Mapping[tuple[str, str], Sequence[str]]
 """Translations keyed by ``(model, test set id)``, one line per reference line."""
@@ -214,22 +214,6 @@ def delta_matrix(frame: pd.DataFrame, metric: str) -> pd.DataFrame:
     table = table[cols]
     table.columns.name = None
     return table
-
-
-def delta_heatmap(frame: pd.DataFrame, metric: str, path: str | Path) -> Path:
-    """Write the Figure 6 heatmap of :func:`delta_matrix` (diverging colours centred at 0)."""
-    table = delta_matrix(frame, metric)
-    bound = float(table.abs().max().max()) or 1.0
-    return heatmap(
-        table,
-        Path(path),
-        title=f"Delta {metric} (localised - original)",
-        colorbar=f"Delta {metric}",
-        vmin=-bound,
-        vmax=bound,
-        cmap="RdBu",
-        sort_by_mean=True,
-    )
 
 
 def ranking_by_locale(

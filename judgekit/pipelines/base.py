@@ -22,8 +22,6 @@ import json
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
-from judgekit.errors import InputError
-
 if TYPE_CHECKING:
     from judgekit.config import RunConfig
     from judgekit.llm.client import LLMClient
@@ -73,13 +71,12 @@ def require_models(config: RunConfig, role: str, pipeline: str) -> list[ModelSpe
     """The models of ``role`` (``judge``, ``generator``) in ``config``, at least one.
 
     Raises:
-        InputError: the role is unset, located at the config file and the role's key.
+        InputError: the role is unset, located where it was unset (a ``--set`` on the command
+            line, or the config file, at the role's line where it is there).
     """
     specs = config.judges() if role == "judge" else config.generators()
     if not specs:
-        raise InputError(
-            config._path, f"the {pipeline} pipeline needs a '{role}' model (or a list)", field=role
-        )
+        raise config.located(role, f"the {pipeline} pipeline needs a '{role}' model (or a list)")
     return specs
 
 

@@ -63,3 +63,23 @@ def heatmap(
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
+
+
+def delta_heatmap(frame: pd.DataFrame, metric: str, path: str | Path) -> Path:
+    """Write the Figure 6 heatmap (Cultivar) of
+    :func:`judgekit.metrics.contrastive.delta_matrix`: models x locales, diverging colours
+    centred at 0; returns ``path``."""
+    from judgekit.metrics.contrastive import delta_matrix
+
+    table = delta_matrix(frame, metric)
+    bound = float(table.abs().max().max()) or 1.0
+    return heatmap(
+        table,
+        Path(path),
+        title=f"Delta {metric} (localised - original)",
+        colorbar=f"Delta {metric}",
+        vmin=-bound,
+        vmax=bound,
+        cmap="RdBu",
+        sort_by_mean=True,
+    )

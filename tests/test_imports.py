@@ -1,0 +1,115 @@
+"""The package's import graph: no cycles, counting imports inside functions too (a dependency
+all the same), and no library module importing the command line."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "judgekit"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _type_checking(node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+
+
+def _imports(tree: ast.Module, name: str, is_package: bool, known: set[str]) -> set[str]:
+    """judgekit modules that ``name`` imports anywhere (not under ``if TYPE_CHECKING``)."""
+    skipped = {id(n) for top in ast.walk(tree) if _type_checking(top) for n in ast.walk(top)}
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = name.split(".") if is_package else name.split(".")[:-1]
+                anchor = anchor[: len(anchor) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            targets = [base, *(f"{base}.{alias.name}" for alias in node.names)]
+        else:
+            continue
+        for target in targets:
+            while target and target not in known:  # ``import a.b.c`` depends on a.b.c's module
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                found.add(target)
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    files = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    known = set(files)
+    return {
+        name: _imports(ast.parse(path.read_text(encoding="utf-8")), name,
+                       path.name == "__init__.py", known)
+        for name, path in files.items()
+    }  # fmt: skip
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in graph.get(node, ()):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return out
+
+
+def test_the_graph_sees_imports_inside_functions() -> None:
+    graph = import_graph()
+    assert "judgekit.engine" in graph["judgekit.cli.run"]  # imported inside execute()
+    assert "judgekit.config" in graph["judgekit.engine"]
+
+
+def test_no_import_cycles_in_the_package() -> None:
+    assert _cycles(import_graph()) == []
+
+
+def test_library_modules_never_import_the_command_line() -> None:
+    graph = import_graph()
+    offenders = {
+        name: sorted(t for t in targets if t.startswith("judgekit.cli"))
+        for name, targets in graph.items()
+        if not name.startswith("judgekit.cli") and name != "judgekit.__main__"
+    }
+    assert {k: v for k, v in offenders.items() if v} == {}
+
+
+def test_metrics_never_import_reports() -> None:
+    graph = import_graph()
+    metrics = {n: t for n, t in graph.items() if n.startswith("judgekit.metrics")}
+    assert {n: sorted(t) for n, t in metrics.items() if any("report" in x for x in t)} == {}
