@@ -21,11 +21,9 @@ import pandas as pd
 import typer
 from rich.table import Table
 
-from judgekit.calibration.aat import alt_test
-from judgekit.calibration.judge import human_ceiling, judge_vs_humans
 from judgekit.cli.output import plain_console
 from judgekit.cli.root import app
-from judgekit.errors import InputError, JudgekitError
+from judgekit.errors import InputError
 from judgekit.labels.files import resolve_labels_path
 from judgekit.labels.majority import TIE_POLICIES
 from judgekit.labels.table import LabelTable, load_labels
@@ -203,20 +201,6 @@ def _pick_judge(table: LabelTable, rater: str | None, path: Path) -> str:
     raise InputError(path, f"no rater '{rater}' (raters: {', '.join(names)})", field="rater")
 
 
-def _summary_table(rows: list[dict[str, Any]]) -> Table:
-    view = Table(title="Judge against humans")
-    for column in ("comparison", "n", "accuracy", "macro-F1", "Cohen's kappa"):
-        view.add_column(column, justify="left" if column == "comparison" else "right")
-    for scope in dict.fromkeys(r["comparison"] for r in rows):
-        cells = {r["metric"]: r for r in rows if r["comparison"] == scope}
-        view.add_row(
-            scope,
-            str(cells["accuracy"]["n"]),
-            *(_fmt(cells[m]["value"], cells[m]["ci"]) for m in ("accuracy", "macro_f1", "kappa")),
-        )
-    return view
-
-
 @calibrate_app.command("judge")
 def judge_command(
     judge: Path = typer.Option(..., help="The judge's run directory or labels file."),
@@ -233,6 +217,9 @@ def judge_command(
     out: Path | None = typer.Option(None, help="Write judge_calibration.{csv,json} etc. here."),
 ) -> None:
     """Judge vs human majority, human ceiling and Alternative Annotator Test."""
+    from judgekit.calibration.judge_report import calibrate_judge, write_judge_calibration
+    from judgekit.report.calibration import print_judge_calibration
+
     _check_choice("--tie-policy", tie_policy, TIE_POLICIES)
     judge_table = _load(judge, format)
     rater = _pick_judge(judge_table, judge_rater, judge)
@@ -241,107 +228,18 @@ def judge_command(
         humans = humans.drop([rater])
     if humans.n_raters == 0:
         raise InputError(human, "no human raters")
-    labels = judge_table.column(rater)
-    boot = {"ci": n_resamples > 0, "n_resamples": n_resamples, "confidence": confidence}
-    report = judge_vs_humans(labels, humans, tie_policy=tie_policy, seed=seed, **boot)
-    rows = [
-        {"comparison": "judge vs human majority", "metric": m, "n": report.n_items, **e.to_dict()}
-        for m, e in (
-            ("accuracy", report.accuracy),
-            ("macro_f1", report.macro_f1),
-            ("kappa", report.kappa),
-        )
-    ]
-    try:
-        ceiling = human_ceiling(humans, labels, tie_policy=tie_policy, seed=seed, **boot)
-    except JudgekitError as exc:
-        ceiling, ceiling_note = None, str(exc)
-    if ceiling is not None:
-        ceiling_note = ""
-        for scope, scores in (
-            ("human vs other humans (ceiling)", ceiling.humans),
-            ("judge vs the same references", ceiling.judge or {}),
-        ):
-            rows += [
-                {"comparison": scope, "metric": m, "n": ceiling.n_rows, **e.to_dict()}
-                for m, e in scores.items()
-            ]
-    try:
-        alt = alt_test(labels, humans, epsilon=epsilon, q=q, min_items=min_items)
-        alt_note = ""
-    except JudgekitError as exc:
-        alt, alt_note = None, str(exc)
-
-    console.print(_summary_table(rows))
-    console.print(
-        f"{report.n_items} items scored; {report.n_ties} human ties ({tie_policy}); "
-        f"{report.n_unjudged} items without a judge label; ceiling rows: n = (human, item) pairs"
-    )
-    confusion = Table(title="Confusion matrix (rows: human majority, columns: judge)")
-    confusion.add_column("human \\ judge")
-    for column in report.confusion.columns:
-        confusion.add_column(str(column), justify="right")
-    for label, counts in report.confusion.iterrows():
-        confusion.add_row(str(label), *(str(int(c)) for c in counts))
-    console.print(confusion)
-    per_class = Table(title="Per class")
-    for column in ("label", "support", "recall [CI]", "precision [CI]"):
-        per_class.add_column(column, justify="left" if column == "label" else "right")
-    for r in report.per_class.to_dict(orient="records"):
-        rec = (r["recall_low"], r["recall_high"]) if r["recall_low"] is not None else None
-        prec = (r["precision_low"], r["precision_high"]) if r["precision_low"] is not None else None
-        per_class.add_row(
-            str(r["label"]), str(r["support"]), _fmt(r["recall"], rec), _fmt(r["precision"], prec)
-        )
-    console.print(per_class)
-    errors = ", ".join(f"{e['human']}->{e['judge']}: {e['count']}" for e in report.errors)
-    console.print(f"errors (human->judge): {errors or 'none'}")
-    if ceiling_note:
-        console.print(f"human ceiling not computed: {ceiling_note}")
-    if alt is not None:
-        verdict = "passes" if alt.passed else "does not pass"
-        console.print(
-            f"Alternative Annotator Test (epsilon={epsilon}, q={q}): winning rate "
-            f"{alt.winning_rate:.2f} over {len(alt.per_annotator)} annotators, advantage "
-            f"probability {alt.advantage_probability:.3f}: the judge {verdict}"
-        )
-        if alt.skipped:
-            console.print(f"alt-test skipped: {alt.skipped}")
-    else:
-        console.print(f"Alternative Annotator Test not run: {alt_note}")
-
+    result = calibrate_judge(
+        judge_table.column(rater), humans, tie_policy=tie_policy, epsilon=epsilon, q=q,
+        min_items=min_items, n_resamples=n_resamples, seed=seed, confidence=confidence,
+    )  # fmt: skip
+    print_judge_calibration(result, console)
     if out is not None:
-        payload = {
-            "signature": _signature(
-                "calibrate judge",
-                {"judge": judge, "human": human},
-                judge_rater=str(rater),
-                format=format,
-                tie_policy=tie_policy,
-                epsilon=epsilon,
-                q=q,
-                min_items=min_items,
-                n_resamples=n_resamples,
-                seed=seed,
-                confidence=confidence,
-            ),
-            "judge_vs_humans": report.to_dict(),
-            "human_ceiling": ceiling.to_dict() if ceiling else {"note": ceiling_note},
-            "alt_test": alt.to_dict() if alt else {"note": alt_note},
-        }
-        csv_rows = [
-            {k: v for k, v in r.items() if k != "ci"}
-            | {
-                "ci_low": r["ci"][0] if r["ci"] else None,
-                "ci_high": r["ci"][1] if r["ci"] else None,
-            }
-            for r in rows
-        ]
-        _write(out, "judge_calibration", payload, csv_rows)
-        report.confusion.to_csv(out / "confusion_matrix.csv")
-        report.per_class.to_csv(out / "per_class.csv", index=False)
-        if alt is not None:
-            alt.per_annotator.to_csv(out / "alt_test.csv", index=False)
+        signature = _signature(
+            "calibrate judge", {"judge": judge, "human": human}, judge_rater=str(rater),
+            format=format, tie_policy=tie_policy, epsilon=epsilon, q=q, min_items=min_items,
+            n_resamples=n_resamples, seed=seed, confidence=confidence,
+        )  # fmt: skip
+        write_judge_calibration(result, signature, out)
         console.print(
             f"wrote judge_calibration.csv/.json, confusion_matrix.csv, per_class.csv to {out}"
         )

@@ -9,15 +9,16 @@ from __future__ import annotations
 import hashlib
 import math
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import pandas as pd
 import typer
 from rich.table import Table
 
 from judgekit.cli.output import plain_console
-from judgekit.metrics.ranking import ranking_agreement
-from judgekit.metrics.validity import ValidityResult, proxy_validity, read_scores_csv
+
+if TYPE_CHECKING:
+    from judgekit.metrics.validity import ValidityResult
 
 
 def _fmt(value: float | None, digits: int = 2) -> str:
@@ -156,70 +157,71 @@ def validity_command(
     """
     proxies = list(proxy or ["proxy"])
     extra = list(controls or [])
-    frame = read_scores_csv(
-        scores,
-        model=model,
-        family=family,
-        numeric=[native, params, proficiency, *extra, *proxies],
-        positive=[params],
-    )
-    indexed = frame.set_index(model)
-    rows, records = [], []
-    for name in proxies:
-        ranking = ranking_agreement(
-            indexed[native], indexed[name], k=top_k, n_resamples=n_resamples, seed=seed
-        ).to_dict()
-        result = proxy_validity(
-            frame,
-            name,
-            native=native,
-            params=params,
-            proficiency=proficiency,
-            family=family,
-            controls=extra,
-            n_resamples=n_resamples,
-            seed=seed,
-        )
-        rows.append(_row(result, ranking))
-        records.append({"ranking": ranking, "validity": result.to_dict()})
-
+    columns = {"model": model, "family": family, "native": native, "params": params,
+               "proficiency": proficiency, "controls": extra, "proxies": proxies}  # fmt: skip
+    frame, rows, records = _compute(scores, columns, top_k, n_resamples, seed)
     console = plain_console()
     console.print(_table(native, len(frame), top_k, rows, records))
     for rec in records:
         for reason in rec["validity"]["reasons"]:
             console.print(f"  {rec['validity']['proxy']}: {reason}", highlight=False)
-
     folder = scores.parent if out is None else out
+    csv_path, json_path = _write(scores, folder, columns, rows, records,
+                                 n_resamples=n_resamples, seed=seed, top_k=top_k)  # fmt: skip
+    console.print(f"wrote {csv_path} and {json_path}", highlight=False)
+
+
+def _compute(
+    scores: Path, columns: dict, top_k: int, n_resamples: int, seed: int
+) -> tuple[pd.DataFrame, list[dict], list[dict]]:
+    """(score table, one summary row per proxy, one full record per proxy)."""
+    from judgekit.metrics.ranking import ranking_agreement
+    from judgekit.metrics.validity import proxy_validity, read_scores_csv
+
+    c = columns
+    frame = read_scores_csv(
+        scores, model=c["model"], family=c["family"],
+        numeric=[c["native"], c["params"], c["proficiency"], *c["controls"], *c["proxies"]],
+        positive=[c["params"]],
+    )  # fmt: skip
+    indexed = frame.set_index(c["model"])
+    rows, records = [], []
+    for name in c["proxies"]:
+        ranking = ranking_agreement(
+            indexed[c["native"]], indexed[name], k=top_k, n_resamples=n_resamples, seed=seed
+        ).to_dict()
+        result = proxy_validity(
+            frame, name, native=c["native"], params=c["params"], proficiency=c["proficiency"],
+            family=c["family"], controls=c["controls"], n_resamples=n_resamples, seed=seed,
+        )  # fmt: skip
+        rows.append(_row(result, ranking))
+        records.append({"ranking": ranking, "validity": result.to_dict()})
+    return frame, rows, records
+
+
+def _write(
+    scores: Path, folder: Path, columns: dict, rows: list[dict], records: list[dict], **params: int
+) -> tuple[Path, Path]:
+    """Write ``<stem>.validity.csv`` (the rows) and ``.json`` (signature and records)."""
+    from judgekit.data.jsonfile import write_json
+    from judgekit.signature import Signature
+
     folder.mkdir(parents=True, exist_ok=True)
     csv_path = folder / f"{scores.stem}.validity.csv"
     json_path = folder / f"{scores.stem}.validity.json"
     pd.DataFrame(rows).to_csv(csv_path, index=False)
-    from judgekit.signature import Signature
-
-    extra = {
-        "scores_file": str(scores),
-        "scores_sha256": _sha256(scores),
-        "columns": {
-            "model": model,
-            "family": family,
-            "native": native,
-            "params": params,
-            "proficiency": proficiency,
-            "controls": extra,
-            "proxies": proxies,
-        },
-        "n_resamples": n_resamples,
-        "seed": seed,
-        "top_k": top_k,
-        "method": "paper 001 (Gold vs. Translation): nested OLS, F-test, bootstrap, LOFO",
-    }
+    digest = _sha256(scores)
     signature = Signature(
         pipeline="calibrate validity",
-        parameters={"n_resamples": n_resamples, "top_k": top_k},
-        data={str(scores): extra["scores_sha256"]},
-        **extra,
+        parameters={"n_resamples": params["n_resamples"], "top_k": params["top_k"]},
+        data={str(scores): digest},
+        seed=params["seed"],
+        scores_file=str(scores),
+        scores_sha256=digest,
+        columns=columns,
+        n_resamples=params["n_resamples"],
+        top_k=params["top_k"],
+        method="paper 001 (Gold vs. Translation): nested OLS, F-test, bootstrap, LOFO",
     ).as_dict()
-    from judgekit.data.jsonfile import write_json
-
     write_json(json_path, {"signature": signature, "results": records})
-    console.print(f"wrote {csv_path} and {json_path}", highlight=False)
+    return csv_path, json_path

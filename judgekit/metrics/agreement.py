@@ -35,7 +35,6 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 from irrCAC.raw import CAC
-from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats import inter_rater
 
 from judgekit.errors import JudgekitError
@@ -207,6 +206,8 @@ def cohen_kappa(
             f"Cohen's kappa needs exactly two raters, got {table.n_raters}: "
             f"{table.raters} (choose two with raters=(a, b))"
         )
+    from sklearn.metrics import cohen_kappa_score  # here: scikit-learn takes ~1 s to import
+
     table = table.dropna_items(2)
     coded, _ = encode(table)
     a, b = coded.codes[:, 0].astype(int), coded.codes[:, 1].astype(int)

@@ -1,0 +1,123 @@
+"""``judgekit calibrate judge`` as a library: one judge against human labels, all three views.
+
+:func:`calibrate_judge` computes the judge against the human majority
+(:func:`judgekit.calibration.judge.judge_vs_humans`), the human ceiling
+(:func:`judgekit.calibration.judge.human_ceiling`) and the Alternative Annotator Test
+(:func:`judgekit.calibration.aat.alt_test`; Calderon, Reichart & Dror, ACL 2025); a view that
+cannot be computed (one human only, too few items per annotator) is a note, not an error.
+:func:`write_judge_calibration` writes them; ``judgekit.report.calibration`` prints them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from judgekit.calibration.aat import alt_test
+from judgekit.calibration.judge import human_ceiling, judge_vs_humans
+from judgekit.calibration.results import AltTestResult, CeilingReport, JudgeReport
+from judgekit.data.jsonfile import write_json
+from judgekit.errors import JudgekitError
+from judgekit.labels.table import LabelTable
+
+
+@dataclass
+class JudgeCalibration:
+    """The three views of one judge, and the table rows that sum them up.
+
+    Attributes:
+        report: judge vs human majority (accuracy, macro-F1, Cohen's kappa, confusion matrix).
+        ceiling: each human vs the other humans, and the judge on the same references; None
+            with ``ceiling_note`` saying why.
+        alt: the Alternative Annotator Test; None with ``alt_note`` saying why.
+        rows: ``comparison, metric, n, value, ci`` per figure (accuracy, macro_f1, kappa in
+            [0, 1] / [-1, 1]; n items, or (human, item) pairs for the ceiling rows).
+        tie_policy, epsilon, q: the settings used (for the printed notes).
+    """
+
+    report: JudgeReport
+    ceiling: CeilingReport | None
+    ceiling_note: str
+    alt: AltTestResult | None
+    alt_note: str
+    rows: list[dict[str, Any]]
+    tie_policy: str
+    epsilon: float
+    q: float
+
+
+def calibrate_judge(
+    labels: pd.Series,
+    humans: LabelTable,
+    *,
+    tie_policy: str = "exclude",
+    epsilon: float = 0.2,
+    q: float = 0.05,
+    min_items: int = 30,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> JudgeCalibration:
+    """The judge's ``labels`` (per item) against the human raters of ``humans``.
+
+    Raises:
+        JudgekitError: no item has both a judge label and a human majority (ties with
+            ``tie_policy="error"`` too); the ceiling and the alt-test fail into notes instead.
+    """
+    boot = {"ci": n_resamples > 0, "n_resamples": n_resamples, "confidence": confidence}
+    report = judge_vs_humans(labels, humans, tie_policy=tie_policy, seed=seed, **boot)
+    rows = [
+        {"comparison": "judge vs human majority", "metric": m, "n": report.n_items, **e.to_dict()}
+        for m, e in (("accuracy", report.accuracy), ("macro_f1", report.macro_f1),
+                     ("kappa", report.kappa))
+    ]  # fmt: skip
+    ceiling, ceiling_note = None, ""
+    try:
+        ceiling = human_ceiling(humans, labels, tie_policy=tie_policy, seed=seed, **boot)
+    except JudgekitError as exc:
+        ceiling_note = str(exc)
+    if ceiling is not None:
+        for scope, scores in (
+            ("human vs other humans (ceiling)", ceiling.humans),
+            ("judge vs the same references", ceiling.judge or {}),
+        ):
+            rows += [
+                {"comparison": scope, "metric": m, "n": ceiling.n_rows, **e.to_dict()}
+                for m, e in scores.items()
+            ]
+    alt, alt_note = None, ""
+    try:
+        alt = alt_test(labels, humans, epsilon=epsilon, q=q, min_items=min_items)
+    except JudgekitError as exc:
+        alt_note = str(exc)
+    return JudgeCalibration(report, ceiling, ceiling_note, alt, alt_note, rows, tie_policy,
+                            epsilon, q)  # fmt: skip
+
+
+def write_judge_calibration(result: JudgeCalibration, signature: dict[str, Any], out: Path) -> None:
+    """Write ``judge_calibration.json`` (signature and every view), ``judge_calibration.csv``
+    (the rows, CI as ``ci_low``/``ci_high``), ``confusion_matrix.csv``, ``per_class.csv`` and,
+    when the alt-test ran, ``alt_test.csv`` to ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    payload = {
+        "signature": signature,
+        "judge_vs_humans": result.report.to_dict(),
+        "human_ceiling": (
+            result.ceiling.to_dict() if result.ceiling else {"note": result.ceiling_note}
+        ),
+        "alt_test": result.alt.to_dict() if result.alt else {"note": result.alt_note},
+    }
+    write_json(out / "judge_calibration.json", payload)
+    csv_rows = [
+        {k: v for k, v in r.items() if k != "ci"}
+        | {"ci_low": r["ci"][0] if r["ci"] else None, "ci_high": r["ci"][1] if r["ci"] else None}
+        for r in result.rows
+    ]
+    pd.DataFrame(csv_rows).to_csv(out / "judge_calibration.csv", index=False)
+    result.report.confusion.to_csv(out / "confusion_matrix.csv")
+    result.report.per_class.to_csv(out / "per_class.csv", index=False)
+    if result.alt is not None:
+        result.alt.per_annotator.to_csv(out / "alt_test.csv", index=False)
