@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run the three benchmarks; each ends with one line "<name>: <figure> (target ...)".
+# Run the benchmarks; each ends with one line "<name>: <figure> (target ...)".
 # Usage: bench/run_all.sh   (from the repository root, with the project's venv active)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -7,3 +7,4 @@ PY="${PYTHON:-python}"
 "$PY" bench/overhead.py
 "$PY" bench/cache.py
 "$PY" bench/memory.py
+"$PY" bench/startup.py

@@ -86,27 +86,7 @@ def alt_test(
         if len(mine) < min_items:
             skipped[str(rater)] = f"{len(mine)} items < {min_items}"
             continue
-        w_judge, w_human = [], []
-        for item, label in mine.items():
-            others = [v for r, v in frame.loc[item].items() if r != rater and v is not None]
-            s_judge, s_human = score(predicted[item], others), score(label, others)
-            w_judge.append(float(s_judge >= s_human))
-            w_human.append(float(s_human >= s_judge))
-        d = np.asarray(w_human) - np.asarray(w_judge)
-        if np.all(d == d[0]):
-            p_value = 0.0 if d[0] < epsilon else 1.0
-        else:
-            p_value = float(stats.ttest_1samp(d, epsilon, alternative="less").pvalue)
-        rows.append(
-            {
-                "annotator": str(rater),
-                "n_items": len(d),
-                "rho_judge": float(np.mean(w_judge)),
-                "rho_human": float(np.mean(w_human)),
-                "mean_difference": float(d.mean()),
-                "p_value": p_value,
-            }
-        )
+        rows.append(_annotator_test(frame, rater, mine, predicted, score, epsilon))
     if not rows:
         raise JudgekitError(
             f"alt-test: no annotator has {min_items} items shared with the judge and "
@@ -127,3 +107,34 @@ def alt_test(
         skipped=skipped,
         n_items=len(frame),
     )
+
+
+def _annotator_test(
+    frame: pd.DataFrame,
+    rater: Hashable,
+    mine: pd.Series,
+    predicted: pd.Series,
+    score: Any,
+    epsilon: float,
+) -> dict[str, Any]:
+    """Steps 2-4 of :func:`alt_test` for one annotator: the winning indicators on each of
+    their items, rho of the judge and of the annotator, and the one-sided t-test's p-value."""
+    w_judge, w_human = [], []
+    for item, label in mine.items():
+        others = [v for r, v in frame.loc[item].items() if r != rater and v is not None]
+        s_judge, s_human = score(predicted[item], others), score(label, others)
+        w_judge.append(float(s_judge >= s_human))
+        w_human.append(float(s_human >= s_judge))
+    d = np.asarray(w_human) - np.asarray(w_judge)
+    if np.all(d == d[0]):
+        p_value = 0.0 if d[0] < epsilon else 1.0
+    else:
+        p_value = float(stats.ttest_1samp(d, epsilon, alternative="less").pvalue)
+    return {
+        "annotator": str(rater),
+        "n_items": len(d),
+        "rho_judge": float(np.mean(w_judge)),
+        "rho_human": float(np.mean(w_human)),
+        "mean_difference": float(d.mean()),
+        "p_value": p_value,
+    }

@@ -163,27 +163,8 @@ def validate_subset(
     boots = dict(n_resamples=n_resamples, seed=seed)
     cs = judge_series(ann, "cs_label", tie_policy)
     if humans.published is not None:
-        published = humans.published[humans.published.index.isin(keys)]
-        for label in ("CS", "CA"):
-            out.add(
-                "human majority",
-                f"published {label}",
-                len(published),
-                int((published == label).sum()),
-            )
-        gold = LabelTable(published.to_frame("published"))
-        rep = _score(cs, gold, tie_policy, **boots)
-        if rep is not None:
-            out.report("CS/CA vs published label", rep, recall=True)
-        per_judge = pd.DataFrame(list(ann["by_judge"]), index=ann["key"]) if len(ann) else None
-        if per_judge is not None and per_judge.shape[1] > 1:
-            for judge in per_judge.columns:
-                labels = per_judge[judge].dropna().astype(str)
-                rep = _score(labels[labels != TIE], gold, "exclude", 0, seed)
-                if rep is not None:
-                    out.estimate(
-                        "CS/CA vs published label, per judge", judge, rep.n_items, rep.accuracy
-                    )
+        _vs_published(out, humans.published[humans.published.index.isin(keys)], cs, ann,
+                      tie_policy, boots)  # fmt: skip
     policies = (("exclude", "ties excluded"), ("error", "ties as errors"))
     for policy, name in policies:
         rep = _score(cs, cs_votes, policy, **boots)
@@ -208,19 +189,50 @@ def validate_subset(
         _agreement(out, cs_votes, knowledge, n_resamples, seed)
     shared = cs[cs.index.isin(keys)]
     if not shared.empty and cs_votes.n_raters > 1:
-        ceiling = human_ceiling(
-            cs_votes,
-            shared,
-            tie_policy="exclude",
-            ci=n_resamples > 0,
-            n_resamples=max(n_resamples, 1),
-            seed=seed,
-        )
-        section = "ceiling: vote vs majority of the other votes, ties excluded"
-        out.estimate(section, "humans accuracy", ceiling.n_rows, ceiling.humans["accuracy"])
-        if ceiling.judge is not None:
-            out.estimate(section, "judge accuracy", ceiling.n_rows, ceiling.judge["accuracy"])
+        _ceiling(out, cs_votes, shared, n_resamples, seed)
     return out.rows
+
+
+def _vs_published(
+    out: _Rows,
+    published: pd.Series,
+    cs: pd.Series,
+    ann: pd.DataFrame,
+    tie_policy: str,
+    boots: dict[str, int],
+) -> None:
+    """Rows of the judge's CS/CA (jury, then each judge of a jury) against the published
+    label of the subset's items."""
+    for label in ("CS", "CA"):
+        out.add("human majority", f"published {label}", len(published),
+                int((published == label).sum()))  # fmt: skip
+    gold = LabelTable(published.to_frame("published"))
+    rep = _score(cs, gold, tie_policy, **boots)
+    if rep is not None:
+        out.report("CS/CA vs published label", rep, recall=True)
+    per_judge = pd.DataFrame(list(ann["by_judge"]), index=ann["key"]) if len(ann) else None
+    if per_judge is None or per_judge.shape[1] <= 1:
+        return
+    for judge in per_judge.columns:
+        labels = per_judge[judge].dropna().astype(str)
+        rep = _score(labels[labels != TIE], gold, "exclude", 0, boots["seed"])
+        if rep is not None:
+            out.estimate("CS/CA vs published label, per judge", judge, rep.n_items, rep.accuracy)
+
+
+def _ceiling(
+    out: _Rows, cs_votes: LabelTable, shared: pd.Series, n_resamples: int, seed: int
+) -> None:
+    """Rows of the human ceiling: each vote against the majority of the other votes, and the
+    judge against the same references (ties excluded)."""
+    ceiling = human_ceiling(
+        cs_votes, shared, tie_policy="exclude", ci=n_resamples > 0,
+        n_resamples=max(n_resamples, 1), seed=seed,
+    )  # fmt: skip
+    section = "ceiling: vote vs majority of the other votes, ties excluded"
+    out.estimate(section, "humans accuracy", ceiling.n_rows, ceiling.humans["accuracy"])
+    if ceiling.judge is not None:
+        out.estimate(section, "judge accuracy", ceiling.n_rows, ceiling.judge["accuracy"])
 
 
 def validate(

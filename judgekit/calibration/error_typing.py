@@ -30,6 +30,7 @@ from judgekit.metrics.mqm import read_mqm_tsv, segment_mqm, target_spans
 from judgekit.metrics.mteval import align_seg_scores, read_seg_scores
 from judgekit.metrics.spans import Span, category_agreement, span_scores
 from judgekit.pipelines.localisation_schemas import Rubric, load_rubric, sha256_file
+from judgekit.signature import Signature
 
 
 def _corr(c: Any) -> dict[str, Any]:
@@ -88,6 +89,68 @@ def _wmt_overlap(gemba_dir: Path, sources: list[str]) -> dict[str, Any]:
     return {"checked": True, "files": [f.name for f in files], "overlapping_sources": hits}
 
 
+def _match(run_dir: Path, mqm_tsv: str | Path) -> list[tuple[dict[str, Any], float, list]]:
+    """``(segment, human MQM, human spans)`` of every segment of the run found in the TSV.
+
+    Raises:
+        JudgekitError: none found, or a translation differs from the TSV's target.
+    """
+    segments = [json.loads(x) for x in (run_dir / "segments.jsonl").read_text("utf-8").splitlines()
+                if x.strip()]  # fmt: skip
+    by_seg: dict[tuple[str, str, str], list] = defaultdict(list)
+    for row in read_mqm_tsv(mqm_tsv):
+        by_seg[row.segment].append(row)
+    matched = []
+    for s in segments:
+        rows = by_seg.get((s["system"], s["doc"], s["seg_id"]))
+        if rows is None:
+            continue
+        if rows[0].target != s["translation"]:
+            raise JudgekitError(f"segment {s['id']}: translation differs from {mqm_tsv}")
+        matched.append((s, segment_mqm(rows)[0].score, list(target_spans(rows).values())))
+    if not matched:
+        raise JudgekitError(f"no segment of {run_dir} is in {mqm_tsv}")
+    return matched
+
+
+def _segment_level(matched: list, scored: list, n_resamples: int, seed: int) -> dict[str, Any]:
+    """Segment-level agreement of judge and human MQM: Kendall's tau-b (bootstrap CI), acc_eq,
+    the length baseline, a constant judge's acc_eq and the item-grouped tau-b."""
+    judge = [s["mqm"] if s["status"] == "scored" else None for s, _h, _g in matched]
+    human = [h for _s, h, _g in matched]
+    length = [len(s["translation"]) if s["status"] == "scored" else None for s, _h, _g in matched]
+    groups = [f"{s['doc']}|{s['seg_id']}" for s, _h, _g in matched]
+    seg = {
+        "kendall_tau_b": _corr(correlate(judge, human, n_resamples=n_resamples, seed=seed)),
+        "acc_eq": _corr(correlate(judge, human, "acc_eq")),
+        "length_baseline_tau_b": _corr(correlate(length, human)),
+    }
+    h_scored = np.array([h for _s, h, _g in scored], dtype=float)
+    seg["constant_judge_acc_eq"] = pair_counts(np.zeros_like(h_scored), h_scored).acc_eq
+    try:
+        seg["item_grouped_tau_b"] = _corr(correlate_grouped(judge, human, groups))
+    except JudgekitError as exc:  # no group with two varying scored items
+        seg["item_grouped_tau_b"] = {"value": None, "note": str(exc)}
+    return seg
+
+
+def _system_level(scored: list) -> dict[str, Any]:
+    """Mean judge and human MQM per system and the pairwise accuracy of the system ranking."""
+    systems = sorted({s["system"] for s, _h, _g in scored})
+    sys_j = [np.mean([s["mqm"] for s, _h, _g in scored if s["system"] == x]) for x in systems]
+    sys_h = [np.mean([h for s, h, _g in scored if s["system"] == x]) for x in systems]
+    pc = pair_counts(np.array(sys_j), np.array(sys_h)) if len(systems) > 1 else None
+    return {
+        "n_systems": len(systems),
+        "scores": [
+            {"system": x, "judge_mqm": float(j), "human_mqm": float(h)}
+            for x, j, h in zip(systems, sys_j, sys_h, strict=True)
+        ],  # fmt: skip
+        "pairwise_accuracy": pc.concordant / pc.n_pairs if pc and pc.n_pairs else None,
+        "n_pairs": pc.n_pairs if pc else 0,
+    }
+
+
 def calibrate_errors(
     run_dir: str | Path,
     mqm_tsv: str | Path,
@@ -112,23 +175,7 @@ def calibrate_errors(
     """
     run_dir = Path(run_dir)
     rubric = rubric or load_rubric()
-    segments = [json.loads(x) for x in (run_dir / "segments.jsonl").read_text("utf-8").splitlines()
-                if x.strip()]  # fmt: skip
-    by_seg: dict[tuple[str, str, str], list] = defaultdict(list)
-    for row in read_mqm_tsv(mqm_tsv):
-        by_seg[row.segment].append(row)
-    matched = []
-    for s in segments:
-        rows = by_seg.get((s["system"], s["doc"], s["seg_id"]))
-        if rows is None:
-            continue
-        if rows[0].target != s["translation"]:
-            raise JudgekitError(f"segment {s['id']}: translation differs from {mqm_tsv}")
-        human = segment_mqm(rows)[0].score
-        gold = list(target_spans(rows).values())
-        matched.append((s, human, gold))
-    if not matched:
-        raise JudgekitError(f"no segment of {run_dir} is in {mqm_tsv}")
+    matched = _match(run_dir, mqm_tsv)
     scored = [(s, h, g) for s, h, g in matched if s["status"] == "scored"]
     pred, gold_all = [], []
     for s, _h, gold in scored:
@@ -139,34 +186,8 @@ def calibrate_errors(
             gold_all.append(rating)
     spans = span_scores(pred, gold_all)
     cats = {d: category_agreement(pred, gold_all, depth=d) for d in (None, 1)}
-    judge = [s["mqm"] if s["status"] == "scored" else None for s, _h, _g in matched]
-    human = [h for _s, h, _g in matched]
-    length = [len(s["translation"]) if s["status"] == "scored" else None for s, _h, _g in matched]
-    groups = [f"{s['doc']}|{s['seg_id']}" for s, _h, _g in matched]
-    seg = {
-        "kendall_tau_b": _corr(correlate(judge, human, n_resamples=n_resamples, seed=seed)),
-        "acc_eq": _corr(correlate(judge, human, "acc_eq")),
-        "length_baseline_tau_b": _corr(correlate(length, human)),
-    }
-    h_scored = np.array([h for _s, h, _g in scored], dtype=float)
-    seg["constant_judge_acc_eq"] = pair_counts(np.zeros_like(h_scored), h_scored).acc_eq
-    try:
-        seg["item_grouped_tau_b"] = _corr(correlate_grouped(judge, human, groups))
-    except JudgekitError as exc:  # no group with two varying scored items
-        seg["item_grouped_tau_b"] = {"value": None, "note": str(exc)}
-    systems = sorted({s["system"] for s, _h, _g in scored})
-    sys_j = [np.mean([s["mqm"] for s, _h, _g in scored if s["system"] == x]) for x in systems]
-    sys_h = [np.mean([h for s, h, _g in scored if s["system"] == x]) for x in systems]
-    pc = pair_counts(np.array(sys_j), np.array(sys_h)) if len(systems) > 1 else None
-    system = {
-        "n_systems": len(systems),
-        "scores": [
-            {"system": x, "judge_mqm": float(j), "human_mqm": float(h)}
-            for x, j, h in zip(systems, sys_j, sys_h, strict=True)
-        ],  # fmt: skip
-        "pairwise_accuracy": pc.concordant / pc.n_pairs if pc and pc.n_pairs else None,
-        "n_pairs": pc.n_pairs if pc else 0,
-    }
+    seg = _segment_level(matched, scored, n_resamples, seed)
+    system = _system_level(scored)
     gemba = None
     if gemba_dir is not None:
         gdir = resolve_path(gemba_dir)
@@ -183,8 +204,15 @@ def calibrate_errors(
         "segment_acc_eq": seg["acc_eq"]["value"],
         "system_pairwise_accuracy": system["pairwise_accuracy"],
     }  # fmt: skip
+    signature = Signature(
+        pipeline="calibrate errors",
+        parameters={"n_resamples": n_resamples, "human_weights": "Google WMT"},
+        data={str(mqm_tsv): sha256_file(Path(mqm_tsv)), "rubric": rubric.hash},
+        seed=seed,
+    )
     result = _no_nan(
         {
+            "signature": signature.as_dict(),
             "headline": headline,
             "inputs": {
                 "run_dir": str(run_dir),

@@ -15,7 +15,9 @@ other cell before it runs, so all judges judge the same outputs and nothing is g
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from judgekit.calibration.grid_config import (
     PIPELINE_DEFAULTS,
@@ -29,6 +31,9 @@ from judgekit.config import load_config
 from judgekit.errors import InputError, JudgekitError
 from judgekit.labels.table import load_labels
 from judgekit.runlog import Record, RunLog
+
+if TYPE_CHECKING:
+    from judgekit.results import RunResult
 
 
 def read_records(run_dir: Path) -> list[Record]:
@@ -75,10 +80,16 @@ def count_records(run_dir: Path) -> int:
 
 
 def run_cells(
-    grid: GridConfig, cells: list[Cell], pipeline: str, *, no_cache: bool = False
+    grid: GridConfig,
+    cells: list[Cell],
+    pipeline: str,
+    *,
+    no_cache: bool = False,
+    on_cell: Callable[[str, dict[str, int], RunResult], None] | None = None,
 ) -> dict[str, dict[str, int]]:
     """Run every cell as ``judgekit run BASE --set ... --out CELL`` does, through
-    :func:`judgekit.run` (in this process).
+    :func:`judgekit.run` (in this process); ``on_cell(name, stats, result)`` is called as
+    each cell ends (the command line prints one line per cell).
 
     Returns:
         Per cell name: ``shared`` (records copied in from the shared stages) and ``new``
@@ -97,11 +108,19 @@ def run_cells(
         if result.all_failed:
             raise JudgekitError(f"cell {cell.name}: no task of its run got an answer")
         stats[cell.name] = {"shared": shared, "new": count_records(cell.directory) - before}
+        if on_cell is not None:
+            on_cell(cell.name, stats[cell.name], result)
         source = source or cell.directory
     return stats
 
 
-def run_grid(grid: GridConfig, *, out: Path | None = None, no_cache: bool = False) -> GridResult:
+def run_grid(
+    grid: GridConfig,
+    *,
+    out: Path | None = None,
+    no_cache: bool = False,
+    on_cell: Callable[[str, dict[str, int], RunResult], None] | None = None,
+) -> GridResult:
     """Run every cell of ``grid`` (resuming finished ones), score them, write the outputs.
 
     Human labels are read and every cell's run config validated before any model is called.
@@ -118,7 +137,7 @@ def run_grid(grid: GridConfig, *, out: Path | None = None, no_cache: bool = Fals
     directory = out_dir(grid, out)
     cells = plan_cells(grid, directory)
     pipeline = load_config(grid.base, list(cells[0].overrides)).pipeline
-    stats = run_cells(grid, cells, pipeline, no_cache=no_cache)
+    stats = run_cells(grid, cells, pipeline, no_cache=no_cache, on_cell=on_cell)
     result = analyse_grid(grid, cells, humans, pipeline)
     write_grid(result, directory, stats)
     return result

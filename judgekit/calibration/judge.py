@@ -105,33 +105,8 @@ def judge_vs_humans(
     def est(name: str) -> Estimate:
         return scorer.estimate(name, boots, confidence, seed)
 
-    rows = []
-    for label in scorer.classes:
-        rec, prec = est(f"recall:{label}"), est(f"precision:{label}")
-        rows.append(
-            {
-                "label": label,
-                "support": int((pairs["reference"] == label).sum()),
-                "recall": rec.value,
-                "recall_low": rec.ci[0] if rec.ci else None,
-                "recall_high": rec.ci[1] if rec.ci else None,
-                "precision": prec.value,
-                "precision_low": prec.ci[0] if prec.ci else None,
-                "precision_high": prec.ci[1] if prec.ci else None,
-            }
-        )
-    labels = scorer.everything
-    cells = confusion_matrix(pairs["reference"], pairs["label"], labels=labels)
-    confusion = pd.DataFrame(cells, index=labels, columns=labels).loc[
-        [x for x in labels if x in set(pairs["reference"]) or x in scorer.classes],
-        [x for x in labels if x in set(pairs["label"]) or x in scorer.classes],
-    ]
-    confusion.index.name, confusion.columns.name = "human", "judge"
-    wrong = pairs[pairs["reference"] != pairs["label"]]
-    errors = [
-        {"human": h, "judge": j, "count": int(n)}
-        for (h, j), n in Counter(zip(wrong["reference"], wrong["label"], strict=True)).most_common()
-    ]
+    rows = [_class_row(label, pairs, est) for label in scorer.classes]
+    confusion, errors = _confusion(pairs, scorer)
     return JudgeReport(
         n_items=len(pairs),
         n_ties=n_ties,
@@ -144,6 +119,39 @@ def judge_vs_humans(
         confusion=confusion,
         errors=errors,
     )
+
+
+def _class_row(label: Any, pairs: pd.DataFrame, est: Any) -> dict[str, Any]:
+    """Support, recall and precision (with CIs) of one class of :func:`judge_vs_humans`."""
+    rec, prec = est(f"recall:{label}"), est(f"precision:{label}")
+    return {
+        "label": label,
+        "support": int((pairs["reference"] == label).sum()),
+        "recall": rec.value,
+        "recall_low": rec.ci[0] if rec.ci else None,
+        "recall_high": rec.ci[1] if rec.ci else None,
+        "precision": prec.value,
+        "precision_low": prec.ci[0] if prec.ci else None,
+        "precision_high": prec.ci[1] if prec.ci else None,
+    }
+
+
+def _confusion(pairs: pd.DataFrame, scorer: Any) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+    """The confusion matrix (rows: human majority, columns: judge) and the errors by
+    (human, judge) pair, most frequent first."""
+    labels = scorer.everything
+    cells = confusion_matrix(pairs["reference"], pairs["label"], labels=labels)
+    confusion = pd.DataFrame(cells, index=labels, columns=labels).loc[
+        [x for x in labels if x in set(pairs["reference"]) or x in scorer.classes],
+        [x for x in labels if x in set(pairs["label"]) or x in scorer.classes],
+    ]
+    confusion.index.name, confusion.columns.name = "human", "judge"
+    wrong = pairs[pairs["reference"] != pairs["label"]]
+    errors = [
+        {"human": h, "judge": j, "count": int(n)}
+        for (h, j), n in Counter(zip(wrong["reference"], wrong["label"], strict=True)).most_common()
+    ]
+    return confusion, errors
 
 
 def human_ceiling(

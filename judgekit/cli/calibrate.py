@@ -266,8 +266,14 @@ def grid_command(
     from judgekit.calibration.grid_config import load_grid, out_dir
     from judgekit.calibration.grid_report import print_grid
 
+    def cell_done(name: str, stats: dict[str, int], run: Any) -> None:
+        console.print(
+            f"cell {name}: {stats['new']} records added, {stats['shared']} shared; "
+            f"{run.requests} requests; {run.elapsed_s:.0f}s"
+        )
+
     spec = load_grid(grid, set_, labels)
-    result = run_grid(spec, out=out, no_cache=no_cache)
+    result = run_grid(spec, out=out, no_cache=no_cache, on_cell=cell_done)
     print_grid(result, out_dir(spec, out), console)
 
 

@@ -27,6 +27,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -262,6 +263,64 @@ def evidence_label(
     return "inconclusive"
 
 
+def _bootstrap_cis(
+    y: pd.Series, x_base: pd.DataFrame, x_full: pd.DataFrame, **boot: Any
+) -> list[tuple[float, float] | None]:
+    """Model-level bootstrap CIs of Delta R^2 and of beta (None with no resamples)."""
+    yv, xb, xf = y.to_numpy(), x_base.to_numpy(), x_full.to_numpy()
+    if boot["n_resamples"] <= 0:
+        return [None, None]
+    return [
+        bootstrap_ci(len(yv), lambda idx, w=which: _r2_beta(yv[idx], xb[idx], xf[idx])[w], **boot)
+        for which in (0, 1)
+    ]
+
+
+def _lofo(data: pd.DataFrame, controls: tuple[str, ...]) -> list[LofoRefit]:
+    """The full model refitted without each family in turn (NaN where too few models stay)."""
+    lofo = []
+    for fam in sorted(data["family"].unique()):
+        sub = data[data["family"] != fam]
+        xs = _regressors(sub, controls, with_proxy=True)
+        if len(sub) <= xs.shape[1]:
+            lofo.append(LofoRefit(fam, len(sub), float("nan"), float("nan")))
+            continue
+        fit = sm.OLS(sub["native"], xs).fit()
+        lofo.append(
+            LofoRefit(fam, len(sub), float(fit.params["proxy"]), float(fit.pvalues["proxy"]))
+        )
+    return lofo
+
+
+def _reasons(
+    f_p: float,
+    beta: float,
+    beta_ci: tuple[float, float] | None,
+    lofo: list[LofoRefit],
+    alpha: float,
+) -> tuple[list[str], bool]:
+    """Why the evidence is not robust (each failed check in words), and whether every
+    leave-one-family-out refit kept the sign of beta at p < alpha."""
+    reasons = []
+    if not f_p < alpha:
+        reasons.append(f"nested F-test not significant (p = {f_p:.3g} >= {alpha})")
+    ci_excludes = beta_ci is not None and (beta_ci[0] > 0 or beta_ci[1] < 0)
+    if beta_ci is None:
+        reasons.append("bootstrap CI of beta not computed")
+    elif not ci_excludes:
+        reasons.append(f"bootstrap CI of beta [{beta_ci[0]:.3g}, {beta_ci[1]:.3g}] contains 0")
+    if len(lofo) < 2:
+        reasons.append("leave-one-family-out needs at least 2 families")
+    failed = [r for r in lofo if not (np.sign(r.beta) == np.sign(beta) and r.p_value < alpha)]
+    if failed:
+        detail = "; ".join(f"{r.family} (beta = {r.beta:.3g}, p = {r.p_value:.3g})" for r in failed)
+        reasons.append(
+            f"{len(failed)} of {len(lofo)} leave-one-family-out refits lose the sign of beta "
+            f"or p < {alpha}: without {detail}"
+        )
+    return reasons, len(lofo) >= 2 and not failed
+
+
 def proxy_validity(
     frame: pd.DataFrame,
     proxy: str,
@@ -323,53 +382,10 @@ def proxy_validity(
     f_stat, f_p, df_num = full.compare_f_test(base)
     beta = float(full.params["proxy"])
 
-    yv, xb, xf = y.to_numpy(), x_base.to_numpy(), x_full.to_numpy()
-    cis = []
-    for which in (0, 1):
-        cis.append(
-            None
-            if n_resamples <= 0
-            else bootstrap_ci(
-                len(data),
-                lambda idx, w=which: _r2_beta(yv[idx], xb[idx], xf[idx])[w],
-                n_resamples=n_resamples,
-                confidence=confidence,
-                seed=seed,
-            )
-        )
-    delta_ci, beta_ci = cis
-
-    lofo = []
-    for fam in sorted(data["family"].unique()):
-        sub = data[data["family"] != fam]
-        xs = _regressors(sub, controls, with_proxy=True)
-        if len(sub) <= xs.shape[1]:
-            lofo.append(LofoRefit(fam, len(sub), float("nan"), float("nan")))
-            continue
-        fit = sm.OLS(sub["native"], xs).fit()
-        lofo.append(
-            LofoRefit(fam, len(sub), float(fit.params["proxy"]), float(fit.pvalues["proxy"]))
-        )
-
-    reasons = []
-    f_sig = bool(f_p < alpha)
-    if not f_sig:
-        reasons.append(f"nested F-test not significant (p = {f_p:.3g} >= {alpha})")
-    ci_excludes = beta_ci is not None and (beta_ci[0] > 0 or beta_ci[1] < 0)
-    if beta_ci is None:
-        reasons.append("bootstrap CI of beta not computed")
-    elif not ci_excludes:
-        reasons.append(f"bootstrap CI of beta [{beta_ci[0]:.3g}, {beta_ci[1]:.3g}] contains 0")
-    if len(lofo) < 2:
-        reasons.append("leave-one-family-out needs at least 2 families")
-    failed = [r for r in lofo if not (np.sign(r.beta) == np.sign(beta) and r.p_value < alpha)]
-    if failed:
-        detail = "; ".join(f"{r.family} (beta = {r.beta:.3g}, p = {r.p_value:.3g})" for r in failed)
-        reasons.append(
-            f"{len(failed)} of {len(lofo)} leave-one-family-out refits lose the sign of beta "
-            f"or p < {alpha}: without {detail}"
-        )
-    lofo_ok = len(lofo) >= 2 and not failed
+    boot = {"n_resamples": n_resamples, "confidence": confidence, "seed": seed}
+    delta_ci, beta_ci = _bootstrap_cis(y, x_base, x_full, **boot)
+    lofo = _lofo(data, controls)
+    reasons, lofo_ok = _reasons(f_p, beta, beta_ci, lofo, alpha)
     return ValidityResult(
         native=native,
         proxy=proxy,

@@ -126,11 +126,11 @@ class ClassifyRun:
     """Builds and runs the tasks of one classification run (see the module doc).
 
     Raises:
-        InputError: a bad ``classify:`` section or items file.
-        JudgekitError: no judge, or a missing prompt.
+        InputError: a bad ``classify:`` section or items file, or no judge.
+        JudgekitError: a missing prompt.
     """
 
-    def __init__(self, config: RunConfig, client: LLMClient) -> None:
+    def __init__(self, config: RunConfig, client: LLMClient | None) -> None:
         self.config = config
         self.client = client
         self.options = config.options("classify", ClassifyOptions)

@@ -185,7 +185,7 @@ class CulturalRun:
             or an item file that cannot be read.
     """
 
-    def __init__(self, config: RunConfig, client: LLMClient) -> None:
+    def __init__(self, config: RunConfig, client: LLMClient | None) -> None:
         self.config = config
         self.options = config.options("cultural", CulturalOptions)
         self.client = client

@@ -203,7 +203,7 @@ def segment_score(errors: list[LocatedError], weights: MQMWeights | None = None)
 class ErrorsRun:
     """Builds and runs one error-typing call per segment; ``results`` holds the outcomes."""
 
-    def __init__(self, config: RunConfig, client: LLMClient) -> None:
+    def __init__(self, config: RunConfig, client: LLMClient | None) -> None:
         self.config = config
         self.client = client
         self.options = config.options("errors", ErrorsOptions)

@@ -168,7 +168,7 @@ def split_messages(text: str) -> list[dict[str, Any]]:
 class LocaliseRun:
     """Builds and runs the localisation calls; ``results`` holds one :class:`PairResult` each."""
 
-    def __init__(self, config: RunConfig, client: LLMClient) -> None:
+    def __init__(self, config: RunConfig, client: LLMClient | None) -> None:
         self.generators = require_models(config, "generator", "localise")
         self.config = config
         self.client = client

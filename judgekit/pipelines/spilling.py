@@ -85,7 +85,7 @@ def _user(text: str) -> list[dict[str, Any]]:
 class SpillingRun:
     """Builds and runs the tasks of one spilling run; ``results`` holds one ItemResult each."""
 
-    def __init__(self, config: RunConfig, client: LLMClient) -> None:
+    def __init__(self, config: RunConfig, client: LLMClient | None) -> None:
         self.generators = require_models(config, "generator", "spilling")
         self.config = config
         self.options = config.spilling
