@@ -126,3 +126,18 @@ def test_run_prints_the_one_line_signature(tmp_path: Path) -> None:
     line = next(x for x in result.stdout.splitlines() if x.startswith("signature: "))
     assert line.startswith("signature: judgekit:0.1.0|pipeline:classify|judge:stub=hosted_vllm/")
     assert "|prompt:classify/default@" in line and "|data:items.jsonl@" in line
+
+
+def test_a_classify_run_on_a_local_server_imports_no_heavy_library(tmp_path: Path) -> None:
+    from fault_server import FaultServer
+
+    items = tmp_path / "items.jsonl"
+    items.write_text('{"id": "a", "text": "Nice."}\n', encoding="utf-8")
+    with FaultServer() as srv:
+        loaded = _modules_after(
+            "run", "configs/classify.yaml", "--out", str(tmp_path / "out"), "--no-cache",
+            "--set", "judge.model=hosted_vllm/stub", "--set", f"judge.api_base={srv.base_url}",
+            "--set", f"classify.items={items}",
+        )  # fmt: skip
+    assert (tmp_path / "out" / "summary.json").is_file()  # the run did run
+    assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))
