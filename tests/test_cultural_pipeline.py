@@ -16,8 +16,10 @@ from conftest import shared_path
 from fault_server import FaultServer
 from typer.testing import CliRunner
 
+import judgekit
 from judgekit.cli import _register, app
 from judgekit.errors import InputError
+from judgekit.summary import CulturalSummary
 
 _register()
 LITE = ("benchmark-items", "global-mmlu-lite-en", "global_mmlu_lite_en_test.jsonl")
@@ -256,3 +258,6 @@ def test_audit_retries_errors_only_when_asked(tmp_path: Path) -> None:
         assert srv.stats()["total_requests"] == sent
         audit(str(items), *stub(srv.base_url, out, *fast), "--retry-errors")
         assert srv.stats()["total_requests"] > sent
+    loaded = judgekit.load_run(out)
+    assert isinstance(loaded.summary, CulturalSummary) and loaded.summary.items.planned == 2
+    assert set(loaded.records["status"]) == {"ok", "error"}

@@ -14,7 +14,7 @@ import judgekit
 from judgekit.config import load_config
 from judgekit.errors import InputError
 from judgekit.pipelines import get_pipeline
-from judgekit.summary import ClassifySummary
+from judgekit.summary import ClassifySummary, SpillingSummary
 
 REPO = Path(__file__).resolve().parents[1]
 LABELS = ["positive", "negative", "neutral"]
@@ -165,6 +165,11 @@ def test_spilling_judge_revision_renews_the_judge_tasks_only(tmp_path: Path) -> 
         stages = first.records.groupby("stage").size().to_dict()  # read before the rerun
         second = judgekit.run(spilling, [*base, "judge.revision=v2"], out=out, no_cache=True)
     assert stages == {"generate": 1, "judge": 1}
+    summary = second.summary
+    assert isinstance(summary, SpillingSummary) and summary.items.planned == 1
+    assert summary.spilling_rate is not None and 0 <= summary.spilling_rate <= 1
+    assert [m.role for m in summary.signature.models] == ["generator", "judge"]
+    assert summary.signature.models[1].revision == "v2"
     after = second.records.groupby("stage").size().to_dict()
     assert after == {"generate": 1, "judge": 2}  # the generation resumed, the judgment did not
     assert second.requests == 1
