@@ -14,6 +14,7 @@ import judgekit
 from judgekit.config import load_config
 from judgekit.errors import InputError
 from judgekit.pipelines import get_pipeline
+from judgekit.pipelines.base import Runner
 from judgekit.summary import ClassifySummary, SpillingSummary
 
 REPO = Path(__file__).resolve().parents[1]
@@ -96,7 +97,9 @@ def test_changed_revision_calls_again_instead_of_resuming(server, tmp_path: Path
 def _keys(config: Path, overrides: list[str]) -> set[str]:
     cfg = load_config(config, overrides)
     runner_cls, _ = get_pipeline(cfg.pipeline)
-    return {task.key for task in runner_cls(cfg, None).tasks()}
+    runner = runner_cls(cfg, None)
+    assert isinstance(runner, Runner)  # the contract of judgekit.pipelines.base
+    return {task.key for task in runner.tasks()}
 
 
 def _pipeline_configs(tmp_path: Path) -> dict[str, tuple[Path, str]]:
