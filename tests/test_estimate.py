@@ -334,3 +334,22 @@ def test_cli_plan_writes_the_item_list(labelled: tuple[Path, Path], tmp_path: Pa
     both = judgekit("calibrate", "plan", "--judge", str(judge), "--width", "0.05",
                     "--target", "share:CS")  # fmt: skip
     assert both.returncode == 2 and "exactly one of --pilot" in both.stderr
+
+
+def test_stratified_sample_combines_the_strata():
+    rng = np.random.default_rng(6)
+    truth = np.r_[rng.normal(0, 1, 100), rng.normal(5, 1, 300)]
+    human = truth.copy()
+    human[np.r_[np.arange(50, 100), np.arange(110, 400)]] = np.nan  # A: 50 of 100, B: 10 of 300
+    data = pd.DataFrame({"judge": truth + rng.normal(size=400), "human": human},
+                        index=[f"i{k}" for k in range(400)])  # fmt: skip
+    groups = pd.Series(["A"] * 100 + ["B"] * 300, index=data.index)
+    rows = estimate_table(data, groups, stratified=True)
+    by = {(e.facet, e.method): e for e in rows}
+    a, b, overall = by[("A", "classical")], by[("B", "classical")], by[("all", "classical")]
+    assert overall.estimate == pytest.approx(0.25 * a.estimate + 0.75 * b.estimate)
+    se = math.hypot(0.25 * a.width, 0.75 * b.width) / 2  # in units of z
+    assert overall.width == pytest.approx(2 * se)
+    pooled = estimate_table(data, groups)[0]  # pooling the items over-weighs stratum A
+    assert pooled.estimate == pytest.approx(np.nanmean(human))
+    assert (overall.n_labelled, overall.n_unlabelled) == (60, 340)

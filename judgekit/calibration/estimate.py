@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.stats import norm
 
 from judgekit.errors import InputError, JudgekitError
 
@@ -177,19 +178,54 @@ def facet_groups(items: pd.Index, facets: pd.DataFrame | None, by: str | None) -
 
 
 def estimate_table(
-    data: pd.DataFrame, groups: pd.Series | None = None, *, alpha: float = 0.05
-) -> list[Estimate]:
+    data: pd.DataFrame, groups: pd.Series | None = None, *, alpha: float = 0.05,
+    stratified: bool = False,
+) -> list[Estimate]:  # fmt: skip
     """All estimates: every item (facet ``"all"``), then each facet value in sorted order.
 
     Args:
         data: output of :func:`split` (columns ``judge`` and ``human``).
         groups: the facet value of each item (:func:`facet_groups`), or None for ``"all"`` only.
+        stratified: the human sample was drawn per facet value (``calibrate plan --by``), at
+            rates that may differ: the ``"all"`` row then combines the facets' estimates with
+            weights N_h / N (stratified estimator, variances added with weights squared)
+            instead of pooling the items, which would weigh the strata by their sampling rate.
     """
-    rows = _group_rows(data, ALL, alpha)
-    if groups is not None and not (groups == ALL).all():
-        for value in sorted(set(groups.reindex(data.index))):
-            rows += _group_rows(data[groups.reindex(data.index) == value], str(value), alpha)
-    return rows
+    if groups is None or (groups == ALL).all():
+        return _group_rows(data, ALL, alpha)
+    parts = []
+    for value in sorted(set(groups.reindex(data.index))):
+        subset = data[groups.reindex(data.index) == value]
+        parts.append((len(subset), _group_rows(subset, str(value), alpha)))
+    overall = _combine(parts, alpha) if stratified else _group_rows(data, ALL, alpha)
+    return overall + [e for _, rows in parts for e in rows]
+
+
+def _combine(parts: list[tuple[int, list[Estimate]]], alpha: float) -> list[Estimate]:
+    """The ``"all"`` rows of a stratified sample: sum over strata of (N_h / N) * estimate_h."""
+    z = float(norm.ppf(1 - alpha / 2))
+    total = sum(size for size, _ in parts)
+    n_lab = sum(rows[0].n_labelled for _, rows in parts)
+    n_unl = sum(rows[0].n_unlabelled for _, rows in parts)
+    out = []
+    for k, method in enumerate(METHODS):
+        ests = [(size / total, rows[k]) for size, rows in parts]
+        if any(e.estimate is None for _, e in ests):
+            out.append(Estimate(ALL, method, None, None, None, n_lab, n_unl, None))
+            continue
+        point = float(sum(w * e.estimate for w, e in ests))  # type: ignore[operator]
+        if method == "judge_only" or any(e.width is None for _, e in ests):
+            out.append(Estimate(ALL, method, point, None, None, n_lab, n_unl, None))
+            continue
+        se = float(np.sqrt(sum((w * e.width / (2 * z)) ** 2 for w, e in ests)))  # type: ignore[operator]
+        out.append(Estimate(ALL, method, point, point - z * se, point + z * se, n_lab, n_unl, None))
+    classical = out[0]
+    return [
+        Estimate(**{**e.to_dict(), "effective_n": _effective_n(classical, e.ci_low, e.ci_high)})
+        if e.ci_low is not None and e.ci_high is not None and classical.width is not None
+        else e
+        for e in out
+    ]
 
 
 def _group_rows(data: pd.DataFrame, facet: str, alpha: float) -> list[Estimate]:
@@ -279,6 +315,7 @@ def run_estimate(
     judge: str, human: str, *, target: str | None = None, by: str | None = None,
     facets: str | None = None, judge_raters: list[str] | None = None,
     tie_policy: str = "exclude", alpha: float = 0.05, rank: str | None = None,
+    stratified: bool = False,
 ) -> EstimateResult:  # fmt: skip
     """Read the judge's and the humans' labels, and estimate the target per facet.
 
@@ -290,6 +327,7 @@ def run_estimate(
         judge_raters: the judge's raters to use (default: all; several are averaged).
         tie_policy: the humans' ties: ``exclude``, ``error`` or ``own_class``.
         rank: ``higher`` or ``lower`` (is better): rank the facet values with PPI++.
+        stratified: the human sample was stratified over ``by`` (:func:`estimate_table`).
 
     Raises:
         InputError: bad files, an unknown facet, or human items the judge did not label.
@@ -321,6 +359,7 @@ def run_estimate(
         "by": by,
         "alpha": alpha,
         "tie_policy": tie_policy,
+        "stratified": stratified,
         "methods": list(METHODS),
     }
     ranked = None
@@ -328,4 +367,7 @@ def run_estimate(
         if groups is None:
             raise InputError(None, "--rank needs --by (the facet to rank)", field="--rank")
         ranked = ranking(data, groups, alpha=alpha, higher_is_better=rank == "higher")
-    return EstimateResult(signature, estimate_table(data, groups, alpha=alpha), ranked, n_ties)
+    if stratified and groups is None:
+        raise InputError(None, "--stratified needs --by (the strata)", field="--stratified")
+    rows = estimate_table(data, groups, alpha=alpha, stratified=stratified)
+    return EstimateResult(signature, rows, ranked, n_ties)

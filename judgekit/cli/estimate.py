@@ -46,6 +46,9 @@ def estimate_command(
     tie_policy: str = typer.Option("exclude", help="Human ties: exclude|error|own_class."),
     alpha: float = typer.Option(0.05, help="Error level: (1 - alpha) CIs."),
     rank: str | None = typer.Option(None, help="Rank the --by values: higher|lower is better."),
+    stratified: bool = typer.Option(
+        False, help="The human sample was drawn per --by value (calibrate plan --by)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     out: Path | None = typer.Option(None, help="Write estimate.json and estimate.csv here."),
 ) -> None:
@@ -55,6 +58,7 @@ def estimate_command(
     result = run_estimate(
         str(judge), str(human), target=target, by=by, facets=str(facets) if facets else None,
         judge_raters=judge_rater or None, tie_policy=tie_policy, alpha=alpha, rank=rank,
+        stratified=stratified,
     )  # fmt: skip
     payload = json_safe(result.to_dict())
     if out is not None:
