@@ -353,3 +353,22 @@ def test_stratified_sample_combines_the_strata():
     pooled = estimate_table(data, groups)[0]  # pooling the items over-weighs stratum A
     assert pooled.estimate == pytest.approx(np.nanmean(human))
     assert (overall.n_labelled, overall.n_unlabelled) == (60, 340)
+
+
+def test_facets_of_a_cultural_run_and_of_an_items_file(tmp_path: Path):
+    run = tmp_path / "cultural"
+    run.mkdir()
+    rows = [{"key": f"mmlu|q{k}", "benchmark": "mmlu", "language": lang, "subject": "law",
+             "split": "test", "item_subject_category": "Humanities"}
+            for k, lang in enumerate(["en", "en", "ja"])]  # fmt: skip
+    (run / "annotations.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    write_long(run / "labels.csv", [(r["key"], "judge", "CS") for r in rows])
+    (run / "summary.json").write_text(json.dumps({"signature": {"pipeline": "cultural"}}))
+    assert str(default_target(run)) == "share:CS"
+    facets = item_facets(run)
+    assert facets.loc["mmlu|q2", "language"] == "ja"
+    assert facets.loc["mmlu|q0", "subject_category"] == "Humanities"
+    items = tmp_path / "items.jsonl"  # a classify items file: id, text and any other field
+    items.write_text('{"id": "a", "text": "x", "domain": "news"}\n{"id": "b", "text": "y"}\n')
+    extra = item_facets(None, items)
+    assert extra.loc["a", "domain"] == "news" and pd.isna(extra.loc["b", "domain"])
