@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -233,7 +234,7 @@ def _is_mqm_tsv(path: Path) -> bool:
 
 
 def load_human(
-    path: str | Path, target: Target, tie_policy: TiePolicy = "exclude", exclude: list[str] = ()
+    path: str | Path, target: Target, tie_policy: TiePolicy = "exclude", exclude: Sequence[str] = ()
 ) -> tuple[pd.Series, int, Source]:
     """The humans' value of every human-labelled item, the number of ties left out, the source.
 

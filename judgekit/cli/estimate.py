@@ -116,7 +116,7 @@ def plan_command(
     width: float = typer.Option(..., help="Target CI half-width, in the target's unit."),
     pilot: Path | None = typer.Option(None, help="Pilot human labels on some judged items."),
     kappa: float | None = typer.Option(
-        None, help="The judge's Cohen's kappa vs humans, if no pilot."
+        None, help="Without a pilot: the judge's kappa vs humans (taken as their correlation)."
     ),
     target: str | None = typer.Option(None, help=TARGET_HELP),
     by: str | None = typer.Option(None, help="Stratify: plan and draw per value of this facet."),
