@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import shared_path
 from scipy.stats import norm
 
 from judgekit.calibration.estimate import (
@@ -172,9 +173,7 @@ def test_spilling_run_directory(tmp_path: Path):
 
 def errors_run(tmp_path: Path) -> tuple[Path, Path]:
     """An errors run on 3 systems x 8 segments of the TED MQM sample, and that TSV."""
-    tsv = REPO.parent / "shared" / "data" / "mqm" / "google_mqm_ted_ende.systems-subset.tsv"
-    if not tsv.is_file():
-        pytest.skip(f"shared data not present: {tsv}")
+    tsv = shared_path("mqm", "google_mqm_ted_ende.systems-subset.tsv")
     from judgekit.metrics.mqm import read_mqm_tsv, segment_mqm
 
     segs = segment_mqm(read_mqm_tsv(tsv))
