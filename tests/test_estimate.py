@@ -371,3 +371,29 @@ def test_facets_of_a_cultural_run_and_of_an_items_file(tmp_path: Path):
     items.write_text('{"id": "a", "text": "x", "domain": "news"}\n{"id": "b", "text": "y"}\n')
     extra = item_facets(None, items)
     assert extra.loc["a", "domain"] == "news" and pd.isna(extra.loc["b", "domain"])
+
+
+def test_cli_errors_run_with_a_human_mqm_tsv(tmp_path: Path):
+    """An errors run directory as --judge, Google MQM TSV rows for half its segments as --human."""
+    run, tsv = errors_run(tmp_path)
+    judged = [json.loads(line) for line in (run / "segments.jsonl").read_text().splitlines()]
+    keep = {(s["system"], s["doc"], s["seg_id"]) for s in judged[:22:2]}
+    lines = tsv.read_text(encoding="utf-8").splitlines(keepends=True)
+    header = lines[0].rstrip("\n").split("\t")
+    col = {name: header.index(name) for name in ("system", "doc", "seg_id")}
+
+    def key(line: str) -> tuple[str, str, str]:
+        f = line.rstrip("\n").split("\t")
+        return f[col["system"]], f[col["doc"]], f[col["seg_id"]]
+
+    human = tmp_path / "human.tsv"
+    human.write_text(lines[0] + "".join(x for x in lines[1:] if key(x) in keep), encoding="utf-8")
+    result = judgekit("calibrate", "estimate", "--judge", str(run), "--human", str(human),
+                      "--by", "system", "--rank", "lower", "--json")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert payload["signature"]["target"] == "mean"  # the errors run's default
+    overall = payload["estimates"][0]
+    assert (overall["n_labelled"], overall["n_unlabelled"]) == (11, 12)
+    assert [r["rank"] for r in payload["ranking"]] == [1, 2, 3]
+    assert payload["ranking"][0]["estimate"] <= payload["ranking"][-1]["estimate"]  # lower first
