@@ -397,3 +397,28 @@ def test_cli_errors_run_with_a_human_mqm_tsv(tmp_path: Path):
     assert (overall["n_labelled"], overall["n_unlabelled"]) == (11, 12)
     assert [r["rank"] for r in payload["ranking"]] == [1, 2, 3]
     assert payload["ranking"][0]["estimate"] <= payload["ranking"][-1]["estimate"]  # lower first
+
+
+def test_vectorised_draws_equal_one_by_one_estimates():
+    """coverage_study runs all draws at once (one coordinate each, lam tuned per coordinate);
+    each draw's CIs are those estimate_mean gives on the same split."""
+    from judgekit.calibration.estimate_coverage import coverage_study
+
+    rng = np.random.default_rng(8)
+    human = rng.normal(size=120)
+    judge = human + rng.normal(scale=0.7, size=120)
+    draws, n, seed = 3, 30, 11
+    order = np.argsort(np.random.default_rng(seed).random((draws, 120)), axis=1)
+    truth = human.mean()
+    covered = {m: 0 for m in ("classical", "ppi", "ppi++")}
+    widths = {m: 0.0 for m in covered}
+    for row in order:
+        lab, unl = row[:n], row[n:]
+        for e in estimate_mean(human[lab], judge[lab], judge[unl]):
+            if e.method in covered:
+                covered[e.method] += e.ci_low <= truth <= e.ci_high
+                widths[e.method] += e.width / draws
+    result = coverage_study(human, judge, n, draws=draws, seed=seed)
+    for method, c in result.items():
+        assert c.coverage == pytest.approx(covered[method] / draws)
+        assert c.mean_width == pytest.approx(widths[method])
