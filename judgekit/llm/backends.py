@@ -41,7 +41,7 @@ class Sender:
         state = CALL.get()
         tokens = estimate_tokens(messages) + ep.spec.max_tokens if ep.limiter.has_tpm else 0
         while True:
-            await self._admit(ep, tokens, state)
+            gated = await self._admit(ep, tokens, state)
             ok, limited, wait = False, False, None
             try:
                 result = await self._call(ep, messages, fmt)
@@ -62,15 +62,25 @@ class Sender:
                     raise
             finally:
                 ep.limiter.release(ok=ok, rate_limited=limited, retry_after=wait)
+                if gated:
+                    await ep.health.leave()
 
-    async def _admit(self, ep: Endpoint, tokens: int, state: CallState | None) -> None:
-        """Wait out an outage, then for a slot; count the request as sent once admitted."""
+    async def _admit(self, ep: Endpoint, tokens: int, state: CallState | None) -> bool:
+        """Wait out an outage, for a place before the endpoint's first answer (True if one was
+        taken), then for a slot; count the request as sent once admitted."""
         start = time.monotonic()
         await ep.health.wait_ready()
-        await ep.limiter.acquire(tokens)
+        gated = await ep.health.enter()
+        try:
+            await ep.limiter.acquire(tokens)
+        except BaseException:
+            if gated:
+                await ep.health.leave()
+            raise
         if state is not None:
             state.queued += time.monotonic() - start
             state.sent()
+        return gated
 
     def _pause(self, ep: Endpoint) -> bool:
         """Whether ``ep`` is (now) paused by the outage policy (a probe is then running)."""

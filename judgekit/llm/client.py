@@ -291,15 +291,15 @@ class LLMClient:
             self.cache.set(ckey, {"raw": record.raw, "parsed": record.parsed})  # type: ignore[union-attr]
         self._finish(record)
         if record.status == "error":
-            self._stop_if_refused(task, model)
+            self._stop_if_refused(model)
         return record
 
     @staticmethod
-    def _stop_if_refused(task: Task, model: ModelState) -> None:
+    def _stop_if_refused(model: ModelState) -> None:
         """Raise the stop rule's verdict (``health.py``) if an endpoint of ``model`` has one."""
         for ep in getattr(model.backend, "endpoints", {}).values():
             if ep.health.verdict is not None:
-                raise JudgekitError(f"{task.role} {ep.health.verdict}")
+                raise JudgekitError(ep.health.verdict)
 
     def _warn(self, message: str) -> None:
         self.warnings.append(message)

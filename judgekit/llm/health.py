@@ -2,10 +2,11 @@
 
 Three rules, each per endpoint (one server URL, or one API route):
 
-* **Stop early on refusals.** The same non-transient refusal (``auth``, ``unknown_model``,
-  ``bad_request``; see ``errors.py``) on the first ``STOP_AFTER`` tasks of an endpoint that has
-  not answered yet sets :attr:`EndpointHealth.verdict`, one line; the client then stops the run
-  rather than sending every other task to the same refusal.
+* **Stop early on refusals.** Until an endpoint has answered once, at most ``STOP_AFTER``
+  requests are in flight on it (:meth:`EndpointHealth.enter`); the same non-transient refusal
+  (``auth``, ``unknown_model``, ``bad_request``; see ``errors.py``) on its first ``STOP_AFTER``
+  tasks sets :attr:`EndpointHealth.verdict`, one line, and the client stops the run rather than
+  sending every other task to the same refusal (a few requests, not hundreds).
 * **Say when an endpoint ignores the schema.** When its first ``SCHEMA_AFTER`` answers all fail
   validation the same way (``malformed_json`` or ``schema``) although the request asked for a
   schema (``json_schema``, ``json_object``), :meth:`EndpointHealth.on_answer` returns a warning,
@@ -23,6 +24,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 
+from judgekit.errors import JudgekitError
 from judgekit.llm.errors import ENDPOINT_KINDS, EndpointError, describe
 
 STOP_AFTER = 3
@@ -68,6 +70,8 @@ class EndpointHealth:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._exhausted = False
         self._prober: asyncio.Task[None] | None = None
+        self._trying = 0  # requests in flight before the first answer
+        self._gate: asyncio.Condition | None = None
 
     # -- refusals and answers --------------------------------------------------------------
     def on_success(self) -> None:
@@ -76,7 +80,7 @@ class EndpointHealth:
         self._streak = None
         self._exhausted = False
 
-    def on_error(self, exc: EndpointError, role: str = "") -> str | None:
+    def on_error(self, exc: EndpointError) -> str | None:
         """Count a failed attempt; returns :attr:`verdict` once the stop rule holds."""
         if self.answered or exc.kind not in ENDPOINT_KINDS:
             return self.verdict
@@ -85,9 +89,8 @@ class EndpointHealth:
         self._streak = (key, count)
         if count >= STOP_AFTER and self.verdict is None:
             status = f"HTTP {exc.status_code}, " if exc.status_code else ""
-            who = f"{role} endpoint" if role else "endpoint"
             self.verdict = (
-                f"{who} {self.endpoint}: {describe(exc.kind)} ({status}{count} tasks in a row, "
+                f"endpoint {self.endpoint}: {describe(exc.kind)} ({status}{count} tasks in a row, "
                 f"no answer yet): {exc}; {_HINTS[exc.kind]}. The run stops here; once fixed, "
                 "run again with --retry-errors to call those tasks again"
             )
@@ -111,11 +114,44 @@ class EndpointHealth:
             "set structured_output: prompt or tools"
         )
 
+    # -- before the first answer ------------------------------------------------------------
+    async def enter(self) -> bool:
+        """Wait for one of the ``STOP_AFTER`` places of an endpoint that has not answered yet;
+        True if one was taken (give it back with :meth:`leave`), False once it has answered.
+
+        Raises:
+            JudgekitError: the stop rule's :attr:`verdict` (no request is sent after it).
+        """
+        if self.answered:
+            return False
+        self._event()
+        gate = self._gate
+        assert gate is not None
+        async with gate:
+            await gate.wait_for(
+                lambda: self.answered or self.verdict is not None or self._trying < STOP_AFTER
+            )
+            if self.verdict is not None:
+                raise JudgekitError(self.verdict)
+            if self.answered:
+                return False
+            self._trying += 1
+            return True
+
+    async def leave(self) -> None:
+        """Give back the place :meth:`enter` took (everyone waiting may go once answered)."""
+        gate = self._gate
+        self._trying = max(0, self._trying - 1)
+        if gate is not None:
+            async with gate:
+                gate.notify_all()
+
     # -- outages ---------------------------------------------------------------------------
     def _event(self) -> asyncio.Event:
         loop = asyncio.get_running_loop()
         if self._up is None or self._loop is not loop:  # a new event loop: a fresh state
             self._up, self._loop, self._prober = asyncio.Event(), loop, None
+            self._gate, self._trying = asyncio.Condition(), 0
             self._up.set()
         return self._up
 

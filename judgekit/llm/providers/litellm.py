@@ -80,8 +80,6 @@ async def chat(ep: Endpoint, messages: list[dict[str, Any]], fmt: OutputFormat) 
     """
     import litellm
 
-    import judgekit.llm  # noqa: F401  (local price map before litellm loads)
-
     kwargs = litellm_kwargs(ep, fmt)
     try:
         response = await litellm.acompletion(

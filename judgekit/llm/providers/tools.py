@@ -39,8 +39,6 @@ class ToolsProvider:
         import litellm
         from instructor.core.exceptions import InstructorRetryException
 
-        import judgekit.llm  # noqa: F401  (local price map before litellm loads)
-
         if self._client is None:
             self._client = instructor.from_litellm(litellm.acompletion, mode=instructor.Mode.TOOLS)
         kwargs = litellm_kwargs(ep, fmt)
