@@ -11,6 +11,7 @@ limiter about 429s and the endpoint's health about answers and refusals (``healt
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from judgekit.llm.endpoint import Completion, Endpoint, litellm_route, make_endpoint
@@ -31,6 +32,7 @@ class Sender:
 
     def __init__(self, transport: AiohttpTransport) -> None:
         self.transport = transport
+        self.on_notice: Callable[[str], None] | None = None  # an endpoint's outage began/ended
         self._tools = ToolsProvider()
 
     async def send(
@@ -87,6 +89,7 @@ class Sender:
         if ep.health.probe is None and ep.api_base:
             transport = self.transport
             ep.health.probe = lambda: openai_compat.server_is_up(transport, ep)
+            ep.health.notify = self.on_notice
         return ep.health.begin_outage()
 
     async def _call(

@@ -38,8 +38,9 @@ class LLMClient:
         runlog: the run's record log (tasks already in it are returned, not called).
         cache: response cache, or None to disable.
         on_record: called with each new record (progress display).
-        on_warning: called once per endpoint warning, as it arises (an endpoint that ignores
-            the JSON schema; see ``health.py``); every warning is also kept in ``warnings``.
+        on_warning: called with each endpoint warning as it arises (an endpoint that ignores
+            the JSON schema; an outage beginning and ending; see ``health.py``); every warning
+            is also kept in ``warnings``.
 
     Attributes:
         calls_made: HTTP attempts sent by this process.
@@ -72,6 +73,7 @@ class LLMClient:
         self.usage = UsageTotals()
         self.transport = AiohttpTransport()
         self.models = ModelRegistry(Sender(self.transport))
+        self.models.sender.on_notice = self._warn
         self._prefetched: dict[str, tuple[str, dict[str, Any] | None]] = {}
         self._running: dict[str, asyncio.Future[Record]] = {}
         self._called: set[str] = set()

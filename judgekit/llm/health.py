@@ -59,6 +59,7 @@ class EndpointHealth:
         self.endpoint = endpoint
         self.outage_s = outage_s
         self.probe = probe
+        self.notify: Callable[[str], None] | None = None  # told when an outage starts and ends
         self.answered = False
         self.verdict: str | None = None
         self.outages = 0  # outages seen (for tests and the summary)
@@ -165,8 +166,16 @@ class EndpointHealth:
         if up.is_set():
             up.clear()
             self.outages += 1
+            self._tell(
+                f"endpoint {self.endpoint} refuses connections: its tasks are paused while it is "
+                f"probed, for up to {self.outage_s:g} s (outage_s)"
+            )
             self._prober = asyncio.get_running_loop().create_task(self._probe_until_up(up))
         return True
+
+    def _tell(self, message: str) -> None:
+        if self.notify is not None:
+            self.notify(message)
 
     async def wait_ready(self) -> float:
         """Wait while the endpoint is paused; returns the seconds waited."""
@@ -185,9 +194,15 @@ class EndpointHealth:
             while (left := self.outage_s - (time.monotonic() - started)) > 0:
                 await asyncio.sleep(min(delay, left))
                 if await self.probe():
+                    waited = time.monotonic() - started
+                    self._tell(f"endpoint {self.endpoint} is back after {waited:.1f} s")
                     return
                 delay = min(delay * 2, _PROBE_MAX_S)
             self._exhausted = True  # tasks go back to their retries, and fail if still down
+            self._tell(
+                f"endpoint {self.endpoint} still refuses connections after {self.outage_s:g} s "
+                "(outage_s): its tasks fail as error"
+            )
         finally:
             self.outage_seconds += time.monotonic() - started
             up.set()
