@@ -67,6 +67,7 @@ def run_command(
     out_dir = cfg.out_dir()
     runner_cls, report = get_pipeline(cfg.pipeline)
     if no_preflight is not True:  # callers of this function without the flag get the checks
+        runner_cls(cfg, None).plan()  # inputs first (one located line), then the models
         _preflight(cfg)
     log_dir = out_dir
     if dry_run and not out_dir.exists():  # a dry run writes nothing
@@ -164,10 +165,11 @@ def _preflight(cfg: RunConfig) -> None:
     from judgekit.llm.preflight import preflight
 
     result = preflight(cfg.model_roles(), on_wait=lambda line: console.print(Text(line)))
-    servers = f", {len(result.servers)} servers" if result.servers else ""
-    console.print(
-        Text(f"preflight: {len(result.routes)} model routes{servers} ok ({result.seconds:.2f}s)")
-    )
+    routes, servers = len(result.routes), len(result.servers)
+    checked = f"{routes} model route{'s' * (routes != 1)}"
+    if servers:
+        checked += f", {servers} server{'s' * (servers != 1)}"
+    console.print(Text(f"preflight: {checked} ok ({result.seconds:.2f}s)"))
 
 
 def _warn(message: str) -> None:

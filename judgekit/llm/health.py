@@ -2,8 +2,9 @@
 
 Three rules, each per endpoint (one server URL, or one API route):
 
-* **Stop early on refusals.** Until an endpoint has answered once, at most ``STOP_AFTER``
-  requests are in flight on it (:meth:`EndpointHealth.enter`); the same non-transient refusal
+* **Stop early on refusals.** Until an endpoint has answered once (or failed in a way that is no
+  refusal: 429, 5xx, a timeout), at most ``STOP_AFTER`` requests are in flight on it
+  (:meth:`EndpointHealth.enter`); the same non-transient refusal
   (``auth``, ``unknown_model``, ``bad_request``; see ``errors.py``) on its first ``STOP_AFTER``
   tasks sets :attr:`EndpointHealth.verdict`, one line, and the client stops the run rather than
   sending every other task to the same refusal (a few requests, not hundreds).
@@ -72,18 +73,22 @@ class EndpointHealth:
         self._exhausted = False
         self._prober: asyncio.Task[None] | None = None
         self._trying = 0  # requests in flight before the first answer
+        self._open = False  # no more limit: it answered, or failed other than by refusing
         self._gate: asyncio.Condition | None = None
 
     # -- refusals and answers --------------------------------------------------------------
     def on_success(self) -> None:
         """The endpoint answered (valid or not): it works, whatever the answer says."""
-        self.answered = True
+        self.answered = self._open = True
         self._streak = None
         self._exhausted = False
 
     def on_error(self, exc: EndpointError) -> str | None:
         """Count a failed attempt; returns :attr:`verdict` once the stop rule holds."""
-        if self.answered or exc.kind not in ENDPOINT_KINDS:
+        if exc.kind not in ENDPOINT_KINDS:
+            self._open = self._open or exc.kind != "connection"  # a server that works, slowly
+            return self.verdict
+        if self.answered:
             return self.verdict
         key = (exc.kind, exc.status_code)
         count = self._streak[1] + 1 if self._streak and self._streak[0] == key else 1
@@ -118,23 +123,23 @@ class EndpointHealth:
     # -- before the first answer ------------------------------------------------------------
     async def enter(self) -> bool:
         """Wait for one of the ``STOP_AFTER`` places of an endpoint that has not answered yet;
-        True if one was taken (give it back with :meth:`leave`), False once it has answered.
+        True if one was taken (give it back with :meth:`leave`), False once the limit is off.
 
         Raises:
             JudgekitError: the stop rule's :attr:`verdict` (no request is sent after it).
         """
-        if self.answered:
+        if self._open:
             return False
         self._event()
         gate = self._gate
         assert gate is not None
         async with gate:
             await gate.wait_for(
-                lambda: self.answered or self.verdict is not None or self._trying < STOP_AFTER
+                lambda: self._open or self.verdict is not None or self._trying < STOP_AFTER
             )
             if self.verdict is not None:
                 raise JudgekitError(self.verdict)
-            if self.answered:
+            if self._open:
                 return False
             self._trying += 1
             return True
