@@ -184,7 +184,9 @@ class EndpointHealth:
 
     async def wait_ready(self) -> float:
         """Wait while the endpoint is paused; returns the seconds waited."""
-        up = self._event()
+        if self._up is None or self._up.is_set():  # the path of every call: no outage
+            return 0.0
+        up = self._event()  # (a pause left by an earlier event loop does not hold this one)
         if up.is_set():
             return 0.0
         started = time.monotonic()
