@@ -171,10 +171,6 @@ class EndpointHealth:
         if up.is_set():
             up.clear()
             self.outages += 1
-            self._tell(
-                f"endpoint {self.endpoint} refuses connections: its tasks are paused while it is "
-                f"probed, for up to {self.outage_s:g} s (outage_s)"
-            )
             self._prober = asyncio.get_running_loop().create_task(self._probe_until_up(up))
         return True
 
@@ -196,14 +192,22 @@ class EndpointHealth:
     async def _probe_until_up(self, up: asyncio.Event) -> None:
         started = time.monotonic()
         delay = _PROBE_FIRST_S
+        told = False  # a connection dropped once (a stale keep-alive) is not worth a line
         assert self.probe is not None
         try:
             while (left := self.outage_s - (time.monotonic() - started)) > 0:
                 await asyncio.sleep(min(delay, left))
                 if await self.probe():
-                    waited = time.monotonic() - started
-                    self._tell(f"endpoint {self.endpoint} is back after {waited:.1f} s")
+                    if told:
+                        waited = time.monotonic() - started
+                        self._tell(f"endpoint {self.endpoint} is back after {waited:.1f} s")
                     return
+                if not told:
+                    told = True
+                    self._tell(
+                        f"endpoint {self.endpoint} refuses connections: its tasks are paused "
+                        f"while it is probed, for up to {self.outage_s:g} s (outage_s)"
+                    )
                 delay = min(delay * 2, _PROBE_MAX_S)
             self._exhausted = True  # tasks go back to their retries, and fail if still down
             self._tell(
