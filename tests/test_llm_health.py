@@ -97,3 +97,19 @@ def test_a_run_on_openai_compatible_servers_imports_no_litellm(tmp_path) -> None
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert srv.total_requests == 5
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == []
+
+
+def test_refusals_after_an_answer_concern_their_tasks_only(tmp_path) -> None:
+    from conftest import run_tasks
+
+    with FaultServer() as srv:
+        model = fault_spec(srv, max_concurrency=1)
+        client = LLMClient(RunLog(tmp_path))
+        (first,) = run_tasks(client, judge_task("ok", "[[fault:ok]]", model))
+        bad = [judge_task(f"b{i}", "[[fault:400]]", model) for i in range(5)]
+        records = run_tasks(client, *bad)  # the endpoint works: no stop, one request each
+    assert first.status == "ok"
+    assert [r.status for r in records] == ["error"] * 5 and srv.total_requests == 6
+    assert all(
+        r.reason.startswith("request: bad_request: EndpointError: HTTP 400") for r in records
+    )
