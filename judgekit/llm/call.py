@@ -34,7 +34,7 @@ class _Call:
         self.state = state
         self.started = time.monotonic()
         self.reasks = self.tokens_in = self.tokens_out = 0
-        self.cost = 0.0
+        self.cost: float | None = 0.0
         self.raw: str | None = None
         self.served: str | None = None
         self.reason = ""
@@ -54,7 +54,8 @@ class _Call:
         """Count ``answer`` and validate it: the parsed answer, or None (``reason`` set)."""
         self.tokens_in += answer.tokens_in
         self.tokens_out += answer.tokens_out
-        self.cost += answer.cost
+        cost: Any = answer.cost  # None where a price is unknown (kept as None)
+        self.cost = None if self.cost is None or cost is None else self.cost + cost
         self.raw, self.served = answer.raw, answer.served_by
         failure = None
         try:
