@@ -21,6 +21,7 @@ from judgekit.config import load_config
 from judgekit.pipelines import get_pipeline
 
 if TYPE_CHECKING:
+    from judgekit.config import RunConfig
     from judgekit.llm.client import LLMClient
 
 console = plain_console()
@@ -44,6 +45,11 @@ def run_command(
     dry_run: bool = typer.Option(
         False, "--dry-run", help="Print the calls, tokens and cost a run would need; send nothing."
     ),
+    no_preflight: bool = typer.Option(
+        False,
+        "--no-preflight",
+        help="Skip the checks of keys, servers and served model names before the first call.",
+    ),
 ) -> None:
     """Run CONFIG's pipeline; writes records.jsonl, tables, figures and summary.json to OUT.
 
@@ -60,6 +66,9 @@ def run_command(
         cfg.out = out
     out_dir = cfg.out_dir()
     runner_cls, report = get_pipeline(cfg.pipeline)
+    if no_preflight is not True:  # callers of this function without the flag get the checks
+        runner_cls(cfg, None).plan()  # inputs first (one located line), then the models
+        _preflight(cfg)
     log_dir = out_dir
     if dry_run and not out_dir.exists():  # a dry run writes nothing
         log_dir = Path(tempfile.mkdtemp(prefix="judgekit-dry-run-"))
@@ -93,7 +102,9 @@ def run_command(
             ticker.cancel()
             await client.aclose()
 
-    client = LLMClient(runlog, cache, on_record=on_record, retry_errors=retry_errors)
+    client = LLMClient(
+        runlog, cache, on_record=on_record, retry_errors=retry_errors, on_warning=_warn
+    )
     started = time.monotonic()
     try:
         runner = runner_cls(cfg, client)
@@ -143,6 +154,26 @@ def run_command(
             "schema (corrupt, or written by something else): those tasks were called again"
         )
     _print_summary(summary, client.calls_made, elapsed, out_dir)
+
+
+def _preflight(cfg: RunConfig) -> None:
+    """Check every role's keys, servers and model names before anything is sent.
+
+    Raises:
+        JudgekitError: one line per problem (see ``judgekit.llm.preflight``).
+    """
+    from judgekit.llm.preflight import preflight
+
+    result = preflight(cfg.model_roles(), on_wait=lambda line: console.print(Text(line)))
+    routes, servers = len(result.routes), len(result.servers)
+    checked = f"{routes} model route{'s' * (routes != 1)}"
+    if servers:
+        checked += f", {servers} server{'s' * (servers != 1)}"
+    console.print(Text(f"preflight: {checked} ok ({result.seconds:.2f}s)"))
+
+
+def _warn(message: str) -> None:
+    console.print(Text(f"warning: {message}", style="bold yellow"), soft_wrap=True)
 
 
 def _stats(status: Counter[str], client: LLMClient) -> str:
@@ -199,6 +230,11 @@ def _print_summary(summary: dict, calls: int, elapsed: float, out_dir: Path) -> 
         )
     if usage["calls"] and errors == usage["calls"]:
         raise typer.Exit(1)  # nothing answered at all: fail loudly
+    if usage["calls"] and not usage["status"].get("ok", 0):
+        console.print(
+            "nothing was scored: every answer failed validation (reasons in records.jsonl)"
+        )
+        raise typer.Exit(1)
 
 
 def _lock_run_dir(directory: Path) -> None:
