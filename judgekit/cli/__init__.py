@@ -30,6 +30,7 @@ def _register() -> None:
         dictionaries,
         localise,
         mqm,
+        review,
         run,
         score,
     )
