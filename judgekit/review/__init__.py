@@ -4,7 +4,8 @@
 * :mod:`judgekit.review.campaign`: campaigns, item hashes, sampling, gold answers;
 * :mod:`judgekit.review.page`: one self-contained HTML page per rater (``static/``, ``vendor/``);
 * :mod:`judgekit.review.make`: ``review make`` (campaign + page);
-* :mod:`judgekit.review.importer`: raters' files checked against the campaign;
+* :mod:`judgekit.review.checks`: a rater's answers checked against the campaign;
+* :mod:`judgekit.review.importer`: raters' files (judgekit's or Label Studio's JSON) read;
 * :mod:`judgekit.review.outputs`: the label table, MQM TSV, post-edit files and QC report;
 * :mod:`judgekit.review.labelstudio`: Label Studio tasks, config and export import.
 

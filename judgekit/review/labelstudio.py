@@ -26,7 +26,7 @@ from typing import Any
 
 from judgekit.errors import InputError
 from judgekit.review.campaign import Campaign, ReviewItem
-from judgekit.review.importer import Annotation, RaterFile, check_answer, check_item
+from judgekit.review.checks import Annotation, RaterFile, check_answer, check_item
 
 CSCA = ("required_knowledge", "time_sensitive", "cs_label", "subject_category")
 
@@ -185,7 +185,7 @@ def read_labelstudio(path: Path, tasks: list[Any], campaign: Campaign) -> list[R
 
     Raises:
         InputError: a task of another campaign, an item not in the campaign or edited, or an
-            answer that fails the checks of :func:`judgekit.review.importer.check_answer`.
+            answer that fails the checks of :func:`judgekit.review.checks.check_answer`.
     """
     items = campaign.by_id()
     per_rater: dict[str, list[Annotation]] = defaultdict(list)

@@ -31,7 +31,7 @@ import pandas as pd
 
 from judgekit.errors import JudgekitError
 from judgekit.review.campaign import Campaign
-from judgekit.review.importer import Annotation, RaterFile
+from judgekit.review.checks import Annotation, RaterFile
 from judgekit.runlog import write_json
 
 CSCA_QUESTIONS = ("required_knowledge", "time_sensitive", "subject_category")
