@@ -36,6 +36,12 @@ def mqm_campaign(tmp_path: Path):
     return made
 
 
+def page_json(page: Path) -> dict:
+    """The items block of a page, parsed."""
+    html = page.read_text(encoding="utf-8")
+    return json.loads(html.split('id="judgekit-data">', 1)[1].split("</script>", 1)[0])
+
+
 def export(made, answers: dict[str, dict], rater: str = "alice") -> dict:
     return {
         "format": "judgekit-review/1", "campaign": made.campaign.id, "task": "mqm",
@@ -185,3 +191,65 @@ def test_label_studio_export_round_trips_its_documented_json_with_utf16_offsets(
     spans = {r.rater: (r.start, r.end) for r in rows}
     assert spans["ann@x.org"] == (b.index("दुनिया"), b.index("दुनिया") + 6) != (u16, u16 + 6)
     assert spans["labelstudio-7"] == (None, None)
+
+
+def _choice(name: str, value: str) -> dict:
+    return {"from_name": name, "to_name": "x", "type": "choices", "value": {"choices": [value]}}
+
+
+def test_label_studio_tasks_of_the_labelling_tasks_read_back_into_the_label_table(tmp_path):
+    from review_runs import CSCA_ITEMS, PAIRS
+
+    meanings = [{"id": "w|de|Kopf|s0", "lang": "de", "word": "head", "translation": "Kopf",
+                 "entry": "Kopf\n1. head", "valid": [True, False, True, True, True],
+                 "meanings": [{"meaning": f"m{i} 😀", "examples": ["a", "b", "c"]}
+                              for i in range(5)]}]  # fmt: skip
+    pairs = [{"id": p["id"], "original_source": p["source"], "original_english": p["english"],
+              "source": p["localised"][0], "english": p["localised"][1]}
+             for p in PAIRS]  # fmt: skip
+    answers = {
+        "meanings": [_choice(f"valid{i}", v) for i, v in
+                     enumerate(["valid", "invalid", "invalid", "valid", "valid"])],
+        "csca": [_choice("required_knowledge", "regional"), _choice("time_sensitive", "no"),
+                 _choice("cs_label", "CS"), _choice("subject_category", "Humanities")],
+        "postedit": [{"from_name": s, "to_name": f"llm_{s}", "type": "textarea",
+                      "value": {"text": [t]}} for s, t in (("source", PAIRS[0]["source"]),
+                                                            ("english", PAIRS[0]["english"]))],
+    }  # fmt: skip
+    expected = {
+        "meanings": [("w|de|Kopf|s0|m1", "false"), ("w|de|Kopf|s0|m2", "false")],
+        "csca": [("csca|q1", "CS"), ("csca|q2", "CS"), ("csca|q3", "CS")],
+        "postedit": [("1", "reverted"), ("2", "edited")],  # both answered with pair 1's original
+    }
+    files = {"meanings": jsonl(tmp_path / "m.jsonl", meanings),
+             "csca": jsonl(tmp_path / "csca.jsonl", CSCA_ITEMS),
+             "postedit": jsonl(tmp_path / "p.jsonl", pairs)}  # fmt: skip
+    for task, source in files.items():
+        made = make_page(build_campaign(source, task), "x", tmp_path / task / "x.html")
+        tasks_path, config = export_labelstudio(made.campaign, tmp_path / task / "ls")
+        assert config.read_text(encoding="utf-8").startswith("<View>")
+        tasks = json.loads(tasks_path.read_text(encoding="utf-8"))
+        exported = [{**t, "annotations": [{"completed_by": 3, "result": answers[task]}]}
+                    for t in tasks]  # fmt: skip
+        path = tmp_path / task / "export.json"
+        path.write_text(json.dumps(exported, ensure_ascii=False), encoding="utf-8")
+        campaign = read_campaign(made.campaign_file)
+        write_outputs(campaign, read_files([path], campaign), tmp_path / task / "out")
+        labels = pd.read_csv(tmp_path / task / "out" / "labels.csv", dtype=str)
+        rows = list(zip(labels["item"], labels["label"], strict=True))
+        assert [r for r in rows if r in expected[task]] == expected[task], task
+        assert set(labels["rater"]) == {"labelstudio-3"}
+
+
+def test_show_judge_puts_the_judges_answers_in_the_page_and_the_export_says_so(tmp_path):
+    rows = [{"id": "w|de|Kopf|s0", "lang": "de", "word": "head", "translation": "Kopf",
+             "valid": [True, False, True, True, True],
+             "meanings": [{"meaning": f"m{i}", "examples": []} for i in range(5)]}]  # fmt: skip
+    source = jsonl(tmp_path / "m.jsonl", rows)
+    blind = make_page(build_campaign(source, "meanings"), "a", tmp_path / "c" / "a.html")
+    shown = make_page(build_campaign(source, "meanings"), "b", tmp_path / "c" / "b.html",
+                      show_judge=True)  # fmt: skip
+    data = {"a": page_json(blind.page), "b": page_json(shown.page)}
+    assert "judge" not in data["a"]["items"][0] and data["a"]["show_judge"] is False
+    assert data["b"]["items"][0]["judge"] == {"valid": [True, False, True, True, True]}
+    assert data["b"]["show_judge"] is True and blind.campaign.id == shown.campaign.id
