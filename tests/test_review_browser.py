@@ -176,6 +176,12 @@ def test_csca_labels_flow_into_calibrate_judge_and_xss_renders_as_text(
         press(driver, *keys, "\ue007")
     assert text(driver, "progress").startswith("3 / 3 done")
     exported = download(driver, downloads)
+    driver.find_element("id", "reset").click()  # discard the draft, then Load JSON brings it back
+    driver.switch_to.alert.accept()
+    assert text(driver, "progress").startswith("0 / 3 done")
+    driver.find_element("id", "load").send_keys(str(exported))
+    wait(lambda: "loaded 3 items" in text(driver, "status"))
+    assert text(driver, "progress").startswith("3 / 3 done")
     out = tmp_path / "imported"
     run_judgekit(
         "review", "import", str(exported), "--campaign", str(page.parent), "--out", str(out)

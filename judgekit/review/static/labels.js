@@ -31,6 +31,13 @@
         qs.forEach(function (q, qi) {
           var row = choiceRow(q, qi, spec.get(e.answer, q, qi), function (v) { pick(it, e, qi, v); });
           if (q.extra) row.appendChild(q.extra);
+          if (q.defined) {
+            var dl = el("dl", { cls: "definitions" });
+            q.options.forEach(function (o) {
+              dl.appendChild(el("dt", { text: o.label })); dl.appendChild(el("dd", { text: o.definition }));
+            });
+            row.appendChild(dl);
+          }
           if (D.show_judge && it.judge) {
             row.appendChild(el("div", { cls: "judge", text: "judge: " + String(spec.get(it.judge, q, qi)) }));
           }
@@ -113,7 +120,7 @@
     },
     questions: function () {
       return CSCA.map(function (f) {
-        return { id: f, title: TITLES[f], options: D.options[f].map(function (o) {
+        return { id: f, title: TITLES[f], defined: true, options: D.options[f].map(function (o) {
           return { value: o.id, label: o.id, definition: o.definition };
         }) };
       });

@@ -140,6 +140,8 @@
         on: { click: function () { pending.severity = s.id; JK.render(); } } }, [el("kbd", { text: k }), " " + s.id]));
     });
     panel.appendChild(types); panel.appendChild(sev);
+    var chosen = D.options.types.filter(function (t) { return t.id === pending.type; })[0];
+    if (chosen) panel.appendChild(el("div", { cls: "label", text: chosen.id + " (" + chosen.name + "; " + chosen.group + "): " + chosen.definition }));
     panel.appendChild(el("button", { id: "add-error", cls: "primary", text: "add error (Enter)", on: { click: function () { addPending(e); } } }));
     return panel;
   }
