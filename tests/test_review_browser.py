@@ -86,6 +86,7 @@ def download(driver, folder: Path) -> Path:
 
 def shot(driver, shots: Path, name: str) -> Path:
     path = shots / f"review-{name}.png"
+    driver.execute_script("document.getElementById('card').scrollIntoView()")
     driver.save_screenshot(str(path))
     assert not_blank(path)
     return path
