@@ -298,6 +298,12 @@ def test_postedit_live_diff_confirm_and_contrast_postedit(browser, shots, tmp_pa
     assert driver.find_element("css selector", 'textarea[data-side="english"]').get_attribute(
         "readonly"
     )
+    driver.refresh()  # the autosave keeps the typed text and the confirmation
+    wait(lambda: "Loaded saved draft" in text(driver, "status"))
+    kept = driver.find_element("css selector", 'textarea[data-side="english"]')
+    assert kept.get_attribute("value") == "Werner Mölders is a pilot. Jr." and kept.get_attribute(
+        "readonly"
+    )
     press(driver, "j", "r")  # pair 2: revert to the original
     assert count("source") == "source diff: 0"
     press(driver, "\ue007")
