@@ -5,6 +5,7 @@ with UTF-16 offsets converted to code points."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -62,6 +63,7 @@ def test_page_escapes_item_text_and_guidelines_and_keeps_gold_out(mqm_campaign) 
     assert parsed["items"][0]["data"]["translation"] == SEGMENTS[0]["translation"]
     assert "expected" not in data and "no_errors" not in data  # no gold, no judge: blind
     assert page.count("<script") == 2  # the data block and the classic script, nothing inline
+    assert not re.search(r"(src|href)\s*=\s*[\"']?(https?:)?//", page)  # no network, no CDN
     stored = read_campaign(mqm_campaign.campaign_file)
     assert stored.gold == {"b": {"no_errors": True}} and stored.raters == ["alice"]
 
@@ -253,3 +255,34 @@ def test_show_judge_puts_the_judges_answers_in_the_page_and_the_export_says_so(t
     assert "judge" not in data["a"]["items"][0] and data["a"]["show_judge"] is False
     assert data["b"]["items"][0]["judge"] == {"valid": [True, False, True, True, True]}
     assert data["b"]["show_judge"] is True and blind.campaign.id == shown.campaign.id
+
+
+def test_cli_make_takes_items_from_a_file_and_refuses_sample_with_items(tmp_path) -> None:
+    items = jsonl(tmp_path / "segments.jsonl", SEGMENTS)
+    ids = tmp_path / "ids.txt"
+    ids.write_text("c\na\n", encoding="utf-8")
+
+    def make(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "judgekit", "review", "make", str(items), "--task", "mqm",
+             "--rater", "r", "-o", str(tmp_path / "c" / "r.html"), *args],
+            cwd=REPO, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+
+    done = make("--items", f"@{ids}")
+    assert done.returncode == 0 and "mqm, 2 items, 0 gold, blind" in done.stdout
+    assert [i.id for i in read_campaign(tmp_path / "c").items] == ["c", "a"]
+    bad = make("--items", "a", "--sample", "1")
+    assert bad.returncode == 2 and "give --sample or --items, not both" in bad.stderr
+    postedit = tmp_path / "p.html"
+    page = make_page(build_campaign(_pairs(tmp_path), "postedit"), "r", postedit)
+    html = page.page.read_text(encoding="utf-8")
+    assert "Copyright (c) 2009-2015, Kevin Decker" in html and "diffWordsWithSpace" in html
+
+
+def _pairs(tmp_path: Path) -> Path:
+    from review_runs import PAIRS
+
+    rows = [{"id": p["id"], "original_source": p["source"], "original_english": p["english"],
+             "source": p["localised"][0], "english": p["localised"][1]} for p in PAIRS]  # fmt: skip
+    return jsonl(tmp_path / "pairs.jsonl", rows)

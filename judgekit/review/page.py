@@ -46,6 +46,16 @@ def _read(name: str) -> str:
     return resources.files("judgekit.review").joinpath(name).read_text(encoding="utf-8")
 
 
+def _vendored(name: str) -> str:
+    """A script file; a vendored one comes after its licence, as a comment (BSD-3-Clause asks
+    for the notice to travel with the code)."""
+    text = _read(name)
+    if name.startswith("vendor/"):
+        notice = _read("vendor/LICENSE-jsdiff").replace("*/", "* /")
+        text = f"/* jsdiff 8.0.4 (npm diff), vendored unchanged.\n{notice}*/\n{text}"
+    return text
+
+
 def default_guidelines(task: str) -> str:
     """The built-in guidelines of ``task`` (markdown, ``judgekit/review/guidelines/``)."""
     return _read(f"guidelines/{task}.md")
@@ -87,7 +97,7 @@ def page_data(campaign: Campaign, rater: str, show_judge: bool) -> dict[str, Any
 
 def build_page(campaign: Campaign, rater: str, *, show_judge: bool = False) -> str:
     """The HTML text of ``rater``'s page for ``campaign`` (UTF-8, self-contained)."""
-    script = "\n".join(_read(name) for name in SCRIPTS[campaign.task])
+    script = "\n".join(_vendored(name) for name in SCRIPTS[campaign.task])
     script += "\nJK.start();\n"
     script = script.replace("</script", "<\\/script")
     title = f"judgekit review · {campaign.task} · {rater} · campaign {campaign.id}"
