@@ -137,7 +137,7 @@ def test_meanings_two_raters_into_calibrate_judge_and_agreement(browser, shots, 
     assert len(labels) == 40 and set(labels["rater"]) == {"alice", "bob"}
     qc = pd.read_csv(out / "qc.csv").set_index("rater")
     assert qc.loc["alice", "done"] == 4 and qc.loc["alice", "gold_accuracy"] == pytest.approx(0.8)
-    assert qc.loc["bob", "gold_accuracy"] == 1.0 and qc.loc["bob", "median_seconds"] >= 0
+    assert qc.loc["bob", "gold_accuracy"] == 1.0 and qc.loc["bob", "median_seconds"] > 0
     run_judgekit("calibrate", "judge", "--judge", str(run), "--human", str(out / "labels.csv"),
                  "--n-resamples", "0", "--out", str(tmp_path / "cal"))  # fmt: skip
     cal = json.loads((tmp_path / "cal" / "judge_calibration.json").read_text())["judge_vs_humans"]
@@ -193,6 +193,8 @@ def test_csca_labels_flow_into_calibrate_judge_and_xss_renders_as_text(
         and labels.loc["csca|q3", "subject_category"] == "Social Sciences"
     )
     assert set(pd.read_csv(out / "labels.required_knowledge.csv")["label"]) == {"regional", "none"}
+    qc = pd.read_csv(out / "qc.csv").iloc[0]
+    assert qc["done"] == 3 and qc["median_seconds"] > 0 and not qc["show_judge"]
     run_judgekit("calibrate", "judge", "--judge", str(run), "--human", str(out / "labels.csv"),
                  "--n-resamples", "0", "--out", str(tmp_path / "cal"))  # fmt: skip
     cal = json.loads((tmp_path / "cal" / "judge_calibration.json").read_text())["judge_vs_humans"]

@@ -44,7 +44,7 @@ var JK = (function () {
       show_judge: DATA.show_judge, exported_at: new Date().toISOString(),
       items: DATA.items.map(function (it) {
         var e = entry(it);
-        return { id: it.id, hash: it.hash, answer: e.answer, done: e.done, seconds: Math.round(e.seconds * 10) / 10 };
+        return { id: it.id, hash: it.hash, answer: e.answer, done: e.done, seconds: Math.round(e.seconds * 1000) / 1000 };
       })
     };
   }
@@ -109,6 +109,7 @@ var JK = (function () {
   }
 
   function changed(done) {
+    tick();  /* the time so far counts for this item before it may become done */
     var e = entry();
     e.touched = true;
     if (done !== undefined) e.done = done;
