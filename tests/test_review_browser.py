@@ -203,7 +203,7 @@ def test_csca_labels_flow_into_calibrate_judge_and_xss_renders_as_text(
     assert cal["errors"] == [{"human": "CS", "judge": "CA", "count": 1}]
 
 
-SELECT = """
+RECT = """
 const [side, needle] = arguments;
 const box = document.querySelector('.segment.' + side);
 const walker = document.createTreeWalker(box, NodeFilter.SHOW_TEXT);
@@ -215,9 +215,22 @@ while ((node = walker.nextNode())) {
   if (end >= seen && end <= seen + n) { range.setEnd(node, end - seen); break; }
   seen += n;
 }
-const sel = window.getSelection(); sel.removeAllRanges(); sel.addRange(range);
-box.dispatchEvent(new MouseEvent('mouseup', {bubbles: true}));
+const r = range.getBoundingClientRect(), b = box.getBoundingClientRect();
+return [r.left - b.left - b.width / 2, r.right - b.left - b.width / 2,
+        r.top + r.height / 2 - b.top - b.height / 2];
 """
+
+
+def drag_select(driver, side: str, needle: str) -> None:
+    """Select ``needle`` in the segment with a real mouse drag across its on-screen box."""
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    box = driver.find_element("css selector", f".segment.{side}")
+    x0, x1, y = driver.execute_script(RECT, side, needle)
+    chain = ActionChains(driver).move_to_element_with_offset(box, round(x0) + 1, round(y))
+    chain.click_and_hold().move_to_element_with_offset(box, round(x1) - 1, round(y))
+    chain.release().perform()
+    assert needle in text(driver, "pending")
 
 
 def test_mqm_spans_in_code_points_flow_into_the_errors_calibration(
@@ -228,16 +241,17 @@ def test_mqm_spans_in_code_points_flow_into_the_errors_calibration(
     page = tmp_path / "campaign" / "dana.html"
     run_judgekit("review", "make", str(run), "--task", "mqm", "--rater", "dana", "-o", str(page))
     open_page(driver, page)
-    # a: NE major on "Chongqing" (after an emoji: UTF-16 and code points differ), keyboard
-    driver.execute_script(SELECT, "translation", "Chongqing")
+    # spans are selected by dragging the mouse; a: NE major on "Chongqing" (after an emoji:
+    # UTF-16 and code points differ), type and severity by keyboard
+    drag_select(driver, "translation", "Chongqing")
     press(driver, "1", "M", "\ue007", "\ue007")
-    # b: MIS minor on Hindi "दुनिया" with the mouse, and the omission of "welcome" in the source
+    # b: MIS minor on Hindi "दुनिया" by mouse clicks, and the omission of "welcome" in the source
     press(driver, "j")
-    driver.execute_script(SELECT, "translation", "दुनिया")
+    drag_select(driver, "translation", "दुनिया")
     driver.find_element("css selector", '#pending [data-type="MIS"]').click()
     driver.find_element("css selector", '#pending [data-severity="minor"]').click()
     driver.find_element("id", "add-error").click()
-    driver.execute_script(SELECT, "source", "welcome")
+    drag_select(driver, "source", "welcome")
     press(driver, "m", "\ue007")
     shot(driver, shots, "mqm")
     press(driver, "\ue007")
