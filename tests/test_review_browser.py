@@ -320,7 +320,11 @@ def test_postedit_live_diff_confirm_and_contrast_postedit(browser, shots, tmp_pa
     assert kept.get_attribute("value") == "Werner Mölders is a pilot. Jr." and kept.get_attribute(
         "readonly"
     )
-    press(driver, "j", "r")  # pair 2: revert to the original
+    press(driver, "j", "r")  # pair 2: revert to the original (key), accept (mouse), revert (mouse)
+    assert count("source") == "source diff: 0"
+    driver.find_element("id", "accept").click()
+    assert count("source") == "source diff: 2"  # लंदन -> दिल्ली
+    driver.find_element("id", "revert").click()
     assert count("source") == "source diff: 0"
     press(driver, "\ue007")
     assert "2 / 2 reviewed · 2 revised pairs" in text(driver, "progress")

@@ -1,15 +1,22 @@
 /* judgekit review page: post-editing of LLM localisations (Cultivar, paper 000, Fig. 1).
  * Per side, the original and the edit box (pre-filled with the LLM paraphrase), the changed
- * words highlighted by jsdiff's word diff and counted (removed + added words), updated while
- * typing. Accept (a) puts the LLM version back, revert (r) the original; "Confirm final version"
+ * words highlighted by jsdiff's word diff (diffWords over Intl.Segmenter words) and counted
+ * (removed + added tokens), updated while typing. Accept (a) puts the LLM version back, revert (r) the original; "Confirm final version"
  * (Enter) freezes the item. */
 (function () {
   "use strict";
   var el = JK.el, D = JK.DATA;
   var SIDES = ["source", "english"];
 
-  function words(s) { return s.split(/\s+/).filter(Boolean).length; }
-  function diff(a, b) { return Diff.diffWordsWithSpace(a, b); }
+  /* Words by the browser's Intl.Segmenter (ICU: words of Devanagari, Chinese, Thai...), which
+   * jsdiff's diffWords takes as its tokenizer; jsdiff's own regex splits Indic words at their
+   * vowel signs. A count is the changed tokens (words and punctuation) removed plus added. */
+  var SEG = (typeof Intl !== "undefined" && Intl.Segmenter) ? new Intl.Segmenter(undefined, { granularity: "word" }) : null;
+  function words(s) {
+    if (!SEG) return s.split(/\s+/).filter(Boolean).length;
+    return Array.from(SEG.segment(s)).filter(function (x) { return x.segment.trim() !== ""; }).length;
+  }
+  function diff(a, b) { return SEG ? Diff.diffWords(a, b, { intlSegmenter: SEG }) : Diff.diffWordsWithSpace(a, b); }
   function count(parts) {
     return parts.reduce(function (n, p) { return n + (p.added || p.removed ? words(p.value) : 0); }, 0);
   }
