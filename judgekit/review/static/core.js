@@ -176,6 +176,8 @@ var JK = (function () {
     });
     document.addEventListener("keydown", onKey);
     var restored = restore();
+    var guide = document.querySelector("details.guidelines");
+    if (restored && guide) guide.open = false;  /* a returning rater has read them */
     render();
     setStatus(restored ? "Loaded saved draft from this browser (" + KEY + ")" : "new draft; autosaves in this browser");
   }

@@ -113,7 +113,7 @@
       var d = it.data;
       card.appendChild(el("div", { cls: "label", text: d.benchmark + " · " + d.language + (d.subject ? " · " + d.subject : "") }));
       card.appendChild(textBox("div", d.question, "question-text"));
-      var ol = el("ol", { cls: "mcq", type: "A" });
+      var ol = el("ol", { cls: "mcq", type: "A", dir: "auto" });
       d.choices.forEach(function (c) { ol.appendChild(textBox("li", c)); });
       card.appendChild(ol);
       card.appendChild(el("div", { cls: "rule", text: "rule: " + D.options.cs_rule }));
