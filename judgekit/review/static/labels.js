@@ -9,6 +9,7 @@
   function choiceRow(q, qi, value, onPick) {
     var row = JK.el("div", { cls: "question" + (qi === focus ? " focus" : ""), "data-question": q.id });
     row.appendChild(el("div", { cls: "qtitle", text: q.title }));
+    if (q.extra) row.appendChild(q.extra);
     var opts = el("div", { cls: "options" });
     q.options.forEach(function (o, oi) {
       var picked = value === o.value;
@@ -30,7 +31,6 @@
         var qs = spec.questions(it);
         qs.forEach(function (q, qi) {
           var row = choiceRow(q, qi, spec.get(e.answer, q, qi), function (v) { pick(it, e, qi, v); });
-          if (q.extra) row.appendChild(q.extra);
           if (q.defined) {
             var dl = el("dl", { cls: "definitions" });
             q.options.forEach(function (o) {
