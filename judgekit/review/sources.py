@@ -146,12 +146,13 @@ def csca_items(source: Path) -> list[ReviewItem]:
     """Benchmark items (question and choices); from an audit run, with the judge's answer."""
     from judgekit.data.items import load_items
 
-    if not source.is_dir():
-        return [_csca_item(it) for it in load_items(source).items]
+    if not source.is_dir():  # items without a language field: "und" (shown, not used)
+        return [_csca_item(it) for it in load_items(source, language="und").items]
     summary = source / "summary.json"
     if not summary.is_file():
         raise InputError(source, "not a run directory: no summary.json in it")
-    files = json.loads(summary.read_text(encoding="utf-8")).get("signature", {}).get("items")
+    signature = json.loads(summary.read_text(encoding="utf-8")).get("signature", {})
+    files, language = signature.get("items"), (signature.get("options") or {}).get("language")
     if not files:
         raise InputError(summary, "not a cultural audit: no items in its signature")
     judge: dict[str, dict[str, Any]] = {}
@@ -160,7 +161,7 @@ def csca_items(source: Path) -> list[ReviewItem]:
             judge[row["key"]] = {f: row.get(f) for f in CSCA_FIELDS}
     items = []
     for f in files:
-        for it in load_items(f["path"], benchmark=f.get("benchmark")).items:
+        for it in load_items(f["path"], language=language, benchmark=f.get("benchmark")).items:
             items.append(_csca_item(it, judge.get(it.key)))
     return items
 
