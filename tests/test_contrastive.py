@@ -15,12 +15,12 @@ from typer.testing import CliRunner
 import judgekit.cli.contrast  # noqa: F401  (registers `judgekit contrast`)
 import judgekit.cli.contrast_inputs
 from judgekit.cli import app
-from judgekit.errors import InputError, JudgekitError
 from judgekit.data.locales import parse_locale
+from judgekit.data.testsets import Manifest, TestSet, ntrex128_manifest
+from judgekit.errors import InputError, JudgekitError
 from judgekit.metrics import contrastive as c
 from judgekit.metrics import mt
 from judgekit.metrics import word_recall as wr
-from judgekit.data.testsets import Manifest, TestSet, ntrex128_manifest
 
 
 def _row(model, locale, language, orig, loc):

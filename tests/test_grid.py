@@ -23,9 +23,9 @@ from fault_server import FaultServer, correct_content, message_hash
 from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 
-from judgekit.errors import InputError
 from judgekit.calibration.grid_config import GridOptions, load_grid, plan_cells
 from judgekit.calibration.grid_report import score_cell
+from judgekit.errors import InputError
 from judgekit.labels.table import LabelTable
 
 REPO = Path(__file__).resolve().parents[1]

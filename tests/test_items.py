@@ -11,9 +11,9 @@ import pytest
 from conftest import shared_path
 
 from judgekit.cli.audit import write_rows
+from judgekit.data.items import load_items
 from judgekit.errors import InputError
 from judgekit.labels.human_votes import human_votes, load_human_votes
-from judgekit.data.items import load_items
 
 LITE = ("benchmark-items", "global-mmlu-lite-en")
 DEV = ("benchmark-items", "mmlu-dev-en-ja")

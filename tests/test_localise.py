@@ -11,9 +11,9 @@ import pytest
 from fault_server import FaultServer
 
 from judgekit.config import load_config
+from judgekit.data.locales import parse_locale
 from judgekit.errors import InputError
 from judgekit.llm.client import LLMClient
-from judgekit.data.locales import parse_locale
 from judgekit.pipelines.localisation_schemas import (
     PAIR_CHECKS,
     LocalisedPair,

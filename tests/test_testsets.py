@@ -9,9 +9,9 @@ import pytest
 import yaml
 from conftest import shared_path
 
-from judgekit.errors import InputError
 from judgekit.data.locales import Locale, parse_flores, parse_locale
 from judgekit.data.testsets import load_manifest, manifest_dict, ntrex128_manifest
+from judgekit.errors import InputError
 
 
 @pytest.mark.parametrize(

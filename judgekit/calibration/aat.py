@@ -15,8 +15,8 @@ from statsmodels.stats.multitest import multipletests
 
 from judgekit.calibration.results import AltTestResult
 from judgekit.errors import JudgekitError
-from judgekit.labels.table import LabelData, as_label_table
 from judgekit.labels.majority import JudgeLabels, judge_labels
+from judgekit.labels.table import LabelData, as_label_table
 
 
 def _accuracy(pred: Any, others: list[Any]) -> float:

@@ -298,8 +298,8 @@ def validate_run(
         InputError: not an audit run directory, an item file gone, or no human votes.
     """
     from judgekit.data import resolve_path
-    from judgekit.labels.human_votes import load_human_votes
     from judgekit.data.items import load_items
+    from judgekit.labels.human_votes import load_human_votes
     from judgekit.pipelines.cultural_schemas import load_rubric
 
     run_dir = Path(run_dir)

@@ -18,10 +18,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from judgekit.calibration.grid_config import (
+    PIPELINE_DEFAULTS,
+    Cell,
+    GridConfig,
+    out_dir,
+    plan_cells,
+)
+from judgekit.calibration.grid_report import GridResult, analyse_grid, write_grid
 from judgekit.config import load_config
 from judgekit.errors import InputError, JudgekitError
-from judgekit.calibration.grid_config import PIPELINE_DEFAULTS, Cell, GridConfig, out_dir, plan_cells
-from judgekit.calibration.grid_report import GridResult, analyse_grid, write_grid
 from judgekit.labels.table import load_labels
 from judgekit.runlog import Record, RunLog
 
@@ -114,8 +120,8 @@ def run_grid(grid: GridConfig, *, out: Path | None = None, no_cache: bool = Fals
     """Run every cell of ``grid`` (resuming finished ones), score them, write the outputs.
 
     Human labels are read and every cell's run config validated before any model is called.
-    Outputs in ``OUT`` (see :func:`judgekit.calibration.grid_report.write_grid`): grid.csv, grid.json,
-    heatmap.png, pairwise_agreement.csv, agreement_matrix.csv, kappa_matrix.csv,
+    Outputs in ``OUT`` (see :func:`judgekit.calibration.grid_report.write_grid`): grid.csv,
+    grid.json, heatmap.png, pairwise_agreement.csv, agreement_matrix.csv, kappa_matrix.csv,
     model_scores.csv.
 
     Raises:

@@ -21,12 +21,18 @@ from typing import Any
 import pandas as pd
 
 import judgekit
+from judgekit.calibration.grid_config import (
+    Cell,
+    GridConfig,
+    GridOptions,
+    ModelScores,
+    model_scores_spec,
+)
 from judgekit.calibration.judge import judge_vs_humans
 from judgekit.calibration.results import json_safe
 from judgekit.errors import InputError, JudgekitError
-from judgekit.calibration.grid_config import Cell, GridConfig, GridOptions, ModelScores, model_scores_spec
-from judgekit.labels.table import LabelTable, load_labels
 from judgekit.labels.majority import TIE, judge_labels, majority_vote
+from judgekit.labels.table import LabelTable, load_labels
 from judgekit.metrics.classification import METRICS
 from judgekit.metrics.concordance import agreement_matrix, kendalls_w, pairwise_agreement
 from judgekit.report.figures import heatmap

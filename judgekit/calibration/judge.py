@@ -7,8 +7,8 @@
   validating the annotation pipeline: "35 CA->CS versus 12 CS->CA errors").
 * :func:`human_ceiling`: each human against the majority of the *other* humans, pooled, on the
   same footing (same metrics, same tie policy), and the judge against those same references.
-* :func:`alt_test` (:mod:`judgekit.calibration.aat`): the Alternative Annotator Test (Calderon, Reichart &
-  Dror, ACL 2025).
+* :func:`alt_test` (:mod:`judgekit.calibration.aat`): the Alternative Annotator Test (Calderon,
+  Reichart & Dror, ACL 2025).
 
 Labels are compared as text (``1`` and ``"1"`` match). Tie policies for an item whose human
 votes tie (two or more categories share the top count):
@@ -34,7 +34,6 @@ from sklearn.metrics import confusion_matrix
 from judgekit.calibration.aat import alt_test
 from judgekit.calibration.results import CeilingReport, JudgeReport
 from judgekit.errors import JudgekitError
-from judgekit.labels.table import LabelData, as_label_table
 from judgekit.labels.majority import (
     TIE,
     TIE_POLICIES,
@@ -45,6 +44,7 @@ from judgekit.labels.majority import (
     labels_as_text,
     majority_vote,
 )
+from judgekit.labels.table import LabelData, as_label_table
 from judgekit.metrics.classification import METRICS, Estimate, ReferenceScorer
 
 __all__ = [

@@ -4,7 +4,8 @@
   judge_vs_humans`);
 * :class:`CeilingReport`: each human against the others, and the judge on the same references
   (:func:`judgekit.calibration.judge.human_ceiling`);
-* :class:`AltTestResult`: the Alternative Annotator Test (:func:`judgekit.calibration.aat.alt_test`).
+* :class:`AltTestResult`: the Alternative Annotator Test
+  (:func:`judgekit.calibration.aat.alt_test`).
 
 ``to_dict()`` gives Estimates as ``{value, ci}`` and tables as records (the confusion matrix
 as ``{index, columns, data}``); :func:`json_safe` then makes any of it valid JSON.

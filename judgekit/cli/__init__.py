@@ -28,6 +28,7 @@ def _register() -> None:
         calibrate,
         contrast,
         dictionaries,
+        estimate,
         localise,
         mqm,
         review,

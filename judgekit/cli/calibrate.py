@@ -5,7 +5,8 @@
 * ``calibrate judge --judge RUN_OR_LABELS --human LABELS``: the judge against the human
   majority, the human ceiling (each human against the others) and the Alternative Annotator
   Test.
-* ``calibrate grid GRID.yaml``: every judge x every prompt on a labelled set (``judgekit.calibration.grid``).
+* ``calibrate grid GRID.yaml``: every judge x every prompt on a labelled set
+  (``judgekit.calibration.grid``).
 * ``calibrate validity``: defined in ``judgekit/cli/validity.py``, registered here.
 """
 
@@ -29,8 +30,8 @@ from judgekit.cli import app
 from judgekit.cli.output import plain_console
 from judgekit.errors import InputError, JudgekitError
 from judgekit.labels.files import resolve_labels_path
-from judgekit.labels.table import LabelTable, load_labels
 from judgekit.labels.majority import TIE_POLICIES
+from judgekit.labels.table import LabelTable, load_labels
 from judgekit.metrics.agreement import (
     cohen_kappa,
     fleiss_kappa,

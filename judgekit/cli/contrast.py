@@ -28,10 +28,10 @@ import judgekit
 from judgekit.cli import app
 from judgekit.cli.contrast_inputs import _inputs, _manifest, _metrics
 from judgekit.cli.output import plain_console
+from judgekit.data.testsets import manifest_dict
 from judgekit.errors import InputError, JudgekitError
 from judgekit.metrics import contrastive, mt, word_recall
 from judgekit.metrics.postedit import postedit_stats
-from judgekit.data.testsets import manifest_dict
 
 contrast_app = typer.Typer(
     help="Localised vs original test sets: Delta, locale word recall, post-edit statistics.",

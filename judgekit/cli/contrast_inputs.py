@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from judgekit.errors import InputError
 from judgekit.data.locales import Locale, parse_flores, parse_locale
-from judgekit.metrics import mt
 from judgekit.data.testsets import Manifest, TestSet, load_manifest, ntrex128_manifest
+from judgekit.errors import InputError
+from judgekit.metrics import mt
 
 
 def _manifest(spec: str) -> Manifest:

@@ -27,8 +27,8 @@ from pathlib import Path
 import yaml
 
 from judgekit.data import jsonl_objects
-from judgekit.errors import InputError, JudgekitError
 from judgekit.data.locales import Locale, parse_flores, parse_locale
+from judgekit.errors import InputError, JudgekitError
 from judgekit.metrics.mt import read_lines
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from judgekit.errors import InputError
 from judgekit.data.items import BenchmarkItem, load_items, read_rows
+from judgekit.errors import InputError
 from judgekit.labels.table import LabelTable
 
 PUBLISHED_CS_FIELDS = ("cs_label", "cultural_sensitivity_label")
@@ -130,8 +130,8 @@ def load_human_votes(
 
     ``path`` is either an item file whose rows carry ``required_knowledge`` vote lists
     (matched to ``items`` by id), or a label file (``item,rater,label`` or wide, see
-    :func:`judgekit.labels.table.load_labels`; item = the item id) whose labels are required-knowledge
-    values (the keys of ``cs_of``) or CS/CA.
+    :func:`judgekit.labels.table.load_labels`; item = the item id) whose labels are
+    required-knowledge values (the keys of ``cs_of``) or CS/CA.
 
     Raises:
         InputError: unreadable file, labels of neither kind, or no item in common.

@@ -28,11 +28,11 @@ from pathlib import Path
 import pandas as pd
 from sacrebleu.metrics import BLEU
 
+from judgekit.data.testsets import Manifest, Segments, TestSet
 from judgekit.errors import JudgekitError
 from judgekit.metrics import mt
 from judgekit.metrics.ranking import ranking_agreement
 from judgekit.report.figures import heatmap
-from judgekit.data.testsets import Manifest, Segments, TestSet
 
 Hyps = Mapping[tuple[str, str], Sequence[str]]
 """Translations keyed by ``(model, test set id)``, one line per reference line."""

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, fields
 
 import pandas as pd
 
+from judgekit.data.testsets import Manifest
 from judgekit.errors import InputError, JudgekitError
 from judgekit.metrics.contrastive import (
     Hyps,
@@ -28,7 +29,6 @@ from judgekit.metrics.contrastive import (
     default_tokenizer,
     sacrebleu_tokenizer,
 )
-from judgekit.data.testsets import Manifest
 
 
 def word_types(text: str, tokenize: str = "13a", *, lowercase: bool = False) -> set[str]:

@@ -41,10 +41,10 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from judgekit import __version__
 from judgekit.config import RunConfig
 from judgekit.data import resolve_path
+from judgekit.data.locales import Locale, parse_locale
 from judgekit.errors import InputError
 from judgekit.llm.client import LLMClient, Task
 from judgekit.llm.spec import ModelSpec
-from judgekit.data.locales import Locale, parse_locale
 from judgekit.pipelines.localisation_schemas import (
     PAIR_CHECKS,
     LocalisedPair,

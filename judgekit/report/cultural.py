@@ -24,10 +24,10 @@ import numpy as np
 import pandas as pd
 
 from judgekit import __version__
+from judgekit.calibration.cultural import markdown_table, validate
 from judgekit.metrics.agreement import cohen_kappa
 from judgekit.metrics.bootstrap import bootstrap_ci
 from judgekit.pipelines.cultural import CulturalRun
-from judgekit.calibration.cultural import markdown_table, validate
 from judgekit.runlog import Record, usage_summary, write_json
 
 GROUPS = ("benchmark", "language", "subject_category", "subject", "split")

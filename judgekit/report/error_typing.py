@@ -20,10 +20,10 @@ import numpy as np
 import pandas as pd
 
 from judgekit import __version__
+from judgekit.calibration.error_typing import calibrate_errors
 from judgekit.data import resolve_path
 from judgekit.pipelines.error_typing import ErrorsRun
 from judgekit.pipelines.localisation_schemas import Rubric, sha256_file
-from judgekit.calibration.error_typing import calibrate_errors
 from judgekit.runlog import Record, usage_summary, write_json
 
 
