@@ -162,8 +162,8 @@ def qc_rows(campaign: Campaign, files: list[RaterFile]) -> list[dict[str, Any]]:
             "rater": f.rater, "file": f.file, "show_judge": f.show_judge,
             "items": len(campaign.items), "done": len(done),
             "not_done": len(campaign.items) - len(done),
-            "median_seconds": statistics.median(secs) if secs else None,
-            "mean_seconds": statistics.fmean(secs) if secs else None,
+            "median_seconds": round(statistics.median(secs), 3) if secs else None,
+            "mean_seconds": round(statistics.fmean(secs), 3) if secs else None,
             "gold_items": len(campaign.gold), "gold_done": len(gold),
             "gold_accuracy": statistics.fmean(gold) if gold else None,
         })  # fmt: skip
