@@ -31,6 +31,7 @@ def _register() -> None:
         estimate,
         localise,
         mqm,
+        review,
         run,
         score,
     )
