@@ -229,8 +229,9 @@ def judge_table(
     Returns:
         One row per (judge, subset): one row per named subset of the judge's items, and a row
         ``"all"`` over every item when there is more than one subset or some item has none
-        (a judge whose items all lie in one subset gets that one row). Columns: ``judge``, ``subset`` and the :class:`PairwiseStats` fields, CIs split
-        into ``*_low`` / ``*_high``. Judges in order of first appearance.
+        (a judge whose items all lie in one subset gets that one row). Columns: ``judge``,
+        ``subset`` and the :class:`PairwiseStats` fields, CIs split into ``*_low`` /
+        ``*_high``. Judges in order of first appearance.
 
     Raises:
         JudgekitError: a column is missing.

@@ -185,7 +185,9 @@ class PairwiseRun:
     def messages(self, item: PairItem, order: str) -> list[dict[str, str]]:
         """The chat messages of one item in one order (``original`` or ``swapped``)."""
         first, second = (
-            (item.output_1, item.output_2) if order == "original" else (item.output_2, item.output_1)
+            (item.output_1, item.output_2)
+            if order == "original"
+            else (item.output_2, item.output_1)
         )
         ties = self.options.ties
         values = {

@@ -90,8 +90,9 @@ def published_verdicts(run: PairwiseRun) -> tuple[pd.DataFrame | None, dict[str,
     gold = {(item.subset, item.id): item.gold for item in run.items}
     keys = list(zip(frame["subset"], frame["item"], strict=True))
     frame = frame[[key in gold for key in keys]]
-    differ = sum(gold[(s, i)] != g for s, i, g in zip(frame["subset"], frame["item"], frame["gold"], strict=True))  # fmt: skip
-    matched = {(s, i) for s, i in zip(frame["subset"], frame["item"], strict=True)}
+    triples = list(zip(frame["subset"], frame["item"], frame["gold"], strict=True))
+    differ = sum(gold[(s, i)] != g for s, i, g in triples)
+    matched = {(s, i) for s, i, _ in triples}
     note = {
         "file": str(run.options.published),
         "judges": list(dict.fromkeys(frame["judge"])),
@@ -128,7 +129,9 @@ def _write_tables(frame: pd.DataFrame, out_dir: Path, policy: str) -> Counter[st
     with open(out_dir / "gold.csv", "w", encoding="utf-8", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["item", "rater", "label"])
-        writer.writerows([i, "gold", g] for i, g in zip(gold["item"], gold["gold"], strict=True) if g)
+        writer.writerows(
+            [i, "gold", g] for i, g in zip(gold["item"], gold["gold"], strict=True) if g
+        )
     return Counter(table["status"])
 
 
