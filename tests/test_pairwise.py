@@ -133,6 +133,44 @@ def test_position_biased_judges_give_the_hand_computed_agreement_and_bias(tmp_pa
         assert server.total_requests == calls
 
 
+def tie_answer(body: dict) -> str:
+    """A judge that answers "tie" on items 0-3 in the original order, else names the GOOD one."""
+    text = next(m["content"] for m in body["messages"] if m["role"] == "user")
+    item = int(re.search(r"task (\d+)", text).group(1))
+    shown_b = text.index("# Output (b):")
+    swapped = text.index(f"answer {item} one") > shown_b
+    verdict = "1" if text.index("GOOD") < shown_b else "2"
+    return json.dumps({"verdict": "tie" if item <= 3 and not swapped else verdict,
+                       "rationale": "rule (1)"})  # fmt: skip
+
+
+def test_ties_where_allowed_count_in_the_tie_rate_and_resolve_as_ties(tmp_path: Path) -> None:
+    write_items(tmp_path / "items.jsonl")
+    with FaultServer(answer_fn=tie_answer) as server:
+        config = tmp_path / "ties.yaml"
+        config.write_text(
+            "pipeline: pairwise\ncache: {enabled: false}\n"
+            f"judge: {{model: hosted_vllm/tier, api_base: {server.base_url}, max_reasks: 0}}\n"
+            f"pairwise: {{items: {tmp_path / 'items.jsonl'}, prompt: checklist, ties: true}}\n"
+        )
+        judgekit("run", str(config), "--out", str(tmp_path / "on"))
+        record = json.loads((tmp_path / "on" / "records.jsonl").read_text().splitlines()[0])
+        assert record["prompt_id"] == "pairwise/checklist"
+        row = pd.read_csv(tmp_path / "on" / "pairwise.csv").iloc[0]
+        assert (row.tie_rate, row.n_verdicts) == (4 / 16, 16)
+        # decisive: 4 swapped verdicts on items 0-3 (first shown picked on items 1 and 3) and
+        # 8 on items 4-7 (one first-shown pick per item)
+        assert (row.n_decisive, row.first_position_win_rate) == (12, 6 / 12)
+        assert (row.n_inconsistent, row.resolved_accuracy) == (4, 4 / 8)  # ties never gold
+        # the same answers with ties off: "tie" is outside the schema -> unscored, not a verdict
+        judgekit("run", str(config), "--out", str(tmp_path / "off"),
+                 "--set", "pairwise.ties=false")  # fmt: skip
+    summary = json.loads((tmp_path / "off" / "summary.json").read_text())
+    assert summary["items"]["excluded"] == {"verdict_unscored": 4}
+    row = pd.read_csv(tmp_path / "off" / "pairwise.csv").iloc[0]
+    assert (row.tie_rate, row.n_incomplete, row.n_resolved_gold) == (0.0, 4, 4)
+
+
 def test_shipped_config_reports_the_judge_beside_the_six_published_judges(tmp_path: Path) -> None:
     with FaultServer(answer_fn=lambda body: '{"verdict": "1", "rationale": "first"}') as server:
         out = tmp_path / "run"
@@ -254,6 +292,21 @@ def test_items_files_errors_name_file_line_and_field(tmp_path: Path) -> None:
     csv_path = tmp_path / "items.csv"
     csv_path.write_text("input,output_1,output_2,label\nx,a,b,\nx,a,b,tie\n")
     assert [p.gold for p in load_pairs(csv_path)] == [None, "tie"]
+
+
+def test_every_shipped_prompt_renders_a_system_and_a_user_message() -> None:
+    from judgekit.pipelines.pairwise import split_roles
+    from judgekit.prompts import load_prompt
+
+    values = dict(input="I", output_a="A", output_b="B", verdicts="V", tie_rule="T", max_chars=9)
+    for name in ("vanilla", "vanilla-norules", "checklist"):
+        parts = split_roles(load_prompt(f"pairwise/{name}"))
+        assert [role for role, _ in parts] == ["system", "user"], name
+        user = parts[1][1].render(**values)
+        assert user.index("# Output (a):\nA") < user.index("# Output (b):\nB"), name
+    rules = split_roles(load_prompt("pairwise/vanilla"))[1][1].text  # LLMBar's rules, verbatim
+    assert "(2) Outputs should NOT contain more/less than what the instruction asks for" in rules
+    assert "Here are some rules" not in load_prompt("pairwise/vanilla-norules").text
 
 
 def test_bad_pairwise_section_is_one_located_error(tmp_path: Path) -> None:
