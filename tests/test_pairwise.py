@@ -309,6 +309,19 @@ def test_every_shipped_prompt_renders_a_system_and_a_user_message() -> None:
     assert "Here are some rules" not in load_prompt("pairwise/vanilla-norules").text
 
 
+def test_shipped_pairwise_configs_differ_only_in_model_lines() -> None:
+    from judgekit.config import load_config
+    from judgekit.pipelines.pairwise import PairwiseOptions
+
+    names = ("pairwise", "pairwise-vllm", "pairwise-api")
+    configs = {n: load_config(REPO / "configs" / f"{n}.yaml") for n in names}
+    assert configs["pairwise"].judge.model == "local/smollm2-135m"
+    assert configs["pairwise-vllm"].judge.model.startswith("hosted_vllm/")
+    assert configs["pairwise-api"].judge.api_key_env == "OPENAI_API_KEY"
+    options = [c.options("pairwise", PairwiseOptions) for c in configs.values()]
+    assert options[0] == options[1] == options[2] and options[0].prompt == "vanilla"
+
+
 def test_bad_pairwise_section_is_one_located_error(tmp_path: Path) -> None:
     config = tmp_path / "bad.yaml"
     config.write_text(

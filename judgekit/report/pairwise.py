@@ -179,28 +179,31 @@ def write_report(run: PairwiseRun, records: Iterable[Record], out_dir: Path) -> 
 
 def plot_accuracy_vs_agreement(table: pd.DataFrame, path: Path) -> Path:
     """Scatter of accuracy (LLMBar's average accuracy) against positional agreement, one
-    point per judge over all its items, the run's judges in colour, published ones in grey."""
+    point per judge over all its items (its first row in ``table``), the run's judges in
+    colour, published ones in grey, named in a legend."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     overall = table.groupby(["source", "judge"], sort=False).head(1)
-    fig, ax = plt.subplots(figsize=(6.4, 4.8))
-    for row in overall.itertuples(index=False):
+    fig, ax = plt.subplots(figsize=(8.0, 4.8))
+    markers = "osD^vPX*<>ph"
+    for k, row in enumerate(overall.itertuples(index=False)):
         if math.isnan(row.accuracy) or math.isnan(row.positional_agreement):
             continue
         ours = row.source == "run"
-        ax.scatter(row.positional_agreement, row.accuracy, s=46 if ours else 30,
-                   color="tab:red" if ours else "0.55", zorder=3 if ours else 2)  # fmt: skip
-        ax.annotate(str(row.judge), (row.positional_agreement, row.accuracy), fontsize=7,
-                    xytext=(4, 3), textcoords="offset points")  # fmt: skip
+        ax.scatter(row.positional_agreement, row.accuracy, s=52 if ours else 34,
+                   marker=markers[k % len(markers)], zorder=3 if ours else 2,
+                   color=f"C{k % 10}" if ours else str(0.15 + 0.6 * (k % 4) / 3),
+                   label=f"{row.judge} ({row.source})")  # fmt: skip
     ax.set_xlim(-0.02, 1.02)
     ax.set_ylim(-0.02, 1.02)
     ax.axhline(0.5, color="0.8", lw=0.8, ls="--", zorder=1)
     ax.set_xlabel("positional agreement (same verdict in both orders)")
     ax.set_ylabel("accuracy against gold (mean of both orders)")
-    ax.set_title("Pairwise judges: run (red) and published (grey)")
+    ax.set_title("Pairwise judges: the run's (colour) and published (grey)")
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)
