@@ -73,7 +73,8 @@ def write_items(path: Path) -> None:
         good, bad = f"answer {k} {{}} GOOD", f"answer {k} {{}} poor"
         one, two = (good, bad) if k % 2 == 0 else (bad, good)
         rows.append({"input": f"task {k}", "output_1": one.format("one"),
-                     "output_2": two.format("two"), "label": 1 + k % 2})  # fmt: skip
+                     "output_2": two.format("two"), "label": 1 + k % 2,
+                     "subset": "A" if k < 4 else "B"})  # fmt: skip
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
 
 
@@ -99,7 +100,9 @@ def test_position_biased_judges_give_the_hand_computed_agreement_and_bias(tmp_pa
         # 8 items x 3 judges x 2 orders; one task unscored after its re-ask
         assert summary["items"] == {"planned": 48, "judged": 47,
                                     "excluded": {"verdict_unscored": 1}}  # fmt: skip
-        table = pd.read_csv(out / "pairwise.csv").set_index("judge")
+        rows = pd.read_csv(out / "pairwise.csv")
+        assert list(rows["subset"]) == ["all", "A", "B"] * 3
+        table = rows[rows["subset"] == "all"].set_index("judge")
         first, fair, mixed = (table.loc[j] for j in ("first", "fair", "mixed"))
         assert (first.positional_agreement, first.first_position_win_rate) == (0.0, 1.0)
         assert (first.accuracy_original, first.accuracy_swapped, first.accuracy) == (0.5,) * 3
@@ -115,6 +118,11 @@ def test_position_biased_judges_give_the_hand_computed_agreement_and_bias(tmp_pa
         assert (mixed.n_inconsistent, mixed.n_incomplete, mixed.n_resolved_gold) == (3, 1, 7)
         assert mixed.resolved_accuracy == pytest.approx(4 / 7)
         assert mixed.accuracy_low <= 0.75 <= mixed.accuracy_high
+        by_subset = rows[rows["judge"] == "mixed"].set_index("subset")
+        assert by_subset.loc["A", "positional_agreement"] == 1 / 4  # items 0-2 biased, 3 fair
+        assert by_subset.loc["A", "first_position_win_rate"] == 7 / 8
+        assert by_subset.loc["B", "positional_agreement"] == 3 / 4  # item 7 incomplete
+        assert by_subset.loc["B", "accuracy_swapped"] == 3 / 4
         labels = pd.read_csv(out / "labels.csv", dtype=str)
         assert len(labels) == 47 + 8 + 8 + 7  # order verdicts + resolved (mixed item 7: none)
         row = labels[(labels["item"] == "1") & labels["rater"].str.startswith("first")]
@@ -128,7 +136,7 @@ def test_position_biased_judges_give_the_hand_computed_agreement_and_bias(tmp_pa
         for policy, expected in (("first-order", 6 / 7), ("exclude", 4 / 4)):
             judgekit("run", str(tmp_path / "run.yaml"), "--out", str(out),
                      "--set", f"pairwise.inconsistent={policy}")  # fmt: skip
-            table = pd.read_csv(out / "pairwise.csv").set_index("judge")
+            table = pd.read_csv(out / "pairwise.csv").query("subset == 'all'").set_index("judge")
             assert table.loc["mixed", "resolved_accuracy"] == pytest.approx(expected), policy
         assert server.total_requests == calls
 
