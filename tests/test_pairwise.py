@@ -341,6 +341,14 @@ def test_bad_pairwise_section_is_one_located_error(tmp_path: Path) -> None:
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert f"{config}:5: field 'pairwise.inconsistent'" in proc.stdout + proc.stderr
     assert "Traceback" not in proc.stdout + proc.stderr
+    bad = tmp_path / "verdicts.tsv"  # a bad published table stops the run before any call
+    header = "subset evaluator_model prompting item_index gold_label winner_original_order"
+    bad.write_text(f"{header} winner_swapped_order\nNatural X V 0 1 1 3\n".replace(" ", "\t"))
+    config.write_text(config.read_text().replace("inconsistent: coin", f"published: {bad}"))
+    proc = subprocess.run([sys.executable, "-m", "judgekit", "run", str(config), "--dry-run"],
+                          cwd=REPO, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert f"{bad}:2: field 'winner_swapped_order'" in proc.stdout + proc.stderr
 
 
 @pytest.mark.embedded

@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from judgekit import __version__
 from judgekit.config import RunConfig
 from judgekit.data import resolve_path
-from judgekit.data.pairwise import PairItem, load_pairs
+from judgekit.data.pairwise import PairItem, load_pairs, load_published_verdicts
 from judgekit.errors import JudgekitError
 from judgekit.llm.client import LLMClient, Task
 from judgekit.llm.spec import ModelSpec
@@ -141,7 +141,7 @@ class PairwiseRun:
     """Builds and runs the tasks of one pairwise run (see the module doc).
 
     Raises:
-        InputError: a bad ``pairwise:`` section or items file.
+        InputError: a bad ``pairwise:`` section, items file or published verdicts table.
         JudgekitError: no judge, judges sharing a name, or a missing or malformed prompt.
     """
 
@@ -156,6 +156,8 @@ class PairwiseRun:
         self.parts = split_roles(self.prompt)
         self.items_path = _resolve(opts.items, config)
         self.published_path = _resolve(opts.published, config) if opts.published else None
+        # read before any call, so a bad published table stops the run at the door
+        self.published = load_published_verdicts(self.published_path) if opts.published else None
         items = load_pairs(
             self.items_path,
             id_field=opts.id_field,

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from judgekit.calibration.results import json_safe
-from judgekit.data.pairwise import VERDICT_COLUMNS, load_published_verdicts
+from judgekit.data.pairwise import VERDICT_COLUMNS
 from judgekit.metrics.concordance import unswap_verdicts
 from judgekit.metrics.pairwise import judge_table, resolve_verdicts
 from judgekit.runlog import Record, usage_summary, write_json
@@ -81,9 +81,9 @@ def _orders(found: dict[str, str] | None) -> tuple[str | None, str | None]:
 def published_verdicts(run: PairwiseRun) -> tuple[pd.DataFrame | None, dict[str, Any]]:
     """The configured published verdicts restricted to the run's items (matched on subset and
     id) and promptings, and a note: rows kept, items matched, gold labels that differ."""
-    if run.published_path is None:
+    if run.published is None:
         return None, {}
-    frame = load_published_verdicts(run.published_path)
+    frame = run.published
     wanted = run.options.published_prompting
     if wanted:
         frame = frame[frame["judge"].str.split("/", n=1).str[1].isin(wanted)]
