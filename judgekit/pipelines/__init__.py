@@ -30,6 +30,10 @@ PIPELINES: dict[str, tuple[str, str]] = {
         "judgekit.pipelines.localise:LocaliseRun",
         "judgekit.pipelines.localise:write_pairs",
     ),
+    "pairwise": (
+        "judgekit.pipelines.pairwise:PairwiseRun",
+        "judgekit.report.pairwise:write_report",
+    ),
     "errors": (
         "judgekit.pipelines.error_typing:ErrorsRun",
         "judgekit.report.error_typing:write_report",
