@@ -192,9 +192,10 @@ def test_shipped_config_reports_the_judge_beside_the_six_published_judges(tmp_pa
         f"{m}/Vanilla" for m in ("GPT-4", "ChatGPT", "ChatGPT-0301", "PaLM2", "LLaMA2", "Falcon")
     )
     assert summary["published"]["items_matched"] == 4 and summary["published"]["gold_differs"] == 0
-    items = pd.read_json(REPO / "datasets/llmbar/natural-sample.jsonl", lines=True, dtype=False)
+    sample = REPO / "prompts/pairwise/llmbar"
+    items = pd.read_json(sample / "natural-sample.jsonl", lines=True, dtype=False)
     first4 = set(items["id"][:4])
-    tsv = pd.read_csv(REPO / "datasets/llmbar/natural-sample.verdicts.tsv", sep="\t", dtype=str,
+    tsv = pd.read_csv(sample / "natural-sample.verdicts.tsv", sep="\t", dtype=str,
                       keep_default_na=False)  # fmt: skip
     for judge in published:
         model = judge.split("/")[0]
@@ -239,7 +240,7 @@ def test_published_llmbar_verdicts_reproduce_the_published_statistics() -> None:
 def test_shipped_sample_is_every_fifth_llmbar_natural_item_with_its_verdicts() -> None:
     folder = shared_path(*LLMBAR)
     natural = json.loads((folder / "dataset.Natural.json").read_text())
-    sample = load_pairs(REPO / "datasets/llmbar/natural-sample.jsonl")
+    sample = load_pairs(REPO / "prompts/pairwise/llmbar/natural-sample.jsonl")
     assert [p.id for p in sample] == [str(i) for i in range(0, 100, 5)]
     for pair in sample:
         source = natural[int(pair.id)]
@@ -247,7 +248,7 @@ def test_shipped_sample_is_every_fifth_llmbar_natural_item_with_its_verdicts() -
             source["input"], source["output_1"], source["output_2"])  # fmt: skip
         assert pair.gold == str(source["label"]) and pair.subset == "Natural"
     full = load_published_verdicts(folder / "llm_judge_verdicts.tsv").drop(columns="line")
-    ours = load_published_verdicts(REPO / "datasets/llmbar/natural-sample.verdicts.tsv")
+    ours = load_published_verdicts(REPO / "prompts/pairwise/llmbar/natural-sample.verdicts.tsv")
     keep = (full["subset"] == "Natural") & full["item"].isin([p.id for p in sample])
     assert full[keep].reset_index(drop=True).equals(ours.drop(columns="line"))
 
@@ -334,7 +335,7 @@ def test_bad_pairwise_section_is_one_located_error(tmp_path: Path) -> None:
     config = tmp_path / "bad.yaml"
     config.write_text(
         "pipeline: pairwise\njudge: {model: hosted_vllm/x, api_base: http://127.0.0.1:9/v1}\n"
-        "pairwise:\n  items: datasets/llmbar/natural-sample.jsonl\n  inconsistent: coin\n"
+        "pairwise:\n  items: prompts/pairwise/llmbar/natural-sample.jsonl\n  inconsistent: coin\n"
     )
     proc = subprocess.run([sys.executable, "-m", "judgekit", "run", str(config), "--dry-run"],
                           cwd=REPO, capture_output=True, text=True, timeout=120)  # fmt: skip
