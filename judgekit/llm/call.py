@@ -56,7 +56,7 @@ async def call_task(
     messages = task.messages
     counter, queued = [0], [0.0]
     reasks = tokens_in = tokens_out = 0
-    cost = 0.0
+    cost: float | None = 0.0  # None once an answer's price is unknown
     raw: str | None = None
     served: str | None = None
     reason = ""
@@ -92,7 +92,7 @@ async def call_task(
         else:
             tokens_in += answer.tokens_in
             tokens_out += answer.tokens_out
-            cost += answer.cost
+            cost = None if cost is None or answer.cost is None else cost + answer.cost
             raw, served = answer.raw, answer.served_by
             try:
                 obj = answer.parsed or parse_answer(raw, fmt.schema, answer.finish_reason)
