@@ -48,6 +48,8 @@ class Record(BaseModel):
     fallback answered); ``latency_s`` is wall time from the first attempt to the record,
     less the time spent waiting for a free slot at the endpoint (in-flight, rpm and tpm limits).
     ``cost`` is in USD, None when no price is known for the route (see ``judgekit.llm.usage``).
+    ``normalised`` counts the answer's booleans read from a string spelling one (``" true\\n"``;
+    see ``judgekit.llm.answers``).
     """
 
     key: str
@@ -72,6 +74,7 @@ class Record(BaseModel):
     cost: float | None = 0.0
     cache_hit: bool = False
     served_by: str | None = None
+    normalised: int = 0
     meta: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -270,10 +273,11 @@ def usage_summary(records: Iterable[Record]) -> dict[str, Any]:
     n}}, "by_model": {"role|model": {"calls", "cache_hits", "tokens_in", "tokens_out",
     "cost_usd", "cost_unknown", "latency_s"}}, "served_by": {endpoint: n}, "reasons": {reason:
     n}, "totals": {"tokens_in", "tokens_out", "cost_usd", "cost_unknown"}}``; latency is summed
-    in seconds; ``cost_usd`` sums the known costs and ``cost_unknown`` counts the calls whose
-    price is unknown (their cost is not counted as $0).
+    in seconds; ``normalised`` counts the answers whose booleans were read from strings
+    (``judgekit.llm.answers``); ``cost_usd`` sums the known costs and ``cost_unknown`` counts
+    the calls whose price is unknown (their cost is not counted as $0).
     """
-    calls = requests = 0
+    calls = requests = normalised = 0
     status: Counter[str] = Counter()
     by_stage: dict[str, Counter[str]] = defaultdict(Counter)
     by_model: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
@@ -282,6 +286,7 @@ def usage_summary(records: Iterable[Record]) -> dict[str, Any]:
     for r in records:
         calls += 1
         requests += r.attempts
+        normalised += r.normalised > 0
         status[r.status] += 1
         by_stage[r.stage][r.status] += 1
         m = by_model[f"{r.role}|{r.model}"]
@@ -312,6 +317,7 @@ def usage_summary(records: Iterable[Record]) -> dict[str, Any]:
         "by_model": {k: {kk: value(kk, vv) for kk, vv in v.items()} for k, v in by_model.items()},
         "served_by": dict(served.most_common()),
         "reasons": dict(reasons.most_common()),
+        "normalised": normalised,
         "totals": totals,
     }
 

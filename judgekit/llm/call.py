@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from judgekit.errors import JudgekitError
+from judgekit.llm.answers import start_noting
 from judgekit.llm.backends import Completion
 from judgekit.llm.models import ModelState
 from judgekit.llm.retry import QUEUED, is_transient, retrying
@@ -77,8 +78,10 @@ async def call_task(
             **fields,
         )
 
+    noted = start_noting()  # booleans read from strings (judgekit.llm.answers)
     for reask in range(spec.max_reasks + 1):
         reasks = reask
+        noted.clear()
         try:
             answer = await _attempts(model, messages, fmt, counter, queued, on_attempt)
         except InvalidAnswer as exc:  # tools mode validates inside instructor
@@ -100,7 +103,7 @@ async def call_task(
                 reason = exc.reason
             else:
                 parsed = obj.model_dump(mode="json")
-                return record("ok", parsed=parsed), answer.spec is spec
+                return record("ok", parsed=parsed, normalised=len(noted)), answer.spec is spec
         if reask == spec.max_reasks:
             break
         # bounded re-ask: the original messages plus only the latest answer and correction
