@@ -13,7 +13,8 @@ grid``); the cells they make, each validated as a run config before anything run
     generations: runs/spilling-labelled       # run whose outputs the humans labelled (optional)
     options: {tie_policy: exclude, metric: accuracy, n_resamples: 1000, seed: 0}
 
-Running is :mod:`judgekit.calibration.grid`; scoring and outputs :mod:`judgekit.calibration.grid_report`.
+Running is :mod:`judgekit.calibration.grid`; scoring and outputs
+:mod:`judgekit.calibration.grid_report`.
 """
 
 from __future__ import annotations
@@ -29,9 +30,9 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from judgekit.config import explain_error, line_of, load_config
 from judgekit.errors import InputError
+from judgekit.labels.majority import TiePolicy
 from judgekit.labels.table import LabelFormat
 from judgekit.llm.spec import ModelSpec
-from judgekit.labels.majority import TiePolicy
 
 Metric = Literal["accuracy", "macro_f1", "kappa"]
 
@@ -101,7 +102,7 @@ PIPELINE_DEFAULTS: dict[str, dict[str, Any]] = {
     "spilling": {
         "shared_stages": ["generate"],
         "model_scores": ModelScores(
-            file="spilling_by_model.csv", score="spilling_rate", higher_is_better=False
+            file="spilling_by_model.csv", score="spilling_rate_common", higher_is_better=False
         ),
     },
 }
