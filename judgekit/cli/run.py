@@ -193,6 +193,11 @@ def _print_summary(summary: dict, calls: int, elapsed: float, out_dir: Path) -> 
         f"requests sent this run {calls} (retries and re-asks included); "
         f"{elapsed:.0f}s; results in {out_dir}"
     )
+    if usage.get("normalised"):
+        console.print(
+            f'{usage["normalised"]} answers spelled a boolean as a string (" true"): read after '
+            "strict normalisation, counted in summary.json (usage.normalised)"
+        )
     errors = usage["status"].get("error", 0)
     if errors:
         console.print(
