@@ -209,6 +209,8 @@ def cohen_kappa(
         weights: None (nominal), "linear" (Cicchetti-Allison) or "quadratic" (Fleiss-Cohen);
             the distance between categories is their rank distance in sorted order, as in
             scikit-learn's ``cohen_kappa_score``.
+        categories: the category set and order (module docstring); NaN with ``note`` "no
+            variation" when every rating is the same category (p_e = 1).
 
     Items missing either rating are dropped. ``details`` holds p_o, p_e and the asymptotic
     standard error, its value under H0, z and the asymptotic 95% CI from statsmodels
