@@ -24,6 +24,7 @@ import pandas as pd
 
 from judgekit.data import resolve_path
 from judgekit.errors import JudgekitError
+from judgekit.metrics.common_items import segment_key, system_coverage
 from judgekit.metrics.correlation import correlate, correlate_grouped, pair_counts
 from judgekit.metrics.mqm import read_mqm_tsv, segment_mqm, target_spans
 from judgekit.metrics.mteval import align_seg_scores, read_seg_scores
@@ -154,11 +155,16 @@ def calibrate_errors(
         seg["item_grouped_tau_b"] = _corr(correlate_grouped(judge, human, groups))
     except JudgekitError as exc:  # no group with two varying scored items
         seg["item_grouped_tau_b"] = {"value": None, "note": str(exc)}
-    systems = sorted({s["system"] for s, _h, _g in scored})
-    sys_j = [np.mean([s["mqm"] for s, _h, _g in scored if s["system"] == x]) for x in systems]
-    sys_h = [np.mean([h for s, h, _g in scored if s["system"] == x]) for x in systems]
+    # systems compared on the segments scored for every system (judgekit.metrics.common_items)
+    cov = system_coverage(s for s, _h, _g in matched)
+    common = [(s, h) for s, h, _g in scored if segment_key(s) in cov.common]
+    systems = sorted({s["system"] for s, _h in common})
+    sys_j = [np.mean([s["mqm"] for s, _h in common if s["system"] == x]) for x in systems]
+    sys_h = [np.mean([h for s, h in common if s["system"] == x]) for x in systems]
     pc = pair_counts(np.array(sys_j), np.array(sys_h)) if len(systems) > 1 else None
     system = {
+        "n_common_segments": cov.n_common,
+        "incomplete": [str(g) for g in cov.incomplete_groups()],
         "n_systems": len(systems),
         "scores": [
             {"system": x, "judge_mqm": float(j), "human_mqm": float(h)}

@@ -29,7 +29,7 @@ from judgekit.calibration.results import json_safe
 from judgekit.cli import app
 from judgekit.cli.output import plain_console
 from judgekit.errors import InputError, JudgekitError
-from judgekit.labels.files import resolve_labels_path
+from judgekit.labels.files import parse_categories, resolve_labels_path
 from judgekit.labels.majority import TIE_POLICIES
 from judgekit.labels.table import LabelTable, load_labels
 from judgekit.metrics.agreement import (
@@ -95,14 +95,21 @@ MANY_CATEGORIES = 20  # above this, a scale (0-100 scores), not categories
 
 
 def agreement_results(
-    table: LabelTable, level: str, n_resamples: int, seed: int, confidence: float
+    table: LabelTable,
+    level: str,
+    n_resamples: int,
+    seed: int,
+    confidence: float,
+    categories: list[Any] | None = None,
 ) -> tuple[list[AgreementResult], Any, str]:
-    """Every agreement statistic of ``table`` (Cohen's kappa only with two raters).
+    """Every agreement statistic of ``table`` (Cohen's kappa only with two raters), over the
+    category set ``categories`` (default: the labels present).
 
     With more than 20 distinct labels (a rating scale), the irrCAC-based coefficients (Fleiss'
     kappa, Gwet's AC1) get no bootstrap CI (each resample costs ~0.3 s there) and a note says so.
     """
     boot = {"n_resamples": n_resamples, "seed": seed, "confidence": confidence}
+    boot["categories"] = categories  # type: ignore[assignment]
     scale = len(table.categories) > MANY_CATEGORIES
     slow = {**boot, "n_resamples": 0} if scale else boot
     note = ""
@@ -128,18 +135,23 @@ def agreement_command(
     seed: int = typer.Option(0, help="Bootstrap seed."),
     confidence: float = typer.Option(0.95, help="CI level."),
     out: Path | None = typer.Option(None, help="Write agreement.csv and agreement.json here."),
+    categories: str | None = typer.Option(
+        None, help="The category set, comma-separated (default: the labels present)."
+    ),
 ) -> None:
     """Agreement among all raters of LABELS, with bootstrap CIs and category prevalence."""
     _check_choice("--level", level, LEVELS)
     table = _load(labels, format)
-    results, prev, note = agreement_results(table, level, n_resamples, seed, confidence)
+    cats = parse_categories(categories, table.categories, table.source)
+    results, prev, note = agreement_results(table, level, n_resamples, seed, confidence, cats)
     shown = list(prev.per_category.values()) if len(prev.counts) <= MANY_CATEGORIES else []
     view = Table(title=f"Agreement: {table.n_items} items x {table.n_raters} raters")
     for column in ("statistic", "value [CI]", "items", "raters", "level"):
         view.add_column(column, justify="left" if column == "statistic" else "right")
     rows = []
     for r in results + shown:
-        view.add_row(r.statistic, _fmt(r.value, r.ci), str(r.n_items), str(r.n_raters), r.level)
+        value = _fmt(r.value, r.ci) if r.note is None else "undefined"
+        view.add_row(r.statistic, value, str(r.n_items), str(r.n_raters), r.level)
         rows.append(
             {
                 "statistic": r.statistic,
@@ -152,9 +164,13 @@ def agreement_command(
                 "confidence": r.confidence,
                 "n_resamples": r.n_resamples,
                 "seed": r.seed,
+                "note": r.note,
             }
         )
     console.print(view)
+    for r in results:
+        if r.note is not None:
+            console.print(f"{r.statistic}: undefined ({r.note})", highlight=False)
     if shown:
         counts = ", ".join(f"{c}: {n}" for c, n in prev.counts.items())
         console.print(f"ratings per category ({prev.n_ratings} in all): {counts}")
@@ -170,6 +186,7 @@ def agreement_command(
                 n_resamples=n_resamples,
                 seed=seed,
                 confidence=confidence,
+                categories=cats,
             ),
             "n_items": table.n_items,
             "raters": [str(r) for r in table.raters],

@@ -182,7 +182,7 @@ def _stats(status: Counter[str], client: LLMClient) -> str:
     return (  # this process's requests and records (a resume's earlier ones are not counted)
         f"requests {client.calls_made}; ok {status['ok']} "
         f"unscored {status['unscored']} error {status['error']} cached {status['cached']}; "
-        f"tokens {tokens:,} ${usage.total('cost_usd'):.4f}"
+        f"tokens {tokens:,} {usage.cost_text()}"
     )
 
 
@@ -211,6 +211,8 @@ def _print_dry_run(runner: object, runlog: object, cache: object) -> None:
 
 
 def _print_summary(summary: dict, calls: int, elapsed: float, out_dir: Path) -> None:
+    from judgekit.llm.usage import cost_text
+
     items = summary.get("items", {})
     usage = summary["usage"]
     totals = usage.get("totals", {})
@@ -218,10 +220,15 @@ def _print_summary(summary: dict, calls: int, elapsed: float, out_dir: Path) -> 
         f"items {items.get('planned')}: judged {items.get('judged')}, "
         f"excluded {items.get('excluded')}; records {usage['calls']} {usage['status']}, "
         f"tokens in {totals.get('tokens_in', 0):,.0f} out {totals.get('tokens_out', 0):,.0f}, "
-        f"cost ${totals.get('cost_usd', 0):.4f}; "
+        f"cost {cost_text(totals.get('cost_usd', 0), totals.get('cost_unknown', 0))}; "
         f"requests sent this run {calls} (retries and re-asks included); "
         f"{elapsed:.0f}s; results in {out_dir}"
     )
+    if usage.get("normalised"):
+        console.print(
+            f'{usage["normalised"]} answers spelled a boolean as a string (" true"): read after '
+            "strict normalisation, counted in summary.json (usage.normalised)"
+        )
     errors = usage["status"].get("error", 0)
     if errors:
         console.print(

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from judgekit.errors import JudgekitError
+from judgekit.llm.answers import start_noting
 from judgekit.llm.endpoint import Completion
 from judgekit.llm.models import ModelState
 from judgekit.llm.retry import CALL, CallState, is_transient, retrying
@@ -111,8 +112,10 @@ async def call_task(
     spec = task.spec
     messages = task.messages
     call = _Call(base, CallState(on_sent=on_attempt))
+    noted = start_noting()  # booleans read from strings (judgekit.llm.answers)
     for reask in range(spec.max_reasks + 1):
         call.reasks = reask
+        noted.clear()
         try:
             answer = await _attempts(model, messages, fmt, call.state)
         except InvalidAnswer as exc:  # tools mode validates inside instructor
@@ -124,7 +127,7 @@ async def call_task(
         else:
             parsed = call.take(answer, fmt, on_warning)
             if parsed is not None:
-                return call.record("ok", parsed=parsed), answer.spec is spec
+                return call.record("ok", parsed=parsed, normalised=len(noted)), answer.spec is spec
         if reask == spec.max_reasks:
             break
         # bounded re-ask: the original messages plus only the latest answer and correction

@@ -28,7 +28,7 @@ class Completion:
     finish_reason: str | None
     tokens_in: int
     tokens_out: int
-    cost: float
+    cost: float | None  # None: no price known for the route
     served_by: str
     spec: ModelSpec
     parsed: BaseModel | None = None  # set when the backend validated already (instructor)

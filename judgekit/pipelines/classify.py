@@ -9,7 +9,9 @@ a label.
 
 Output: ``records.jsonl`` (the llm layer), ``labels.csv`` (long format ``item,rater,label``,
 in item order) and ``summary.json`` (planned / judged / excluded counts that add up, label
-counts per rater, usage).
+counts per rater, usage, and ``labels_common``: label counts and shares per rater on the items
+every rater labelled, with the raters that left items unlabelled marked ``incomplete``; see
+:mod:`judgekit.metrics.common_items`).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from judgekit.data import jsonl_objects
 from judgekit.errors import InputError, JudgekitError
 from judgekit.llm.client import LLMClient, Task
 from judgekit.llm.spec import ModelSpec
+from judgekit.metrics.common_items import coverage
 from judgekit.prompts import load_prompt
 from judgekit.runlog import Record, join_key, usage_summary, write_json
 
@@ -229,6 +232,18 @@ class ClassifyRun:
         for rater, counts in summary.get("labels", {}).items():
             table.add_row(rater, *(str(counts.get(label, 0)) for label in self.options.labels))
         console.print(table)
+        common = summary.get("labels_common") or {}
+        if common.get("incomplete") and len(common.get("shares", {})) > 1:
+            table = Table(title=f"label shares on the {common['n_common']} items every rater "
+                          "labelled (raters compared here)")  # fmt: skip
+            table.add_column("rater")
+            for label in self.options.labels:
+                table.add_column(label)
+            for rater, shares in common["shares"].items():
+                name = rater + (" (incomplete)" if rater in common["incomplete"] else "")
+                table.add_row(name, *("-" if shares[lab] is None else f"{shares[lab]:.3f}"
+                                      for lab in self.options.labels))  # fmt: skip
+            console.print(table)
 
 
 def signature(run: ClassifyRun) -> dict[str, Any]:
@@ -247,6 +262,29 @@ def signature(run: ClassifyRun) -> dict[str, Any]:
         "items_sha256": {str(run.options.items): digest},
         "n_items": len(run.items),
         "samples": run.options.samples,
+    }
+
+
+def common_shares(run: ClassifyRun, rows: list[tuple[int, str, str, str]]) -> dict[str, Any]:
+    """Label counts and shares (in [0, 1]) per rater on the items every rater labelled.
+
+    Args:
+        rows: ``(index, item id, rater, label)`` of the judged (``ok``) records.
+    """
+    multi = run.options.samples > 1
+    raters = [j.label + (f"#s{s}" if multi else "") for j in run.judges
+              for s in range(run.options.samples)]  # fmt: skip
+    labelled = {(item, rater): label for _, item, rater, label in rows}
+    cov = coverage((r, i.id, (i.id, r) in labelled) for r in raters for i in run.items)
+    counts = {r: Counter(labelled[i, r] for i in cov.common) for r in raters}
+    return {
+        "n_common": cov.n_common,
+        "incomplete": [str(r) for r in cov.incomplete_groups()],
+        "counts": {r: {lab: c[lab] for lab in run.options.labels} for r, c in counts.items()},
+        "shares": {
+            r: {lab: c[lab] / cov.n_common if cov.n_common else None for lab in run.options.labels}
+            for r, c in counts.items()
+        },
     }
 
 
@@ -283,6 +321,7 @@ def write_report(run: ClassifyRun, records: Iterable[Record], out_dir: Path) -> 
             "excluded": dict(sorted(excluded.items())),
         },
         "labels": {rater: dict(sorted(c.items())) for rater, c in sorted(per_rater.items())},
+        "labels_common": common_shares(run, rows),
         "usage": usage,
         "files": {"records": "records.jsonl", "labels": "labels.csv"},
     }

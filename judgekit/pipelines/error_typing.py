@@ -301,15 +301,24 @@ class ErrorsRun:
         from rich.table import Table
 
         ids = self.rubric.ids()
+        rows = summary.get("type_counts", [])
+        common = rows[0]["n_common"] if rows else 0
         table = Table(title="segments with >= 1 error of each type (once per type per segment)")
-        for col in ("system", "scored", *ids, "locale", "general", "total", "mean MQM"):
+        for col in ("system", "scored", *ids, "locale", "general", "total", "mean MQM",
+                    f"MQM on {common} common", "rank"):  # fmt: skip
             table.add_column(col)
-        for row in summary.get("type_counts", []):
-            mqm = row.get("mean_mqm")
-            table.add_row(row["system"], str(row["n_scored"]), *(str(row[t]) for t in ids),
+        for row in rows:
+            mqm, on_common = row.get("mean_mqm"), row.get("mean_mqm_common")
+            name = row["system"] + (" (incomplete)" if row["incomplete"] else "")
+            table.add_row(name, str(row["n_scored"]), *(str(row[t]) for t in ids),
                           str(row["locale_specific"]), str(row["general"]), str(row["total"]),
-                          "-" if mqm is None else f"{mqm:.2f}")  # fmt: skip
+                          "-" if mqm is None else f"{mqm:.2f}",
+                          "-" if on_common is None else f"{on_common:.2f}",
+                          "-" if row.get("rank") is None else str(row["rank"]))  # fmt: skip
         console.print(table)
+        if len(rows) > 2:  # several systems: say what the ranking compares
+            console.print(f"systems ranked on the {common} segments scored for every system; "
+                          "incomplete = a system with unscored segments")  # fmt: skip
         if summary.get("calibration"):
             console.print(f"calibration: {summary['files'].get('calibration')}")
 

@@ -189,6 +189,7 @@ class SpillingRun:
                 f"overall spilling rate {summary['spilling_rate']:.3f} "
                 f"({invalid} of {judged} judged meanings invalid)"
             )
+        _print_models(summary.get("models_compared") or {}, console)
         back = summary.get("backcheck", {}).get("overall") or {}
         if back.get("n_rejected"):
             why = _reasons(summary["items"].get("backcheck_excluded") or {})
@@ -320,6 +321,22 @@ class SpillingRun:
             return
         item.n_rejected_checked = n
         item.n_accepted_en = sum(judged)
+
+
+def _print_models(compared: dict[str, Any], console: Any) -> None:
+    """One line ranking the models on their common items (judgekit.metrics.common_items)."""
+    ranking = compared.get("ranking") or []
+    if len(ranking) < 2:
+        return
+    shown = []
+    for r in ranking:
+        rate = r["spilling_rate_common"]
+        text = f"{r['model']} " + ("-" if rate is None else f"{rate:.3f}")
+        shown.append(text + (" (incomplete)" if r["incomplete"] else ""))
+    console.print(
+        f"models on the {compared['n_common']} items judged for every model (lower is better): "
+        + ", ".join(shown)
+    )
 
 
 def _reasons(counts: dict[str, int]) -> str:
