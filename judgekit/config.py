@@ -166,6 +166,11 @@ class RunConfig(BaseModel):
             raise InputError(self._path, "this pipeline needs exactly one judge", field="judge")
         return judges[0]
 
+    def model_roles(self) -> dict[str, ModelSpec | list[ModelSpec] | None]:
+        """Every role's model as configured (a spec, a list of specs, or None): what the
+        preflight checks (``judgekit.llm.preflight``)."""
+        return {"generator": self.generator, "judge": self.judge, "translator": self.translator}
+
     def generators(self) -> list[ModelSpec]:
         """The generator role as a list (empty if unset)."""
         if self.generator is None:

@@ -54,7 +54,10 @@ class RunProgress:
         status: records of this process by status (``ok``, ``unscored``, ``error``), and
             ``cached`` (answered from the cache).
         requests: HTTP attempts this process sent (retries and re-asks included).
-        tokens: input + output tokens of this process's records; ``cost_usd``: their cost.
+        tokens: input + output tokens of this process's records; ``cost_usd``: their cost,
+            and ``cost_unknown`` the records whose price no table knows (not counted as $0).
+        preflight: what the checks before the first call covered and took (one line; empty
+            when they were skipped).
     """
 
     event: Literal["planned", "item", "record", "tick"] = "planned"
@@ -69,6 +72,8 @@ class RunProgress:
     requests: int = 0
     tokens: int = 0
     cost_usd: float = 0.0
+    cost_unknown: int = 0
+    preflight: str = ""
 
 
 def _config(config: RunConfig | Path | str, overrides: Sequence[str]) -> RunConfig:
@@ -90,7 +95,9 @@ def run(
     no_cache: bool = False,
     retry_errors: bool = False,
     dry_run: bool = False,
+    preflight: bool = True,
     on_progress: Callable[[RunProgress], None] | None = None,
+    on_warning: Callable[[str], None] | None = None,
 ) -> RunResult:
     """Run a config's pipeline to its records, tables and ``summary.json``; resumable.
 
@@ -103,7 +110,11 @@ def run(
         retry_errors: call again the tasks recorded as ``error`` (no answer), once.
         dry_run: count the calls, tokens and cost; send nothing and write nothing
             (``RunResult.estimate``; None for pipelines whose later calls depend on answers).
+        preflight: check every role's keys, servers and served model names before anything is
+            sent (:mod:`judgekit.llm.preflight`); False skips the checks.
         on_progress: called with a :class:`RunProgress` as the run goes (see its events).
+        on_warning: called with one line for each warning as it arises (a server waited for
+            during preflight, an endpoint that ignores the JSON schema).
 
     Returns:
         The :class:`~judgekit.results.RunResult` (``summary`` None for a dry run).
@@ -111,7 +122,8 @@ def run(
     Raises:
         InputError: a bad config, override or input file (before the run directory is made).
         JudgekitError: another process is writing to the run directory; a model cannot be
-            used at all (an API key variable unset).
+            used at all (an API key variable unset, a server unreachable or not serving the
+            model: preflight), or an endpoint refuses every task (401, 404...).
         KeyboardInterrupt: Ctrl-C or SIGTERM; what was recorded stays, a rerun resumes.
     """
     cfg = _config(config, overrides)
@@ -122,10 +134,13 @@ def run(
     out_dir = cfg.out_dir()
     runner_cls, report = get_pipeline(cfg.pipeline)
     runner = runner_cls(cfg, None)  # reads and checks every input; calls nothing
+    checked = _preflight(cfg, on_warning) if preflight else ""
     log_dir = out_dir
     if dry_run and not out_dir.exists():  # a dry run writes nothing
         log_dir = Path(tempfile.mkdtemp(prefix="judgekit-dry-run-"))
-    session = _Session(cfg, log_dir, no_cache=no_cache, retry_errors=retry_errors)
+    session = _Session(
+        cfg, log_dir, no_cache=no_cache, retry_errors=retry_errors, on_warning=on_warning
+    )
     started = time.monotonic()
     try:
         runner.client = session.client
@@ -137,6 +152,7 @@ def run(
             out_dir,
         )
         progress.planned, progress.resumed = len(planned), session.runlog.resumed
+        progress.preflight = checked
         session.emit(on_progress, "planned")
         result = RunResult(out_dir, pipeline=cfg.pipeline, runner=runner)
         if dry_run:
@@ -157,6 +173,23 @@ def run(
     return result
 
 
+def _preflight(cfg: RunConfig, on_warning: Callable[[str], None] | None) -> str:
+    """Check every role's keys, servers and model names before anything is sent; one line
+    saying what was checked.
+
+    Raises:
+        JudgekitError: one line per problem (see :mod:`judgekit.llm.preflight`).
+    """
+    from judgekit.llm.preflight import preflight
+
+    result = preflight(cfg.model_roles(), on_wait=on_warning)
+    routes, servers = len(result.routes), len(result.servers)
+    checked = f"{routes} model route{'s' * (routes != 1)}"
+    if servers:
+        checked += f", {servers} server{'s' * (servers != 1)}"
+    return f"{checked} ok ({result.seconds:.2f}s)"
+
+
 def _estimate(result: RunResult, runner: Any, session: _Session) -> None:
     from judgekit.llm.estimate import dry_run
 
@@ -168,7 +201,15 @@ def _estimate(result: RunResult, runner: Any, session: _Session) -> None:
 class _Session:
     """The open parts of one run: its lock, run log, cache and client, and its progress."""
 
-    def __init__(self, cfg: RunConfig, log_dir: Path, *, no_cache: bool, retry_errors: bool):
+    def __init__(
+        self,
+        cfg: RunConfig,
+        log_dir: Path,
+        *,
+        no_cache: bool,
+        retry_errors: bool,
+        on_warning: Callable[[str], None] | None,
+    ) -> None:
         from judgekit.llm.client import LLMClient
         from judgekit.runlog import RunLog
 
@@ -182,9 +223,20 @@ class _Session:
         self.progress = RunProgress()
         self._shown = 0.0
         self._listener: Callable[[RunProgress], None] | None = None
+        self._on_warning = on_warning
+        self.warnings: list[str] = []  # endpoint warnings of this run (judgekit.llm.health)
         self.client: LLMClient = LLMClient(
-            self.runlog, self.cache, on_record=self._on_record, retry_errors=retry_errors
+            self.runlog,
+            self.cache,
+            on_record=self._on_record,
+            retry_errors=retry_errors,
+            on_warning=self._warn,
         )
+
+    def _warn(self, message: str) -> None:
+        self.warnings.append(message)
+        if self._on_warning is not None:
+            self._on_warning(message)
 
     def emit(self, listener: Callable[[RunProgress], None] | None, event: Any) -> None:
         if listener is None:
@@ -194,6 +246,7 @@ class _Session:
         p.requests = self.client.calls_made
         p.tokens = int(usage.total("tokens_in") + usage.total("tokens_out"))
         p.cost_usd = usage.total("cost_usd")
+        p.cost_unknown = int(usage.total("cost_unknown"))
         listener(p)
 
     def _on_record(self, record: Record) -> None:
@@ -227,6 +280,7 @@ class _Session:
     def fill(self, result: RunResult) -> None:
         result.requests = self.client.calls_made
         result.cache_rejected = self.client.cache_rejected
+        result.warnings = list(self.warnings)
         if self.cache is not None:
             result.cache_write_errors = self.cache.write_errors
             result.cache_write_error = self.cache.write_error

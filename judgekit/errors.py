@@ -37,3 +37,7 @@ class InputError(JudgekitError):
         if field:
             where += f": field '{field}'"
         super().__init__(f"{where}: {message}")
+
+
+class JudgekitWarning(UserWarning):
+    """A result that is computed but probably not what the user meant (the CLI prints it)."""

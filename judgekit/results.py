@@ -36,6 +36,8 @@ class RunResult:
         requests: HTTP attempts this process sent (retries and re-asks included).
         cache_rejected: cache entries that were not valid answers (their tasks were called).
         cache_write_errors, cache_write_error: answers the cache could not store, and why.
+        warnings: the endpoint warnings of the run, one line each (an endpoint that ignores
+            the JSON schema: :mod:`judgekit.llm.health`).
         estimate: the dry run's counts (``--dry-run``; None otherwise, or where the pipeline's
             later calls depend on answers); ``dry_run_note`` says what was not counted.
         runner: the pipeline's runner (None for :func:`load_run`).
@@ -49,6 +51,7 @@ class RunResult:
     cache_rejected: int = 0
     cache_write_errors: int = 0
     cache_write_error: str = ""
+    warnings: list[str] = field(default_factory=list)
     estimate: DryRun | None = None
     dry_run_note: str | None = None
     runner: Any = field(default=None, repr=False)
@@ -98,6 +101,13 @@ class RunResult:
         usage = (self.summary_data or {}).get("usage") or {}
         calls = usage.get("calls", 0)
         return bool(calls) and usage.get("status", {}).get("error", 0) == calls
+
+    @property
+    def nothing_scored(self) -> bool:
+        """True when the run has records and none is ``ok`` (every answer failed validation,
+        or got no answer)."""
+        usage = (self.summary_data or {}).get("usage") or {}
+        return bool(usage.get("calls", 0)) and not usage.get("status", {}).get("ok", 0)
 
 
 def read_records(run_dir: Path) -> pd.DataFrame:

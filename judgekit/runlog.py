@@ -47,6 +47,9 @@ class Record(BaseModel):
     ``served_by`` names the endpoint that answered (``route@host``; a fallback's route when a
     fallback answered); ``latency_s`` is wall time from the first attempt to the record,
     less the time spent waiting for a free slot at the endpoint (in-flight, rpm and tpm limits).
+    ``cost`` is in USD, None when no price is known for the route (see ``judgekit.llm.usage``).
+    ``normalised`` counts the answer's booleans read from a string spelling one (``" true\\n"``;
+    see ``judgekit.llm.answers``).
     """
 
     key: str
@@ -68,9 +71,10 @@ class Record(BaseModel):
     latency_s: float = 0.0
     tokens_in: int = 0
     tokens_out: int = 0
-    cost: float = 0.0
+    cost: float | None = 0.0
     cache_hit: bool = False
     served_by: str | None = None
+    normalised: int = 0
     meta: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -267,10 +271,13 @@ def usage_summary(records: Iterable[Record]) -> dict[str, Any]:
     Returns a JSON-ready dict: ``{"calls": n (records: one per task), "requests": n (HTTP
     attempts, retries and re-asks included), "status": {...}, "by_stage": {stage: {status:
     n}}, "by_model": {"role|model": {"calls", "cache_hits", "tokens_in", "tokens_out",
-    "cost_usd", "latency_s"}}, "served_by": {endpoint: n}, "reasons": {reason: n},
-    "totals": {"tokens_in", "tokens_out", "cost_usd"}}``; latency is summed in seconds.
+    "cost_usd", "cost_unknown", "latency_s"}}, "served_by": {endpoint: n}, "reasons": {reason:
+    n}, "totals": {"tokens_in", "tokens_out", "cost_usd", "cost_unknown"}}``; latency is summed
+    in seconds; ``normalised`` counts the answers whose booleans were read from strings
+    (``judgekit.llm.answers``); ``cost_usd`` sums the known costs and ``cost_unknown`` counts
+    the calls whose price is unknown (their cost is not counted as $0).
     """
-    calls = requests = 0
+    calls = requests = normalised = 0
     status: Counter[str] = Counter()
     by_stage: dict[str, Counter[str]] = defaultdict(Counter)
     by_model: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
@@ -279,6 +286,7 @@ def usage_summary(records: Iterable[Record]) -> dict[str, Any]:
     for r in records:
         calls += 1
         requests += r.attempts
+        normalised += r.normalised > 0
         status[r.status] += 1
         by_stage[r.stage][r.status] += 1
         m = by_model[f"{r.role}|{r.model}"]
@@ -286,7 +294,8 @@ def usage_summary(records: Iterable[Record]) -> dict[str, Any]:
         m["cache_hits"] += int(r.cache_hit)
         m["tokens_in"] += r.tokens_in
         m["tokens_out"] += r.tokens_out
-        m["cost_usd"] += r.cost
+        m["cost_usd"] += r.cost or 0.0
+        m["cost_unknown"] += r.cost is None
         m["latency_s"] += r.latency_s
         if r.served_by:
             served[r.served_by] += 1
@@ -298,7 +307,7 @@ def usage_summary(records: Iterable[Record]) -> dict[str, Any]:
 
     totals = {
         name: value(name, sum(m[name] for m in by_model.values()))
-        for name in ("tokens_in", "tokens_out", "cost_usd")
+        for name in ("tokens_in", "tokens_out", "cost_usd", "cost_unknown")
     }
     return {
         "calls": calls,
@@ -308,5 +317,6 @@ def usage_summary(records: Iterable[Record]) -> dict[str, Any]:
         "by_model": {k: {kk: value(kk, vv) for kk, vv in v.items()} for k, v in by_model.items()},
         "served_by": dict(served.most_common()),
         "reasons": dict(reasons.most_common()),
+        "normalised": normalised,
         "totals": totals,
     }

@@ -27,6 +27,14 @@ status code (429 always sends one, ``retry_after`` by default), and the hang len
 
 ``default_latency`` is applied before every answer except ``hang`` and ``latency=S``.
 
+Model names
+-----------
+By default the server answers whatever ``model`` a request names, as llama.cpp does, and its
+``GET /v1/models`` says so as llama.cpp does (one entry, ``owned_by: "llamacpp"``). With
+``served_models=[...]`` it behaves as vLLM does: ``/v1/models`` lists those names
+(``owned_by: "vllm"``) and a chat request for any other name gets vLLM's 404 ("The model `x`
+does not exist.").
+
 A correct answer is valid JSON for the schema the client asked for (``response_format``
 ``json_schema`` or ``json_object`` + ``schema``, ``guided_json``, or a forced tool call), produced
 deterministically from a hash of the messages (see ``bench/latency_server.py``, which holds the
@@ -237,8 +245,10 @@ class FaultServer:
         host: str = "127.0.0.1",
         port: int = 0,
         shutdown_timeout: float = 0.5,
+        served_models: list[str] | None = None,
     ) -> None:
         parse_fault(default_fault)  # fail early on a typo
+        self.served_models = served_models
         self.default_fault = default_fault
         self.default_latency = default_latency
         self.retry_after = retry_after
@@ -471,7 +481,18 @@ class FaultServer:
         return await handler(request)
 
     async def _models(self, request: web.Request) -> web.Response:
-        return web.json_response(_shared.models_body(self.model))
+        if self.served_models is None:  # any name is answered, as llama.cpp does
+            body = _shared.models_body(self.model)
+            body["data"][0]["owned_by"] = "llamacpp"
+        else:  # only these names, as vLLM does
+            body = {
+                "object": "list",
+                "data": [
+                    {"id": name, "object": "model", "created": 0, "owned_by": "vllm"}
+                    for name in self.served_models
+                ],
+            }
+        return web.json_response(body)
 
     async def _health(self, request: web.Request) -> web.Response:
         return web.json_response({"status": "ok"})
@@ -528,6 +549,13 @@ class FaultServer:
         messages = body.get("messages")
         digest = message_hash(messages)
         model = body.get("model")
+        if self.served_models is not None and model not in self.served_models:
+            self._record(digest, None, "unknown_model", model)
+            return web.json_response(
+                {"object": "error", "message": f"The model `{model}` does not exist.",
+                 "type": "NotFoundError", "param": None, "code": 404},
+                status=404,
+            )  # fmt: skip
         try:
             fault = find_directive(messages) or parse_fault(self.default_fault)
         except ValueError as exc:
@@ -638,6 +666,7 @@ class FaultServerProcess:
         model: str | None = None,
         host: str = "127.0.0.1",
         startup_timeout: float = 15.0,
+        served_models: list[str] | None = None,
     ) -> None:
         self.host = host
         self.port = port
@@ -648,6 +677,7 @@ class FaultServerProcess:
             "--retry-after": retry_after,
             "--hang-seconds": hang_seconds,
             "--model": model,
+            "--served-models": ",".join(served_models) if served_models is not None else None,
         }
         self.proc: subprocess.Popen | None = None
         self._dir: str | None = None
@@ -737,6 +767,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--retry-after", type=float, default=1.0)
     parser.add_argument("--hang-seconds", type=float, default=30.0)
     parser.add_argument("--model", default=DEFAULT_MODEL)
+    parser.add_argument("--served-models", help="comma-separated: answer only these (as vLLM)")
     args = parser.parse_args(argv)
     server = FaultServer(
         default_fault=args.default_fault,
@@ -746,6 +777,7 @@ def main(argv: list[str] | None = None) -> None:
         model=args.model,
         host=args.host,
         port=args.port,
+        served_models=args.served_models.split(",") if args.served_models else None,
     )
     server.serve_cli(args.port_file)
 

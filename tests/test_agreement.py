@@ -380,3 +380,69 @@ def test_wmt23_sxs_mqm_three_raters_interval_alpha(pair):
     )
     assert ours.value == pytest.approx(direct, abs=1e-9)
     assert ours.value == pytest.approx(0.5331, abs=1e-4)
+
+
+# -- degenerate tables (issue 12, case 2) -----------------------------------------------------
+def test_known_category_set_gives_ac1_where_defined_and_reasons_where_not():
+    # (a) five items, two raters, every label 1, categories {1, 2}: p_a = 1, p_e = 0 -> AC1 = 1
+    same = [[1, 1]] * 5
+    ac1 = gwet_ac1(same, categories=[1, 2], n_resamples=50)
+    assert ac1.value == 1.0 and ac1.note is None
+    assert ac1.details["p_a"] == 1.0 and ac1.details["p_e"] == 0.0
+    assert math.isnan(gwet_ac1(same).value) and "category set" in gwet_ac1(same).note
+    for fn in (cohen_kappa, fleiss_kappa, krippendorff_alpha):  # p_e = 1: 0 / 0
+        result = fn(same, categories=[1, 2])
+        assert math.isnan(result.value) and result.note.startswith("no variation")
+    assert prevalence(same, categories=[1, 2]).counts == {1: 10, 2: 0}
+    # (b) seven raters x two items, all 0: Fleiss undefined, AC1 = 1 with two categories
+    zeros = [[0] * 7] * 2
+    assert gwet_ac1(zeros, categories=[0, 1]).value == 1.0
+    fleiss = fleiss_kappa(zeros, categories=[0, 1])
+    assert math.isnan(fleiss.value) and fleiss.note.startswith("no variation")
+    # a label outside the given set is an error, not a silent recode
+    with pytest.raises(JudgekitError, match="not among the categories"):
+        gwet_ac1(same, categories=[2, 3])
+
+
+def test_one_item_is_a_value_or_a_reason_never_an_exception():
+    # (c) one item, three raters 0, 0, 1 (irrCAC divides by n - 1 = 0 for AC1)
+    one = [[0, 0, 1]]
+    assert percent_agreement(one).value == pytest.approx(1 / 3)
+    # Fleiss 1971 by hand: P = 1/3, p = (2/3, 1/3), P_e = 5/9 -> (1/3 - 5/9) / (4/9) = -0.5
+    assert fleiss_kappa(one).value == pytest.approx(-0.5)
+    ac1 = gwet_ac1(one, n_resamples=0)
+    assert math.isnan(ac1.value) and ac1.note.startswith("one item")
+    assert krippendorff_alpha(one).note is None
+    missing = [[0, 1, None], [1, None, None]]  # one item with 2 ratings, unequal counts: irrCAC
+    for fn in (fleiss_kappa, gwet_ac1):
+        result = fn(missing, n_resamples=20)
+        assert not math.isnan(result.value) or result.note.startswith("one item")
+
+
+def test_cli_agreement_categories_and_reasons(tmp_path):
+    from typer.testing import CliRunner
+
+    from judgekit.cli import app
+    from judgekit.cli import calibrate as _  # noqa: F401  (registers `calibrate`)
+
+    runner = CliRunner()
+    one = tmp_path / "one_item.csv"
+    one.write_text("item,r1,r2,r3\n1,0,0,1\n")
+    result = runner.invoke(app, ["calibrate", "agreement", str(one), "--n-resamples", "0"])
+    assert result.exit_code == 0 and result.exception is None, result.output
+    assert "Gwet's AC1: undefined (one item" in result.output
+    same = tmp_path / "same.csv"
+    same.write_text("item,a,b\n" + "".join(f"{i},1,1\n" for i in range(5)))
+    out = tmp_path / "out"
+    args = ["calibrate", "agreement", str(same), "--n-resamples", "0", "--out", str(out)]
+    result = runner.invoke(app, [*args, "--categories", "1,2"])
+    assert result.exit_code == 0, result.output
+    assert "Cohen's kappa: undefined (no variation" in result.output
+    table = pd.read_csv(out / "agreement.csv").set_index("statistic")
+    assert table.loc["Gwet's AC1", "value"] == 1.0
+    assert table.loc["Fleiss' kappa", "note"].startswith("no variation")
+    assert json.loads((out / "agreement.json").read_text())["signature"]["categories"] == [1, 2]
+    bad = runner.invoke(app, [*args, "--categories", "2,3"])
+    assert isinstance(bad.exception, InputError) and "labels not in --categories" in str(
+        bad.exception
+    )

@@ -351,3 +351,58 @@ def test_cli_score_errors(tmp_path, offline_sacrebleu):
     result = runner.invoke(app, ["score", "--hyp", str(hyp), "--ref", str(hyp), "-m", "spbleu"])
     assert isinstance(result.exception, JudgekitError)
     assert "flores200sacrebleuspm" in str(result.exception)
+
+
+# -- the target language picks BLEU's tokenizer (issue 12, case 1) --------------------------------
+ZH_HYP, ZH_REF = "我喜欢在公园里散步。", "我喜欢在公园散步。"
+
+
+def test_target_language_picks_the_bleu_tokenizer_and_13a_on_chinese_warns():
+    from judgekit.errors import JudgekitWarning
+    from judgekit.metrics.tokenizers import tokenizer_for, usable
+
+    # 13a keeps the whole unspaced sentence as one token: BLEU 0, and a warning says why
+    with pytest.warns(JudgekitWarning, match="does not split into words"):
+        plain = mt.corpus_score("bleu", [ZH_HYP], [[ZH_REF]])
+    assert plain.score == 0.0 and "tok:13a" in plain.signature
+    # by hand (tok:zh, one token per Han character): precisions 9/10, 7/9, 5/8, 3/7, BP 1
+    expected = 100 * (9 / 10 * 7 / 9 * 5 / 8 * 3 / 7) ** 0.25
+    for target in ("zh", "cmn_Hans", "cmn_Hans_Singapore", "yue_Hant"):
+        zh = mt.corpus_score("bleu", [ZH_HYP], [[ZH_REF]], target_lang=target)
+        assert zh.score == pytest.approx(expected) and "tok:zh" in zh.signature
+    assert round(expected, 2) == 65.80
+    seg = mt.segment_scores("bleu", [ZH_HYP], [[ZH_REF]], target_lang="zh")
+    assert "tok:zh" in seg.signature
+    # an explicit tokenizer wins; chrF and spBLEU do not change
+    assert "tok:char" in mt.corpus_score("bleu", [ZH_HYP], [[ZH_REF]], tokenize="char",
+                                         target_lang="zh").signature  # fmt: skip
+    assert mt.corpus_score("chrf", [ZH_HYP], [[ZH_REF]], target_lang="zh").metric == "chrF"
+    assert tokenizer_for("jpn_Jpan") == tokenizer_for("ja") == "ja-mecab"  # sacrebleu[ja] here
+    assert tokenizer_for("kor_Hang") == ("ko-mecab" if usable("ko-mecab") else "char")
+    assert tokenizer_for("tha_Thai") == "char" and tokenizer_for("deu_Latn_Austria") == "13a"
+    with pytest.raises(InputError, match="not a target language"):
+        tokenizer_for("Chinese")
+
+
+def test_japanese_target_scores_with_mecab_words():
+    hyp, ref = "今日は良い天気です。", "今日はいい天気です。"
+    ja = mt.corpus_score("bleu", [hyp], [[ref]], target_lang="jpn_Jpan")
+    assert "tok:ja-mecab" in ja.signature and 0 < ja.score < 100
+
+
+def test_cli_score_target_lang_and_the_13a_warning(tmp_path):
+    hyp, ref = tmp_path / "zh.hyp", tmp_path / "zh.ref"
+    hyp.write_text(ZH_HYP + "\n", encoding="utf-8")
+    ref.write_text(ZH_REF + "\n", encoding="utf-8")
+    base = ["score", "-i", str(hyp), "-r", str(ref), "-m", "bleu", "--json"]
+    plain = runner.invoke(app, base)
+    assert plain.exit_code == 0
+    payload = json.loads(plain.stdout)
+    assert payload["scores"][0]["score"] == 0.0 and "13a" in payload["warnings"][0]
+    assert "warning:" in plain.stderr and "--target-lang" in plain.stderr
+    zh = runner.invoke(app, [*base, "--target-lang", "cmn_Hans"])
+    assert zh.exit_code == 0 and zh.stderr == ""
+    score = json.loads(zh.stdout)["scores"][0]
+    assert round(score["score"], 2) == 65.80 and "tok:zh" in score["signature"]
+    bad = runner.invoke(app, [*base, "--target-lang", "Chinese"])
+    assert isinstance(bad.exception, InputError) and bad.exception.field == "--target-lang"

@@ -120,8 +120,9 @@ def _agreement(
     ci = dict(ci=n_resamples > 0, n_resamples=max(n_resamples, 1), seed=seed)
     section, n = "human agreement, CS/CA votes", cs_votes.n_items
     out.estimate(section, "unanimous share", n, unanimous_share(cs_votes, **ci))
-    out.estimate(section, "Fleiss' kappa", n, fleiss_kappa(cs_votes, **ci))
-    out.estimate(section, "Gwet's AC1", n, gwet_ac1(cs_votes, **ci))
+    scale = {"categories": ("CA", "CS")}  # a language whose voters all said CA still has CS
+    out.estimate(section, "Fleiss' kappa", n, fleiss_kappa(cs_votes, **scale, **ci))
+    out.estimate(section, "Gwet's AC1", n, gwet_ac1(cs_votes, **scale, **ci))
     prev = prevalence(cs_votes)
     share = prev.counts.get("CS", 0) / prev.n_ratings if prev.n_ratings else math.nan
     out.add(section, "prevalence CS (share of votes)", prev.n_ratings, share)

@@ -25,6 +25,7 @@ import pandas as pd
 from judgekit.data import resolve_path
 from judgekit.data.jsonfile import write_json
 from judgekit.errors import JudgekitError
+from judgekit.metrics.common_items import segment_key, system_coverage
 from judgekit.metrics.correlation import correlate, correlate_grouped, pair_counts
 from judgekit.metrics.mqm import read_mqm_tsv, segment_mqm, target_spans
 from judgekit.metrics.mteval import align_seg_scores, read_seg_scores
@@ -134,13 +135,18 @@ def _segment_level(matched: list, scored: list, n_resamples: int, seed: int) -> 
     return seg
 
 
-def _system_level(scored: list) -> dict[str, Any]:
-    """Mean judge and human MQM per system and the pairwise accuracy of the system ranking."""
-    systems = sorted({s["system"] for s, _h, _g in scored})
-    sys_j = [np.mean([s["mqm"] for s, _h, _g in scored if s["system"] == x]) for x in systems]
-    sys_h = [np.mean([h for s, h, _g in scored if s["system"] == x]) for x in systems]
+def _system_level(matched: list, scored: list) -> dict[str, Any]:
+    """Mean judge and human MQM per system and the pairwise accuracy of the system ranking,
+    on the segments scored for every system (:mod:`judgekit.metrics.common_items`)."""
+    cov = system_coverage(s for s, _h, _g in matched)
+    common = [(s, h) for s, h, _g in scored if segment_key(s) in cov.common]
+    systems = sorted({s["system"] for s, _h in common})
+    sys_j = [np.mean([s["mqm"] for s, _h in common if s["system"] == x]) for x in systems]
+    sys_h = [np.mean([h for s, h in common if s["system"] == x]) for x in systems]
     pc = pair_counts(np.array(sys_j), np.array(sys_h)) if len(systems) > 1 else None
     return {
+        "n_common_segments": cov.n_common,
+        "incomplete": [str(g) for g in cov.incomplete_groups()],
         "n_systems": len(systems),
         "scores": [
             {"system": x, "judge_mqm": float(j), "human_mqm": float(h)}
@@ -187,7 +193,7 @@ def calibrate_errors(
     spans = span_scores(pred, gold_all)
     cats = {d: category_agreement(pred, gold_all, depth=d) for d in (None, 1)}
     seg = _segment_level(matched, scored, n_resamples, seed)
-    system = _system_level(scored)
+    system = _system_level(matched, scored)
     gemba = None
     if gemba_dir is not None:
         gdir = resolve_path(gemba_dir)

@@ -102,7 +102,7 @@ PIPELINE_DEFAULTS: dict[str, dict[str, Any]] = {
     "spilling": {
         "shared_stages": ["generate"],
         "model_scores": ModelScores(
-            file="spilling_by_model.csv", score="spilling_rate", higher_is_better=False
+            file="spilling_by_model.csv", score="spilling_rate_common", higher_is_better=False
         ),
     },
 }

@@ -7,7 +7,8 @@
   Test.
 * ``calibrate grid GRID.yaml``: every judge x every prompt on a labelled set
   (``judgekit.calibration.grid``).
-* ``calibrate validity``: defined in ``judgekit/cli/validity.py``, registered here.
+* ``calibrate validity``, ``estimate``, ``plan``: defined in ``judgekit/cli/validity.py`` and
+  ``judgekit/cli/estimate.py``, registered here.
 """
 
 from __future__ import annotations
@@ -21,10 +22,12 @@ import pandas as pd
 import typer
 from rich.table import Table
 
+from judgekit.cli.estimate import estimate_command, plan_command
 from judgekit.cli.output import plain_console
 from judgekit.cli.root import app
+from judgekit.cli.validity import validity_command
 from judgekit.errors import InputError
-from judgekit.labels.files import resolve_labels_path
+from judgekit.labels.files import parse_categories, resolve_labels_path
 from judgekit.labels.majority import TIE_POLICIES
 from judgekit.labels.table import LabelTable, load_labels
 from judgekit.metrics.agreement import (
@@ -101,14 +104,21 @@ MANY_CATEGORIES = 20  # above this, a scale (0-100 scores), not categories
 
 
 def agreement_results(
-    table: LabelTable, level: str, n_resamples: int, seed: int, confidence: float
+    table: LabelTable,
+    level: str,
+    n_resamples: int,
+    seed: int,
+    confidence: float,
+    categories: list[Any] | None = None,
 ) -> tuple[list[AgreementResult], Any, str]:
-    """Every agreement statistic of ``table`` (Cohen's kappa only with two raters).
+    """Every agreement statistic of ``table`` (Cohen's kappa only with two raters), over the
+    category set ``categories`` (default: the labels present).
 
     With more than 20 distinct labels (a rating scale), the irrCAC-based coefficients (Fleiss'
     kappa, Gwet's AC1) get no bootstrap CI (each resample costs ~0.3 s there) and a note says so.
     """
     boot = {"n_resamples": n_resamples, "seed": seed, "confidence": confidence}
+    boot["categories"] = categories  # type: ignore[assignment]
     scale = len(table.categories) > MANY_CATEGORIES
     slow = {**boot, "n_resamples": 0} if scale else boot
     note = ""
@@ -134,18 +144,23 @@ def agreement_command(
     seed: int = typer.Option(0, help="Bootstrap seed."),
     confidence: float = typer.Option(0.95, help="CI level."),
     out: Path | None = typer.Option(None, help="Write agreement.csv and agreement.json here."),
+    categories: str | None = typer.Option(
+        None, help="The category set, comma-separated (default: the labels present)."
+    ),
 ) -> None:
     """Agreement among all raters of LABELS, with bootstrap CIs and category prevalence."""
     _check_choice("--level", level, LEVELS)
     table = _load(labels, format)
-    results, prev, note = agreement_results(table, level, n_resamples, seed, confidence)
+    cats = parse_categories(categories, table.categories, table.source)
+    results, prev, note = agreement_results(table, level, n_resamples, seed, confidence, cats)
     shown = list(prev.per_category.values()) if len(prev.counts) <= MANY_CATEGORIES else []
     view = Table(title=f"Agreement: {table.n_items} items x {table.n_raters} raters")
     for column in ("statistic", "value [CI]", "items", "raters", "level"):
         view.add_column(column, justify="left" if column == "statistic" else "right")
     rows = []
     for r in results + shown:
-        view.add_row(r.statistic, _fmt(r.value, r.ci), str(r.n_items), str(r.n_raters), r.level)
+        value = _fmt(r.value, r.ci) if r.note is None else "undefined"
+        view.add_row(r.statistic, value, str(r.n_items), str(r.n_raters), r.level)
         rows.append(
             {
                 "statistic": r.statistic,
@@ -158,9 +173,13 @@ def agreement_command(
                 "confidence": r.confidence,
                 "n_resamples": r.n_resamples,
                 "seed": r.seed,
+                "note": r.note,
             }
         )
     console.print(view)
+    for r in results:
+        if r.note is not None:
+            console.print(f"{r.statistic}: undefined ({r.note})", highlight=False)
     if shown:
         counts = ", ".join(f"{c}: {n}" for c, n in prev.counts.items())
         console.print(f"ratings per category ({prev.n_ratings} in all): {counts}")
@@ -176,6 +195,7 @@ def agreement_command(
                 n_resamples=n_resamples,
                 seed=seed,
                 confidence=confidence,
+                categories=cats,
             ),
             "n_items": table.n_items,
             "raters": [str(r) for r in table.raters],
@@ -277,9 +297,7 @@ def grid_command(
     print_grid(result, out_dir(spec, out), console)
 
 
-try:  # `calibrate validity` lives in its own module (another command group's worker)
-    from judgekit.cli.validity import validity_command
-except ImportError:  # pragma: no cover - only while that module is absent
-    validity_command = None
-if validity_command is not None:
-    calibrate_app.command("validity")(validity_command)
+# `calibrate validity`, `estimate` and `plan` live in their own modules, registered here
+calibrate_app.command("validity")(validity_command)
+calibrate_app.command("estimate")(estimate_command)
+calibrate_app.command("plan")(plan_command)

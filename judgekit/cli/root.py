@@ -42,6 +42,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "config.",
     ),
     "mqm": ("judgekit.cli.mqm", "MQM scores from human or judge error annotations."),
+    "review": (
+        "judgekit.cli.review",
+        "Annotation pages for human labels (post-edit, meanings, CS/CA, MQM) and their import.",
+    ),
     "run": (
         "judgekit.cli.run",
         "Run CONFIG's pipeline; writes records.jsonl, tables, figures and summary.json to OUT.",

@@ -40,13 +40,18 @@ def run_command(
     dry_run: bool = typer.Option(
         False, "--dry-run", help="Print the calls, tokens and cost a run would need; send nothing."
     ),
+    no_preflight: bool = typer.Option(
+        False,
+        "--no-preflight",
+        help="Skip the checks of keys, servers and served model names before the first call.",
+    ),
 ) -> None:
     """Run CONFIG's pipeline; writes records.jsonl, tables, figures and summary.json to OUT.
 
     Running the same command again resumes: tasks already recorded are never called again.
     """
     execute(config, set_, limit=limit, out=out, no_cache=no_cache, retry_errors=retry_errors,
-            dry_run=dry_run)  # fmt: skip
+            dry_run=dry_run, preflight=not no_preflight)  # fmt: skip
 
 
 def execute(config: Path | Any, overrides: list[str], **options: Any) -> RunResult:
@@ -54,13 +59,14 @@ def execute(config: Path | Any, overrides: list[str], **options: Any) -> RunResu
     pipeline's summary, the signature and the totals.
 
     Raises:
-        typer.Exit: code 1 when every task of the run got no answer.
+        typer.Exit: code 1 when every task got no answer, or when nothing was scored and an
+            endpoint was found not to follow the JSON schema.
     """
     from judgekit.engine import run
 
     live = _Live()
     try:
-        result = run(config, overrides, on_progress=live.update, **options)
+        result = run(config, overrides, on_progress=live.update, on_warning=_warn, **options)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: what is recorded stays
         live.stop()
         p = live.last
@@ -90,6 +96,8 @@ class _Live:
     def update(self, p: RunProgress) -> None:
         self.last = p
         if p.event == "planned":
+            if p.preflight:
+                console.print(Text(f"preflight: {p.preflight}"))
             console.print(
                 Text(p.run_name, style="bold"),
                 Text(
@@ -115,12 +123,18 @@ class _Live:
             self._progress = None
 
 
+def _warn(message: str) -> None:
+    console.print(Text(f"warning: {message}", style="bold yellow"), soft_wrap=True)
+
+
 def _stats(p: RunProgress) -> str:
+    from judgekit.llm.usage import cost_text
+
     status = p.status
     return (  # this process's requests and records (a resume's earlier ones are not counted)
         f"requests {p.requests}; ok {status['ok']} "
         f"unscored {status['unscored']} error {status['error']} cached {status['cached']}; "
-        f"tokens {p.tokens:,} ${p.cost_usd:.4f}"
+        f"tokens {p.tokens:,} {cost_text(p.cost_usd, p.cost_unknown)}"
     )
 
 
@@ -171,6 +185,8 @@ def _print_result(result: RunResult) -> None:
 
 
 def _print_totals(result: RunResult) -> None:
+    from judgekit.llm.usage import cost_text
+
     summary = result.summary_data or {}
     items = summary.get("items", {})
     usage = summary["usage"]
@@ -179,10 +195,15 @@ def _print_totals(result: RunResult) -> None:
         f"items {items.get('planned')}: judged {items.get('judged')}, "
         f"excluded {items.get('excluded')}; records {usage['calls']} {usage['status']}, "
         f"tokens in {totals.get('tokens_in', 0):,.0f} out {totals.get('tokens_out', 0):,.0f}, "
-        f"cost ${totals.get('cost_usd', 0):.4f}; "
+        f"cost {cost_text(totals.get('cost_usd', 0), totals.get('cost_unknown', 0))}; "
         f"requests sent this run {result.requests} (retries and re-asks included); "
         f"{result.elapsed_s:.0f}s; results in {result.out_dir}"
     )
+    if usage.get("normalised"):
+        console.print(
+            f'{usage["normalised"]} answers spelled a boolean as a string (" true"): read after '
+            "strict normalisation, counted in summary.json (usage.normalised)"
+        )
     errors = usage["status"].get("error", 0)
     if errors:
         console.print(
@@ -191,3 +212,9 @@ def _print_totals(result: RunResult) -> None:
         )
     if result.all_failed:
         raise typer.Exit(1)  # nothing answered at all: fail loudly
+    if result.nothing_scored:
+        console.print(
+            "nothing was scored: every answer failed validation (reasons in records.jsonl)"
+        )
+        if result.warnings:  # an endpoint that ignores the JSON schema: fail loudly
+            raise typer.Exit(1)

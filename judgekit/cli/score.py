@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated
@@ -12,9 +13,10 @@ from rich.table import Table
 
 from judgekit.cli.output import plain_console
 from judgekit.cli.root import app
-from judgekit.errors import InputError, JudgekitError
+from judgekit.errors import InputError, JudgekitError, JudgekitWarning
 from judgekit.metrics import mt
 from judgekit.metrics.spm import FLORES200_ENV
+from judgekit.metrics.tokenizers import tokenizer_for
 
 
 def _metric_names(spec: str) -> list[str]:
@@ -42,7 +44,16 @@ def score(
         str | None,
         typer.Option(
             help="BLEU tokenizer for every BLEU-type metric (13a, zh, ja-mecab, char, intl, "
-            "flores200, spm:PATH). Default: flores200 for spbleu, 13a for bleu."
+            "flores200, spm:PATH). Default: flores200 for spbleu; for bleu the target "
+            "language's (--target-lang), else 13a."
+        ),
+    ] = None,
+    target_lang: Annotated[
+        str | None,
+        typer.Option(
+            help="Target language: FLORES code (cmn_Hans, jpn_Jpan), locale "
+            "(cmn_Hans_Singapore) or ISO 639 code (zh, ja, ko); picks BLEU's tokenizer "
+            "(zh, ja-mecab, ko-mecab or char, else 13a)."
         ),
     ] = None,
     spm_model: Annotated[
@@ -76,21 +87,32 @@ def score(
                 baseline,
                 f"has {len(base_hyps)} lines but the hypothesis file {hyp} has {len(hyps)}",
             )
-    options = {"tokenize": tokenize, "spm_model": spm_model}
+    if target_lang is not None:
+        tokenizer_for(target_lang, field="--target-lang")  # a bad value fails before scoring
+    options = {"tokenize": tokenize, "spm_model": spm_model, "target_lang": target_lang}
     corpus: list[mt.CorpusScore] = []
     names: list[str] = []
-    for name in _metric_names(metric):
-        result = mt.corpus_score(name, hyps, refs, **options)
-        if all((c.metric, c.signature) != (result.metric, result.signature) for c in corpus):
-            corpus.append(result)
-            names.append(name)
-    seg = [mt.segment_scores(n, hyps, refs, **options) for n in names] if segments else []
-    tests = []
-    if base_hyps is not None:
-        tests = [
-            mt.paired_test(n, hyps, base_hyps, refs, test=paired, n_samples=n_samples, **options)
-            for n in names
-        ]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", JudgekitWarning)
+        for name in _metric_names(metric):
+            result = mt.corpus_score(name, hyps, refs, **options)
+            if all((c.metric, c.signature) != (result.metric, result.signature) for c in corpus):
+                corpus.append(result)
+                names.append(name)
+    notes = list(dict.fromkeys(str(w.message) for w in caught if w.category is JudgekitWarning))
+    for note in notes:
+        typer.echo(f"warning: {note}", err=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", JudgekitWarning)  # said once above
+        seg = [mt.segment_scores(n, hyps, refs, **options) for n in names] if segments else []
+        tests = []
+        if base_hyps is not None:
+            tests = [
+                mt.paired_test(
+                    n, hyps, base_hyps, refs, test=paired, n_samples=n_samples, **options
+                )
+                for n in names
+            ]
     if as_json:
         payload = {
             "hyp": str(hyp),
@@ -98,6 +120,7 @@ def score(
             "scores": [asdict(c) for c in corpus],
             "segments": [asdict(s) for s in seg],
             "paired": [asdict(t) | {"baseline": str(baseline)} for t in tests],
+            "warnings": notes,
         }
         typer.echo(json.dumps(payload, ensure_ascii=False, indent=2))
         return

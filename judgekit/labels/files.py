@@ -65,3 +65,34 @@ def key_value(value: Any, jsonl: bool) -> Any:
     if jsonl:
         return value if not isinstance(value, (list, dict)) else json.dumps(value)
     return value.strip() if isinstance(value, str) else value
+
+
+def parse_categories(
+    spec: str | None, present: list[Any], source: str | None = None
+) -> list[Any] | None:
+    """A category set given as text (``--categories 1,2``), typed like the labels ``present``
+    in a table (numbers when they are all numbers, as :func:`coerce_numbers` reads them).
+
+    Raises:
+        InputError: an empty or repeated category, a non-number for numeric labels, or a label
+            of the table (read from ``source``) that is not among them.
+    """
+    if spec is None:
+        return None
+    names = [c.strip() for c in spec.split(",")]
+    if "" in names or len(set(names)) != len(names):
+        raise InputError(
+            None, f"{spec!r}: give distinct, non-empty categories", field="--categories"
+        )
+    numeric = bool(present) and all(
+        isinstance(c, (int, float)) and not isinstance(c, bool) for c in present
+    )
+    cats = coerce_numbers(names) if numeric else names
+    if numeric and cats is names:
+        raise InputError(None, f"{spec!r}: the labels are numbers, so are the categories",
+                         field="--categories")  # fmt: skip
+    missing = [str(c) for c in present if c not in cats]
+    if missing:
+        raise InputError(source, f"labels not in --categories {spec}: {', '.join(missing)}",
+                         field="label")  # fmt: skip
+    return list(cats)

@@ -2,29 +2,83 @@
 and the record that ends it.
 
 Transient failures (429, 5xx, timeouts, refused connections) are retried with tenacity
-(``retry.py``), bounded by attempts and total time. An answer that does not validate is re-asked
-at most ``max_reasks`` times with only the latest answer and its correction added (the context
-never grows further); one that never validates ends ``unscored`` with its raw text and reason,
-a call that gets no answer ends ``error`` with the reason. An error string is never parsed as an
-answer, and nothing is mapped to a default.
+(``retry.py``), bounded by attempts and total time; refusals no retry can fix (401/403, 404,
+400: ``errors.py``) are not retried, and the record's reason names their kind. An answer that
+does not validate is re-asked at most ``max_reasks`` times with only the latest answer and its
+correction added (the context never grows further); one that never validates ends ``unscored``
+with its raw text and reason, a call that gets no answer ends ``error`` with the reason. An
+error string is never parsed as an answer, and nothing is mapped to a default.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from judgekit.errors import JudgekitError
-from judgekit.llm.backends import Completion
+from judgekit.llm.answers import start_noting
+from judgekit.llm.endpoint import Completion
 from judgekit.llm.models import ModelState
-from judgekit.llm.retry import QUEUED, is_transient, retrying
+from judgekit.llm.retry import CALL, CallState, is_transient, retrying
 from judgekit.llm.secrets import redact
 from judgekit.llm.structured import InvalidAnswer, OutputFormat, parse_answer, reask_messages
+from judgekit.llm.task import Task
 from judgekit.runlog import Record
 
-if TYPE_CHECKING:
-    from judgekit.llm.client import Task
+
+class _Call:
+    """What one task's call adds up across its attempts and re-asks, and its record."""
+
+    def __init__(self, base: dict[str, Any], state: CallState) -> None:
+        self.base = base
+        self.state = state
+        self.started = time.monotonic()
+        self.reasks = self.tokens_in = self.tokens_out = 0
+        self.cost: float | None = 0.0
+        self.raw: str | None = None
+        self.served: str | None = None
+        self.reason = ""
+
+    def record(self, status: str, **fields: Any) -> Record:
+        """The task's record; ``latency_s`` leaves out time queued or paused (seconds)."""
+        latency = time.monotonic() - self.started - self.state.queued
+        return Record(
+            **self.base, status=status, raw=self.raw, attempts=self.state.attempts,
+            reasks=self.reasks, latency_s=round(latency, 4), tokens_in=self.tokens_in,
+            tokens_out=self.tokens_out, cost=self.cost, served_by=self.served, **fields,
+        )  # fmt: skip
+
+    def take(
+        self, answer: Completion, fmt: OutputFormat, on_warning: Callable[[str], None] | None
+    ) -> dict[str, Any] | None:
+        """Count ``answer`` and validate it: the parsed answer, or None (``reason`` set)."""
+        self.tokens_in += answer.tokens_in
+        self.tokens_out += answer.tokens_out
+        cost: Any = answer.cost  # None where a price is unknown (kept as None)
+        self.cost = None if self.cost is None or cost is None else self.cost + cost
+        self.raw, self.served = answer.raw, answer.served_by
+        failure = None
+        try:
+            obj = answer.parsed or parse_answer(answer.raw, fmt.schema, answer.finish_reason)
+        except InvalidAnswer as exc:
+            failure = self.reason = exc.reason
+        if answer.health is not None:
+            warning = answer.health.on_answer(fmt.strategy, failure)
+            if warning is not None and on_warning is not None:
+                on_warning(warning)
+        return None if failure is not None else obj.model_dump(mode="json")
+
+
+def error_reason(exc: BaseException) -> str:
+    """The reason of an ``error`` record: ``transient: ...`` for failures that outlasted their
+    retries, ``request: <kind>: ...`` for refusals (``auth``, ``unknown_model``...)."""
+    if is_transient(exc):
+        prefix = "transient"
+    else:
+        kind = getattr(exc, "kind", None)
+        prefix = f"request: {kind}" if kind else "request"
+    return redact(f"{prefix}: {type(exc).__name__}: {exc}")[:500]
 
 
 async def call_task(
@@ -33,6 +87,7 @@ async def call_task(
     fmt: OutputFormat,
     base: dict[str, Any],
     on_attempt: Callable[[], None],
+    on_warning: Callable[[str], None] | None = None,
 ) -> tuple[Record, bool]:
     """Call ``model`` (its backend built) for ``task`` until a validated answer, the re-asks
     run out, or no answer comes.
@@ -42,7 +97,9 @@ async def call_task(
         model: the task's model state, with its backend.
         fmt: the output format of ``task.schema`` for this model.
         base: the record fields every outcome shares (``LLMClient._base``).
-        on_attempt: called once per HTTP attempt (retries and re-asks included).
+        on_attempt: called once per HTTP request, when it is sent (not while it waits for a
+            slot; retries and re-asks included).
+        on_warning: called with an endpoint's warning (``health.py``), once per endpoint.
 
     Returns:
         ``(record, by_primary)``: the record (``ok``, ``unscored`` or ``error``; ``latency_s``
@@ -54,106 +111,65 @@ async def call_task(
     """
     spec = task.spec
     messages = task.messages
-    counter, queued = [0], [0.0]
-    reasks = tokens_in = tokens_out = 0
-    cost = 0.0
-    raw: str | None = None
-    served: str | None = None
-    reason = ""
-    started = time.monotonic()
-
-    def record(status: str, **fields: Any) -> Record:
-        return Record(
-            **base,
-            status=status,
-            raw=raw,
-            attempts=counter[0],
-            reasks=reasks,
-            latency_s=round(time.monotonic() - started - queued[0], 4),
-            tokens_in=tokens_in,
-            tokens_out=tokens_out,
-            cost=cost,
-            served_by=served,
-            **fields,
-        )
-
+    call = _Call(base, CallState(on_sent=on_attempt))
+    noted = start_noting()  # booleans read from strings (judgekit.llm.answers)
     for reask in range(spec.max_reasks + 1):
-        reasks = reask
+        call.reasks = reask
+        noted.clear()
         try:
-            answer = await _attempts(model, messages, fmt, counter, queued, on_attempt)
+            answer = await _attempts(model, messages, fmt, call.state)
         except InvalidAnswer as exc:  # tools mode validates inside instructor
-            raw, reason = exc.raw, exc.reason
+            call.raw, call.reason = exc.raw, exc.reason
         except JudgekitError:
             raise
         except Exception as exc:  # transient errors outlasted retries, or a hard refusal
-            kind = "transient" if is_transient(exc) else "request"
-            message = redact(f"{kind}: {type(exc).__name__}: {exc}")[:500]
-            return record("error", reason=message), False
+            return call.record("error", reason=error_reason(exc)), False
         else:
-            tokens_in += answer.tokens_in
-            tokens_out += answer.tokens_out
-            cost += answer.cost
-            raw, served = answer.raw, answer.served_by
-            try:
-                obj = answer.parsed or parse_answer(raw, fmt.schema, answer.finish_reason)
-            except InvalidAnswer as exc:
-                reason = exc.reason
-            else:
-                parsed = obj.model_dump(mode="json")
-                return record("ok", parsed=parsed), answer.spec is spec
+            parsed = call.take(answer, fmt, on_warning)
+            if parsed is not None:
+                return call.record("ok", parsed=parsed, normalised=len(noted)), answer.spec is spec
         if reask == spec.max_reasks:
             break
         # bounded re-ask: the original messages plus only the latest answer and correction
         again = reask_messages(
-            task.messages, raw, reason, window=spec.window(), max_tokens=spec.max_tokens
+            task.messages, call.raw, call.reason, window=spec.window(), max_tokens=spec.max_tokens
         )
         if again is None:
-            reason += " (no re-ask: the prompt fills the context window)"
+            call.reason += " (no re-ask: the prompt fills the context window)"
             break
         messages = again
-    return record("unscored", reason=redact(reason)[:500]), False
+    return call.record("unscored", reason=redact(call.reason)[:500]), False
 
 
 async def _attempts(
-    model: ModelState,
-    messages: list[dict[str, Any]],
-    fmt: OutputFormat,
-    counter: list[int],
-    queued: list[float],
-    on_attempt: Callable[[], None],
+    model: ModelState, messages: list[dict[str, Any]], fmt: OutputFormat, state: CallState
 ) -> Completion:
     """Attempts until an answer, under the tenacity policy of ``retry.py``. The first
     attempt runs outside tenacity (most calls need one); a transient failure enters the
-    policy as its attempt 1, so back-off, Retry-After and the bounds count it. Seconds
-    spent waiting for an endpoint slot are added to ``queued[0]``."""
+    policy as its attempt 1, so back-off, Retry-After and the bounds count it. The sender
+    counts requests and adds the seconds spent queued or paused to ``state``."""
     spec = model.spec
+    backend: Any = model.backend
     started = time.monotonic()
-    QUEUED.set(queued)
-    before = queued[0]
-    counter[0] += 1
-    on_attempt()
+    CALL.set(state)
+    before = state.queued
     try:
-        return await model.backend.complete(  # type: ignore[union-attr]
-            messages, fmt, spec.max_retries <= 1
-        )
+        return await backend.complete(messages, fmt, spec.max_retries <= 1)
     except Exception as exc:
         if not is_transient(exc) or spec.max_retries <= 1:
             raise
         first: Exception | None = exc
-    budget = max(0.0, spec.total_time() - (time.monotonic() - started - queued[0] + before))
-    waited = queued[0]
+    active = time.monotonic() - started - (state.queued - before)
+    budget = max(0.0, spec.total_time() - active)
+    waited = state.queued
     result: Completion | None = None
-    policy = retrying(spec.max_retries, spec.retry_max_wait, budget, lambda: queued[0] - waited)
+    policy = retrying(spec.max_retries, spec.retry_max_wait, budget, lambda: state.queued - waited)
     async for attempt in policy:
         with attempt:
             if first is not None:  # replay attempt 1's failure for the policy
                 exc, first = first, None
                 raise exc
-            counter[0] += 1
-            on_attempt()
             last = attempt.retry_state.attempt_number >= spec.max_retries
-            result = await model.backend.complete(  # type: ignore[union-attr]
-                messages, fmt, last
-            )
+            result = await backend.complete(messages, fmt, last)
     assert result is not None
     return result

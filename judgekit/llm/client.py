@@ -13,52 +13,22 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
-from pydantic import BaseModel
-
+from judgekit.errors import JudgekitError
 from judgekit.llm.backends import Sender
 from judgekit.llm.cache import ResponseCache, task_key
 from judgekit.llm.call import call_task
 from judgekit.llm.models import ModelRegistry, ModelState
 from judgekit.llm.secrets import redact
-from judgekit.llm.spec import ModelSpec
 from judgekit.llm.structured import InvalidAnswer, cached_answer, parse_answer
+from judgekit.llm.task import Task
 from judgekit.llm.transport import AiohttpTransport
 from judgekit.llm.usage import UsageTotals
-from judgekit.prompts import Prompt
 from judgekit.runlog import Record, RecordIndex, RunLog
 
 __all__ = ["InvalidAnswer", "LLMClient", "Task", "parse_answer", "redact"]
-
-
-@dataclass
-class Task:
-    """One structured LLM call a pipeline asks for.
-
-    Attributes:
-        key: stable id of the task in the run (resume skips keys already recorded).
-        stage: pipeline stage (``generate``, ``judge``...).
-        role: config role whose model answers (``generator``, ``judge``...).
-        spec: the model.
-        messages: chat messages (OpenAI format).
-        schema: pydantic model the answer must validate against.
-        prompt: the template the messages were rendered from (id and hash are recorded).
-        sample_index: repeat number for deliberate resampling (part of the cache key).
-        meta: data the pipeline needs back with the record (word, language...).
-    """
-
-    key: str
-    stage: str
-    role: str
-    spec: ModelSpec
-    messages: list[dict[str, Any]]
-    schema: type[BaseModel]
-    prompt: Prompt
-    sample_index: int = 0
-    meta: dict[str, Any] = field(default_factory=dict)
 
 
 class LLMClient:
@@ -68,6 +38,9 @@ class LLMClient:
         runlog: the run's record log (tasks already in it are returned, not called).
         cache: response cache, or None to disable.
         on_record: called with each new record (progress display).
+        on_warning: called with each endpoint warning as it arises (an endpoint that ignores
+            the JSON schema; an outage beginning and ending; see ``health.py``); every warning
+            is also kept in ``warnings``.
 
     Attributes:
         calls_made: HTTP attempts sent by this process.
@@ -76,6 +49,7 @@ class LLMClient:
         seen: ``key -> Record`` of every record this run used, resumed or new (read lazily
             from the run log; iterate ``records()`` to stream them).
         usage: running totals per role and model of the records written by this process.
+        warnings: the endpoint warnings of this run, in order.
     """
 
     def __init__(
@@ -85,8 +59,11 @@ class LLMClient:
         on_record: Callable[[Record], None] | None = None,
         *,
         retry_errors: bool = False,
+        on_warning: Callable[[str], None] | None = None,
     ) -> None:
         self.runlog = runlog
+        self.on_warning = on_warning
+        self.warnings: list[str] = []
         self.retry_errors = retry_errors
         self.cache = cache
         self.on_record = on_record
@@ -96,6 +73,7 @@ class LLMClient:
         self.usage = UsageTotals()
         self.transport = AiohttpTransport()
         self.models = ModelRegistry(Sender(self.transport))
+        self.models.sender.on_notice = self._warn
         self._prefetched: dict[str, tuple[str, dict[str, Any] | None]] = {}
         self._running: dict[str, asyncio.Future[Record]] = {}
         self._called: set[str] = set()
@@ -238,7 +216,8 @@ class LLMClient:
 
         Raises:
             JudgekitError: the model cannot be used at all (an API key variable unset, the
-                embedded model missing).
+                embedded model missing), or its endpoint refused the first tasks alike (401,
+                404, 400: the stop rule of ``health.py``; their records are written first).
         """
         loop = asyncio.get_running_loop()
         while (running := self._running.get(task.key)) is not None:
@@ -307,10 +286,27 @@ class LLMClient:
         base = self._base(task, model)
         if model.backend is None:
             await self.models.backend(model)
-        record, by_primary = await call_task(task, model, fmt, base, self._count_attempt)
+        record, by_primary = await call_task(
+            task, model, fmt, base, self._count_attempt, self._warn
+        )
         if ckey is not None and by_primary and record.status == "ok":
             self.cache.set(ckey, {"raw": record.raw, "parsed": record.parsed})  # type: ignore[union-attr]
-        return self._finish(record)
+        self._finish(record)
+        if record.status == "error":
+            self._stop_if_refused(model)
+        return record
+
+    @staticmethod
+    def _stop_if_refused(model: ModelState) -> None:
+        """Raise the stop rule's verdict (``health.py``) if an endpoint of ``model`` has one."""
+        for ep in getattr(model.backend, "endpoints", {}).values():
+            if ep.health.verdict is not None:
+                raise JudgekitError(ep.health.verdict)
+
+    def _warn(self, message: str) -> None:
+        self.warnings.append(message)
+        if self.on_warning is not None:
+            self.on_warning(message)
 
     @staticmethod
     def _base(task: Task, model: ModelState) -> dict[str, Any]:

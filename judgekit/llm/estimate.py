@@ -77,7 +77,7 @@ def dry_run(tasks: Iterable[Any], runlog: RunLog, cache: ResponseCache | None) -
         prices = prices_for(spec)
         if not prices.known:
             out.unpriced.add(spec.model)
-        cost = prices.cost(t_in, spec.max_tokens)
+        cost = prices.cost(t_in, spec.max_tokens) or 0.0  # unpriced: listed apart
         out.calls += 1
         out.tokens_in += t_in
         out.tokens_out_max += spec.max_tokens

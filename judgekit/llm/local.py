@@ -57,6 +57,19 @@ def resolve_gguf(name: str) -> Path:
     return path
 
 
+def check_installed(name: str) -> Path:
+    """The GGUF file of ``local/<name>`` once llama-cpp-python and the model are known to be
+    installed (what the embedded server needs before it starts).
+
+    Raises:
+        JudgekitError: llama-cpp-python, the model's package or its file is missing (the
+            message says how to install them).
+    """
+    if importlib.util.find_spec("llama_cpp") is None:
+        raise JudgekitError(f"llama-cpp-python is not installed; {INSTALL_HINT}")
+    return resolve_gguf(name)
+
+
 def _die_with_parent() -> None:
     """In the child: ask Linux to SIGKILL it when judgekit dies, even by kill -9, so a crashed
     run never leaves a server generating on the CPU (prctl PR_SET_PDEATHSIG)."""
@@ -103,9 +116,7 @@ class EmbeddedServer:
         """Start the server (idempotent) and return its ``api_base``."""
         if self.process is not None and self.process.poll() is None:
             return self.api_base
-        if importlib.util.find_spec("llama_cpp") is None:
-            raise JudgekitError(f"llama-cpp-python is not installed; {INSTALL_HINT}")
-        gguf = resolve_gguf(self.name)
+        gguf = check_installed(self.name)
         self.port = _free_port()
         fd, log_name = tempfile.mkstemp(prefix="judgekit-llama-", suffix=".log")
         os.close(fd)

@@ -8,23 +8,21 @@ run answered entirely from the run log or the cache starts no server and imports
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel
 
-from judgekit.llm.backends import Backend, Sender, SingleBackend, make_endpoint
+from judgekit.llm.backends import Backend, Sender, SingleBackend
 from judgekit.llm.cache import key_prefix
+from judgekit.llm.endpoint import make_endpoint
 from judgekit.llm.limits import EndpointLimiter
 from judgekit.llm.local import EmbeddedServer
 from judgekit.llm.router import RoutedBackend, chain_of
 from judgekit.llm.spec import ModelSpec
 from judgekit.llm.structured import OutputFormat, cached_answer, output_format
+from judgekit.llm.task import Task
 from judgekit.prompts import Prompt
 from judgekit.runlog import Record
-
-if TYPE_CHECKING:
-    from judgekit.llm.client import Task
-
 
 _new_record = Record.__pydantic_validator__.validate_python  # Record.model_validate, unwrapped
 

@@ -1,18 +1,19 @@
 """Retry policy for transient failures (tenacity): 429, 5xx, timeouts and connection errors.
 
 Attempts are bounded by count and by total time: no back-off that would end past the deadline
-(time spent queued behind other tasks for an endpoint slot does not count). Back-off is
-exponential with jitter and never shorter than a server's ``Retry-After``. Invalid answers are
-not retried here: they go to the bounded re-ask in ``client.py``. Nothing here imports litellm:
-its errors are recognised if it is loaded.
+(time spent queued behind other tasks for an endpoint slot, or paused while the endpoint is
+down, does not count). Back-off is exponential with jitter and never shorter than a server's
+``Retry-After``. Invalid answers are not retried here: they go to the bounded re-ask in
+``call.py``. Which errors are transient is decided where they arise (``errors.py``, the
+providers); nothing here knows a provider.
 """
 
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections.abc import Callable
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any
 
 from tenacity import (
@@ -23,86 +24,46 @@ from tenacity import (
 )
 from tenacity.stop import stop_base
 
-# Seconds the current task has spent waiting for an endpoint slot (set per task by the client,
-# added to by the sender): queueing behind other tasks is not time spent retrying.
-QUEUED: ContextVar[list[float] | None] = ContextVar("judgekit_queued", default=None)
-
-_TRANSIENT_STATUS = frozenset({408, 409, 425, 429})
-_LITELLM_TRANSIENT = (
-    "RateLimitError",
-    "Timeout",
-    "APIConnectionError",
-    "InternalServerError",
-    "ServiceUnavailableError",
-    "BadGatewayError",
-)
+from judgekit.llm.errors import TRANSIENT_KINDS, kind_of_status
 
 
-class EndpointError(Exception):
-    """An HTTP call that got no usable answer.
+@dataclass
+class CallState:
+    """What one task's call counts while it runs (set per task by ``call.py``, updated by the
+    sender): HTTP requests sent (``attempts``; ``on_sent`` is called for each, when it is sent,
+    not while it waits for a slot) and seconds spent waiting for an endpoint slot or for an
+    endpoint to come back (``queued``: not time spent retrying, not latency)."""
 
-    Attributes:
-        status_code: HTTP status (None when no response arrived).
-        retry_after: the server's ``Retry-After`` in seconds, if it sent one.
-        transient: whether another attempt may succeed (429, 408, 5xx, timeouts, connection).
-    """
+    on_sent: Callable[[], None] | None = None
+    attempts: int = 0
+    queued: float = 0.0
 
-    def __init__(
-        self,
-        message: str,
-        *,
-        status_code: int | None = None,
-        retry_after: float | None = None,
-        transient: bool | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.status_code = status_code
-        self.retry_after = retry_after
-        if transient is None:
-            transient = status_code is None or _transient_status(status_code)
-        self.transient = transient
+    def sent(self) -> None:
+        """Count one request sent."""
+        self.attempts += 1
+        if self.on_sent is not None:
+            self.on_sent()
 
 
-class EndpointTimeout(EndpointError):
-    """No answer within the spec's ``timeout``."""
-
-
-class EndpointUnavailable(EndpointError):
-    """The endpoint refused or dropped the connection (server down, restarting)."""
-
-
-class RateLimited(EndpointError):
-    """HTTP 429 from the endpoint."""
-
-
-def _transient_status(status: int) -> bool:
-    return status in _TRANSIENT_STATUS or status >= 500
-
-
-def _litellm_transient() -> tuple[type[BaseException], ...]:
-    litellm = sys.modules.get("litellm")
-    if litellm is None:
-        return ()
-    return tuple(getattr(litellm, name) for name in _LITELLM_TRANSIENT if hasattr(litellm, name))
+CALL: ContextVar[CallState | None] = ContextVar("judgekit_call", default=None)
 
 
 def is_transient(exc: BaseException) -> bool:
     """True for errors worth another attempt (rate limits, server errors, timeouts, refused
-    connections); False for refusals such as 400/401/404 and for invalid answers."""
+    connections); False for refusals such as 400/401/404 and for invalid answers. Reads the
+    ``transient`` flag the provider edge set (``errors.EndpointError``)."""
     flag = getattr(exc, "transient", None)
     if isinstance(flag, bool):
         return flag
     if isinstance(exc, asyncio.TimeoutError | TimeoutError | ConnectionError):
         return True
-    if isinstance(exc, _litellm_transient()):
-        return True
     status = getattr(exc, "status_code", None)
-    return isinstance(status, int) and _transient_status(status)
+    return isinstance(status, int) and kind_of_status(status) in TRANSIENT_KINDS
 
 
 def is_rate_limit(exc: BaseException) -> bool:
-    """True for HTTP 429 (ours or litellm's)."""
-    return getattr(exc, "status_code", None) == 429 or type(exc).__name__ == "RateLimitError"
+    """True for HTTP 429."""
+    return getattr(exc, "kind", None) == "rate_limit" or getattr(exc, "status_code", None) == 429
 
 
 def retry_after_seconds(exc: BaseException) -> float | None:

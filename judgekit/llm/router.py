@@ -18,17 +18,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from judgekit.llm.backends import (
-    Completion,
-    Endpoint,
-    Sender,
+from judgekit.llm.backends import Sender
+from judgekit.llm.endpoint import Completion, Endpoint, litellm_route, make_endpoint
+from judgekit.llm.errors import EndpointError
+from judgekit.llm.limits import EndpointLimiter
+from judgekit.llm.providers.litellm import (
     completion_of,
-    litellm_route,
-    make_endpoint,
+    endpoint_error,
+    litellm_kwargs,
     tool_arguments,
 )
-from judgekit.llm.limits import EndpointLimiter
-from judgekit.llm.retry import EndpointError, is_transient
+from judgekit.llm.retry import CALL, is_transient
 from judgekit.llm.spec import ModelSpec
 from judgekit.llm.structured import InvalidAnswer, OutputFormat, output_format, with_hint
 
@@ -72,7 +72,7 @@ class RoutedBackend:
             endpoints: dict[str, Endpoint] = {}
             for dep in member.endpoints():
                 base = (api_bases or {}).get(member.model)
-                ep = make_endpoint(member, dep, base, local_limiters)
+                ep = make_endpoint(member, dep, base, local_limiters, pause=False)
                 while ep.id in self.endpoints:
                     ep.id += "'"
                 self.endpoints[ep.id] = endpoints[ep.id] = ep
@@ -124,7 +124,7 @@ class RoutedBackend:
             except Exception as exc:  # every deployment of the group is cooling down
                 error = error or EndpointError(
                     f"no deployment of {member.model} available: {type(exc).__name__}",
-                    transient=True,
+                    kind="server",
                 )
                 continue
             ep = endpoints[picked["model_info"]["id"]]
@@ -146,18 +146,23 @@ class RoutedBackend:
 
     async def _router_call(self, messages: list[dict[str, Any]], fmt: OutputFormat) -> Completion:
         primary = next(iter(self.groups[0][2].values()))
-        kwargs = self.sender.litellm_kwargs(primary, fmt)
+        kwargs = litellm_kwargs(primary, fmt)
         for key in ("api_base", "api_key", "num_retries"):
             kwargs.pop(key, None)
         if fmt.strategy == "tools":
             kwargs.update(fmt.fields)
         await self.limiter.acquire()
+        state = CALL.get()
+        if state is not None:
+            state.sent()
         ok = False
         try:
             response = await self.router.acompletion(
                 model=self.groups[0][0], messages=with_hint(messages, fmt), **kwargs
             )
             ok = True
+        except Exception as exc:
+            raise endpoint_error(exc) from exc
         finally:
             self.limiter.release(ok=ok)
         hidden = getattr(response, "_hidden_params", None) or {}

@@ -83,6 +83,11 @@ class ModelSpec(BaseModel):
         retry_max_wait: longest back-off between two attempts, in seconds.
         max_total_time: seconds a task may spend on attempts and back-off in all (default:
             ``max_retries * (timeout + retry_max_wait)``).
+        outage_s: seconds judgekit waits for a server that refuses connections: before the
+            run (preflight) and when a server that answered goes down mid-run (its tasks are
+            paused, not failed, while it is probed with back-off). 0 = no wait: tasks retry as
+            for any transient error. Servers only (``api_base``); not for the embedded model,
+            nor a spec with several deployments or fallbacks (the Router's cooldowns apply).
         price_input_per_mtok, price_output_per_mtok: USD per million tokens; None = litellm's
             price table for API routes, 0 for local servers.
         transport: ``aiohttp`` (judgekit's shared-session transport for OpenAI-compatible
@@ -119,6 +124,7 @@ class ModelSpec(BaseModel):
     max_retries: int = Field(4, ge=1, le=20)
     retry_max_wait: float = Field(30.0, gt=0)
     max_total_time: float | None = Field(None, gt=0)
+    outage_s: float = Field(600.0, ge=0)
     price_input_per_mtok: float | None = Field(None, ge=0)
     price_output_per_mtok: float | None = Field(None, ge=0)
     transport: Transport = "auto"

@@ -17,6 +17,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from judgekit.llm.answers import lax_bool_fields
+
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
 _CHARS_PER_TOKEN = 3  # conservative: more tokens per character than English prose has
 _REASK_RAW_CHARS = 1500
@@ -62,8 +64,14 @@ def output_format(schema: type[BaseModel], strategy: str) -> OutputFormat:
     """The (cached) :class:`OutputFormat` of ``schema`` under ``strategy``.
 
     Raises:
-        ValueError: an unknown strategy.
+        ValueError: an unknown strategy, or a schema with a plain ``bool`` (answers' booleans
+            are :data:`judgekit.llm.answers.AnswerBool`, one rule for every schema).
     """
+    if lax_bool_fields(schema):
+        raise ValueError(
+            f"schema {schema.__name__} has a plain bool field: declare answer booleans as "
+            "judgekit.llm.answers.AnswerBool (strict true/false, normalisation recorded)"
+        )
     js = schema.model_json_schema()
     canonical = json.dumps(js, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     digest = hashlib.sha256(canonical.encode("utf-8")).hexdigest()

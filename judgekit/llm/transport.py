@@ -3,7 +3,8 @@
 A judge call is short, so against a fast server the client's per-call work decides the
 throughput. This transport keeps one ``aiohttp.ClientSession`` (one connection pool) per event
 loop for every endpoint, posts prebuilt JSON bodies, and turns HTTP failures into the typed
-errors of ``retry.py``. It builds no client per call, logs nothing and looks up no prices.
+errors of ``errors.py`` (classified here, at the edge). It builds no client per call, logs
+nothing and looks up no prices.
 
 Sessions (one per API key, as default headers) share one connection pool. They are closed by
 :meth:`AiohttpTransport.aclose`, or, if the caller never does, when ``asyncio.run`` finalises
@@ -20,7 +21,7 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
-from judgekit.llm.retry import EndpointError, EndpointTimeout, EndpointUnavailable, RateLimited
+from judgekit.llm.errors import EndpointError, EndpointTimeout, EndpointUnavailable, RateLimited
 from judgekit.llm.secrets import redact
 
 
@@ -116,8 +117,10 @@ class AiohttpTransport:
             EndpointTimeout: no complete answer within ``timeout`` seconds (transient).
             EndpointUnavailable: connection refused, reset or dropped (transient).
             RateLimited: HTTP 429 (transient; ``retry_after`` from the header).
-            EndpointError: any other non-200 status (transient for 408/409/5xx), or a body
-                that is not JSON.
+            EndpointError: any other non-200 status, its ``kind`` from the status and message
+                (``errors.kind_of_status``: 401/403 ``auth``, 404 ``unknown_model``, 400
+                ``bad_request`` or ``context_length``, 5xx ``server``...), or a body that is
+                not JSON (``server``, transient).
         """
         session = self._sessions.get(headers)
         if session is None or self._loop is not asyncio.get_running_loop():
@@ -146,15 +149,30 @@ class AiohttpTransport:
             raise EndpointError(
                 f"HTTP 200 from {_host(url)} with a body that is not JSON",
                 status_code=status,
-                transient=True,
+                kind="server",
             ) from None
         if not isinstance(data, dict):
             raise EndpointError(
                 f"HTTP 200 from {_host(url)}: not a completion object",
                 status_code=status,
-                transient=True,
+                kind="server",
             )
         return data
+
+    async def probe(
+        self, url: str, headers: tuple[tuple[str, str], ...], timeout: float = 2.0
+    ) -> int | None:
+        """``GET url`` (a server's ``/models``): the HTTP status, or None when no response came
+        (refused, reset, timed out). Used to tell when a server that went down is back."""
+        session = self._sessions.get(headers)
+        if session is None or self._loop is not asyncio.get_running_loop():
+            session = await self._session(headers)
+        try:
+            async with session.get(url, timeout=self._timeout(timeout)) as response:
+                await response.read()
+                return response.status
+        except (TimeoutError, aiohttp.ClientError, OSError):
+            return None
 
 
 def _seconds(value: str | None) -> float | None:

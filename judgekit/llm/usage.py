@@ -1,8 +1,11 @@
 """Prices and running usage totals: tokens, cost and latency per (role, model).
 
 Prices are resolved once per model, never per call: the spec's own price (USD per million
-tokens) if set, 0 for servers judgekit talks to directly (the embedded model, vLLM), else
-litellm's bundled price table (read from the installed package, never the network), else 0.
+tokens) if set (0 included), 0 for servers judgekit talks to directly (the embedded model,
+vLLM, ``openai_compatible``), else litellm's bundled price table (``litellm.model_cost``, read
+from the installed package, never the network). A route that table does not price (litellm's
+own ``cost_per_token`` raises ``ModelNotMappedError`` for it) has no known price: its calls
+cost ``None``, never $0, and summaries count them as calls of unknown cost.
 """
 
 from __future__ import annotations
@@ -23,8 +26,10 @@ class Prices:
     output: float = 0.0
     known: bool = True
 
-    def cost(self, tokens_in: int, tokens_out: int) -> float:
-        """USD for one call."""
+    def cost(self, tokens_in: int, tokens_out: int) -> float | None:
+        """USD for one call; None when no price is known (an unknown cost is not $0)."""
+        if not self.known:
+            return None
         return tokens_in * self.input + tokens_out * self.output
 
 
@@ -56,7 +61,10 @@ def _table_prices(route: str) -> Prices:
         import litellm
     for name in (route, route.split("/", 1)[1]):
         info = litellm.model_cost.get(name)
-        if info:
+        priced = isinstance(info, dict) and (
+            "input_cost_per_token" in info or "output_cost_per_token" in info
+        )  # some entries price by second or image only: not a token price
+        if priced:
             return Prices(
                 float(info.get("input_cost_per_token") or 0.0),
                 float(info.get("output_cost_per_token") or 0.0),
@@ -80,9 +88,20 @@ class UsageTotals:
         m["cache_hits"] += int(record.cache_hit)
         m["tokens_in"] += record.tokens_in
         m["tokens_out"] += record.tokens_out
-        m["cost_usd"] += record.cost
+        m["cost_usd"] += record.cost or 0.0
+        m["cost_unknown"] += record.cost is None
         m["latency_s"] += record.latency_s
+
+    def cost_text(self) -> str:
+        """``$0.0123``, plus ``(cost unknown for N calls)`` when some calls have no price."""
+        return cost_text(self.total("cost_usd"), int(self.total("cost_unknown")))
 
     def total(self, name: str) -> float:
         """The sum of one counter over every model (``tokens_in``, ``cost_usd``, ``ok``...)."""
         return sum(m.get(name, 0.0) for m in self.by_model.values())
+
+
+def cost_text(cost_usd: float, unknown: int) -> str:
+    """``$0.0123``, plus ``(cost unknown for N calls)`` when ``unknown`` > 0 calls had no price."""
+    text = f"${cost_usd:.4f}"
+    return text + (f" (cost unknown for {unknown} calls)" if unknown else "")

@@ -11,6 +11,13 @@ Thin over the libraries: scikit-learn ``cohen_kappa_score``, statsmodels ``fleis
 :mod:`judgekit.metrics.krippendorff_alpha` (``krippendorff.alpha``) and is importable from here.
 Result types and the bootstrap path are in :mod:`judgekit.metrics.agreement_results`.
 
+Every statistic takes ``categories``: the category set (and order) of the scale. By default it
+is the set of labels present in the table, which loses a category nobody used: with all
+ratings ``1`` on a {1, 2} scale, Gwet's AC1 is 1.0 (p_a = 1, p_e = 0, Gwet 2008) only when the
+set is given. A label outside the set is an error. Where a statistic is undefined its value is
+NaN and ``note`` says why: "no variation" (every rating one category: kappa, Fleiss' kappa and
+alpha divide 0 by 0), "one item" (irrCAC's AC1 needs two), or no item with 2 ratings.
+
 Missing ratings, per statistic:
 
 * percent agreement, unanimous share: items with at least 2 ratings;
@@ -29,7 +36,7 @@ Missing ratings, per statistic:
 from __future__ import annotations
 
 import warnings
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -43,6 +50,7 @@ from judgekit.metrics.agreement_results import (
     AgreementResult,
     PrevalenceResult,
     boot_settings,
+    degenerate,
     evaluate,
 )
 from judgekit.metrics.krippendorff_alpha import krippendorff_alpha
@@ -60,6 +68,11 @@ __all__ = [
 ]
 
 KappaWeights = Literal["linear", "quadratic"] | None
+Categories = Sequence[Hashable] | None
+_AC1_ONE_CATEGORY = (
+    "no variation: one category seen; AC1's chance agreement needs the category set "
+    "(categories=, --categories)"
+)
 
 
 # -- simple agreement ------------------------------------------------------------------------------
@@ -70,7 +83,7 @@ def _item_agreement(counts: np.ndarray) -> np.ndarray:
     return np.where(r >= 2, p, np.nan)
 
 
-def item_agreement(data: LabelData) -> pd.Series:
+def item_agreement(data: LabelData, *, categories: Categories = None) -> pd.Series:
     """Per-item observed agreement P_i: the share of agreeing rater pairs, in [0, 1].
 
     P_i = sum_k n_ik (n_ik - 1) / (r_i (r_i - 1)), with n_ik ratings of category k and r_i
@@ -78,7 +91,7 @@ def item_agreement(data: LabelData) -> pd.Series:
     Returns a float Series indexed by item.
     """
     table = as_label_table(data)
-    coded, _ = encode(table, table.categories)
+    coded, _ = encode(table, table.categories if categories is None else categories)
     rated = table.ratings_per_item() >= 1
     out = pd.Series(np.nan, index=table.frame.index, dtype=float)
     out[rated.to_numpy()] = _item_agreement(coded.counts())
@@ -88,6 +101,7 @@ def item_agreement(data: LabelData) -> pd.Series:
 def percent_agreement(
     data: LabelData,
     *,
+    categories: Categories = None,
     ci: bool = False,
     n_resamples: int | None = None,
     confidence: float = 0.95,
@@ -98,7 +112,7 @@ def percent_agreement(
     With two raters this is the share of items on which they agree. Items with fewer than 2
     ratings are left out. Source: Fleiss (1971) P-bar; Gwet (2014) ch. 2.
     """
-    coded, n_raters = encode(data)
+    coded, n_raters = encode(data, categories)
     counts = coded.counts()
     counts = counts[counts.sum(axis=1) >= 2]
     p_item = _item_agreement(counts)
@@ -114,6 +128,7 @@ def percent_agreement(
 def unanimous_share(
     data: LabelData,
     *,
+    categories: Categories = None,
     ci: bool = False,
     n_resamples: int | None = None,
     confidence: float = 0.95,
@@ -123,7 +138,7 @@ def unanimous_share(
 
     Items with fewer than 2 ratings are left out (paper 001 reports "unanimous 3-of-3").
     """
-    coded, n_raters = encode(data)
+    coded, n_raters = encode(data, categories)
     counts = coded.counts()
     counts = counts[counts.sum(axis=1) >= 2]
     unanimous = (counts.max(axis=1, initial=0) == counts.sum(axis=1)).astype(float)
@@ -139,6 +154,7 @@ def unanimous_share(
 def prevalence(
     data: LabelData,
     *,
+    categories: Categories = None,
     ci: bool = False,
     n_resamples: int | None = None,
     confidence: float = 0.95,
@@ -147,9 +163,10 @@ def prevalence(
     """Share of all (raw) ratings in each category, e.g. "277/300 raw ratings are CS".
 
     Report it next to kappa: with a skewed label kappa collapses while AC1 does not (paper 001,
-    Danish; Feinstein & Cicchetti 1990, "High agreement but low kappa").
+    Danish; Feinstein & Cicchetti 1990, "High agreement but low kappa"). With ``categories``,
+    a category nobody used is listed with count 0.
     """
-    coded, n_raters = encode(data)
+    coded, n_raters = encode(data, categories)
     counts = coded.counts()
     totals = counts.sum(axis=0)
     boot = boot_settings(ci, n_resamples, confidence, seed)
@@ -178,6 +195,7 @@ def cohen_kappa(
     *,
     weights: KappaWeights = None,
     raters: tuple[Hashable, Hashable] | None = None,
+    categories: Categories = None,
     ci: bool = False,
     n_resamples: int | None = None,
     confidence: float = 0.95,
@@ -190,6 +208,8 @@ def cohen_kappa(
         weights: None (nominal), "linear" (Cicchetti-Allison) or "quadratic" (Fleiss-Cohen);
             the distance between categories is their rank distance in sorted order, as in
             scikit-learn's ``cohen_kappa_score``.
+        categories: the category set and order (module docstring); NaN with ``note`` "no
+            variation" when every rating is the same category (p_e = 1).
 
     Items missing either rating are dropped. ``details`` holds p_o, p_e and the asymptotic
     standard error, its value under H0, z and the asymptotic 95% CI from statsmodels
@@ -209,7 +229,7 @@ def cohen_kappa(
     from sklearn.metrics import cohen_kappa_score  # here: scikit-learn takes ~1 s to import
 
     table = table.dropna_items(2)
-    coded, _ = encode(table)
+    coded, _ = encode(table, categories)
     a, b = coded.codes[:, 0].astype(int), coded.codes[:, 1].astype(int)
     labels = list(range(coded.q))
 
@@ -240,6 +260,7 @@ def cohen_kappa(
         boot_settings(ci, n_resamples, confidence, seed),
         level=weights or "nominal",
         details=details,
+        undefined=degenerate(coded.counts()),
     )
 
 
@@ -267,6 +288,7 @@ def _cac(coded: CodedLabels, idx: np.ndarray, weights: str = "identity") -> CAC:
 def fleiss_kappa(
     data: LabelData,
     *,
+    categories: Categories = None,
     ci: bool = False,
     n_resamples: int | None = None,
     confidence: float = 0.95,
@@ -277,9 +299,10 @@ def fleiss_kappa(
     Complete data (the same number m >= 2 of ratings per item): statsmodels ``fleiss_kappa``
     on ``aggregate_raters`` counts; ``details`` adds the SE under H0 and z (Fleiss, Nee &
     Landis 1979, as R ``irr::kappam.fleiss``). Unequal numbers of ratings per item: Gwet's
-    generalisation (irrCAC ``CAC.fleiss``), see the module docstring. NaN with one category.
+    generalisation (irrCAC ``CAC.fleiss``), see the module docstring. NaN when every rating is
+    the same category (p_e = 1: "no variation"), whatever the category set.
     """
-    coded, n_raters = encode(data)
+    coded, n_raters = encode(data, categories)
     counts = coded.counts()
     r = counts.sum(axis=1)
     complete = len(r) > 0 and r.min() == r.max() >= 2
@@ -303,15 +326,17 @@ def fleiss_kappa(
         n_raters,
         boot_settings(ci, n_resamples, confidence, seed),
         details=details,
+        undefined=degenerate(counts),
     )
     if coded.q >= 2 and (r >= 2).any():
         p_item = _item_agreement(counts)
         p_cat = (counts / np.maximum(r, 1)[:, None]).mean(axis=0)
         details["p_o"] = float(np.nanmean(p_item))
         details["p_e"] = float((p_cat**2).sum())
-        if complete:
-            se0 = _fleiss_null_se(counts)
-            details.update(se_h0=se0, z=result.value / se0)
+        if complete and result.note is None:
+            with np.errstate(all="ignore"):
+                se0 = _fleiss_null_se(counts)
+            details.update(se_h0=se0, z=result.value / se0 if se0 else float("nan"))
     return result
 
 
@@ -319,6 +344,7 @@ def gwet_ac1(
     data: LabelData,
     *,
     weights: str | None = None,
+    categories: Categories = None,
     ci: bool = False,
     n_resamples: int | None = None,
     confidence: float = 0.95,
@@ -330,20 +356,29 @@ def gwet_ac1(
     Br. J. Math. Stat. Psychol. 61:29-48); robust to skewed prevalence where kappa collapses.
     ``weights``: None or any irrCAC weight name ("linear", "quadratic", "ordinal", ...); with
     numeric categories the weights use their values, otherwise their rank in sorted order.
-    Handles missing ratings (Gwet 2014, ch. 2). NaN with one category.
+    Handles missing ratings (Gwet 2014, ch. 2). With ``categories`` of q >= 2 a table where
+    every rating is the same category is 1.0 (p_a = 1, p_e = 0); with one category known
+    (the default when only one is used) NaN. One item: NaN (irrCAC's variance divides by n - 1).
     """
-    coded, n_raters = encode(data)
+    coded, n_raters = encode(data, categories)
     name = "identity" if weights is None else weights
 
     def ac(idx: np.ndarray) -> float:
         return float(_cac(coded, idx, name).gwet()["est"]["coefficient_value"])
 
     details: dict[str, Any] = {}
-    if coded.q >= 2 and (coded.counts().sum(axis=1) >= 2).any():
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
-            est = _cac(coded, np.arange(len(coded.codes)), name).gwet()["est"]
-        details = {"p_a": float(est["pa"]), "p_e": float(est["pe"]), "se": float(est["se"])}
+    counts = coded.counts()
+    if coded.q >= 2 and (counts.sum(axis=1) >= 2).any():
+        try:
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                est = _cac(coded, np.arange(len(coded.codes)), name).gwet()["est"]
+            details = {"p_a": float(est["pa"]), "p_e": float(est["pe"]), "se": float(est["se"])}
+        except (ZeroDivisionError, FloatingPointError, ValueError):
+            details = {}  # the estimate below fails the same way and says why
+    undefined = degenerate(counts, chance_corrected=False)
+    if undefined is None and coded.q < 2:
+        undefined = _AC1_ONE_CATEGORY
     return evaluate(
         "Gwet's AC1" if weights is None else f"Gwet's AC2 ({weights} weights)",
         ac if coded.q >= 2 else (lambda idx: float("nan")),
@@ -352,4 +387,5 @@ def gwet_ac1(
         boot_settings(ci, n_resamples, confidence, seed),
         level=weights or "nominal",
         details=details,
+        undefined=undefined,
     )

@@ -8,6 +8,7 @@ bootstrap resamples of items (:func:`judgekit.metrics.bootstrap.bootstrap_ci`, p
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable, Hashable
 from dataclasses import asdict, dataclass, field
@@ -33,6 +34,8 @@ class AgreementResult:
         level: level of measurement or weighting ("nominal", "linear", "interval", ...).
         confidence, n_resamples, seed: the bootstrap settings (None without a CI).
         details: statistic-specific extras (observed and chance agreement, ASE, z, method).
+        note: why ``value`` is NaN (``"no variation: ..."``, ``"one item: ..."``, ``"no item
+            with 2 or more ratings"``); None when the value is defined.
     """
 
     statistic: str
@@ -45,6 +48,7 @@ class AgreementResult:
     n_resamples: int | None = None
     seed: int | None = None
     details: dict[str, Any] = field(default_factory=dict)
+    note: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (NaN kept as float NaN)."""
@@ -114,25 +118,34 @@ def evaluate(
     boot: Boot,
     level: str = "nominal",
     details: dict[str, Any] | None = None,
+    undefined: str | None = None,
 ) -> AgreementResult:
     """Evaluate ``fn`` on all items (an index array) and, if asked, bootstrap it over items.
 
     Args:
         fn: the statistic as a function of item indices, shape (k,), values in [0, n_items).
+        undefined: the reason to give when the estimate is NaN (the caller knows its data:
+            :func:`degenerate`); without one, the library's error is named.
 
     A resample (or data set) where the statistic is undefined (e.g. no item with 2 ratings,
     a division by zero inside a library) counts as NaN, which the bootstrap drops.
     """
+    failure: list[str] = []
 
     def safe(idx: np.ndarray) -> float:
         try:
             return float(fn(idx))
-        except (ZeroDivisionError, FloatingPointError, ValueError):
+        except (ZeroDivisionError, FloatingPointError, ValueError) as exc:
+            failure.append(f"{type(exc).__name__}: {exc}")
             return float("nan")
 
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         value = safe(np.arange(n_items)) if n_items else float("nan")
+        note = None
+        if math.isnan(value):
+            reason = "no item with 2 or more ratings" if not n_items else None
+            note = undefined or reason or (f"undefined ({failure[0]})" if failure else "undefined")
         interval = None
         if boot.n:
             interval = bootstrap_ci(
@@ -142,5 +155,27 @@ def evaluate(
     return AgreementResult(
         statistic, value, interval, n_items, n_raters, level,
         boot.confidence if on else None, boot.n or None, boot.seed if on else None,
-        details or {},
+        details or {}, note,
     )  # fmt: skip
+
+
+def degenerate(counts: np.ndarray, *, chance_corrected: bool = True) -> str | None:
+    """Why an agreement statistic of per-item category counts may be undefined, or None.
+
+    Args:
+        counts: (n_items, q) ratings of each category per item.
+        chance_corrected: the statistic divides by 1 - p_e (kappa-type, alpha), which is 0 when
+            every rating is the same category.
+
+    Returns:
+        ``"no item with 2 or more ratings"``, ``"no variation: ..."`` (chance-corrected only) or
+        ``"one item: ..."``; None for a table with no such degeneracy.
+    """
+    paired = counts[counts.sum(axis=1) >= 2]
+    if not len(paired):
+        return "no item with 2 or more ratings"
+    if chance_corrected and int((counts.sum(axis=0) > 0).sum()) < 2:
+        return "no variation: every rating is the same category, so chance agreement is 1"
+    if len(paired) == 1:
+        return "one item: irrCAC computes it together with a variance over items, needing 2 or more"
+    return None

@@ -17,56 +17,25 @@
   localised set, per locale (:mod:`judgekit.metrics.ranking`).
 
 Locale-specific word recall (Sec. 3.2) is in :mod:`judgekit.metrics.word_recall`; it shares this
-module's reference reading and tokenizer choice (:func:`default_tokenizer`).
+module's reference reading and the tokenizer choice of :mod:`judgekit.metrics.tokenizers`
+(:func:`default_tokenizer`, the one rule ``judgekit score`` uses too).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
 from pathlib import Path
 
 import pandas as pd
-from sacrebleu.metrics import BLEU
 
 from judgekit.data.testsets import Manifest, Segments, TestSet
 from judgekit.errors import JudgekitError
 from judgekit.metrics import mt
 from judgekit.metrics.ranking import ranking_agreement
+from judgekit.metrics.tokenizers import default_tokenizer
 
 Hyps = Mapping[tuple[str, str], Sequence[str]]
 """Translations keyed by ``(model, test set id)``, one line per reference line."""
-
-_ZH = {"Hans", "Hant", "Hani", "Hanb"}
-_JA = {"Jpan", "Hira", "Kana", "Hrkt"}
-_NO_SPACES = {"Thai", "Laoo", "Khmr", "Mymr"}
-
-
-def default_tokenizer(lang: str) -> str:
-    """sacrebleu tokenizer for text in FLORES language ``lang`` (e.g. ``cmn_Hant`` -> ``zh``).
-
-    ``zh`` for Han scripts, ``ja-mecab`` for Japanese, ``char`` for Thai, Lao, Khmer, Myanmar,
-    ``13a`` otherwise. Used for BLEU (not spBLEU, which always uses ``flores200``) and word recall.
-    """
-    script = lang.split("_")[1] if "_" in lang else ""
-    if script in _ZH:
-        return "zh"
-    if script in _JA:
-        return "ja-mecab"
-    return "char" if script in _NO_SPACES else "13a"
-
-
-@lru_cache(maxsize=16)
-def sacrebleu_tokenizer(name: str):
-    """sacrebleu's tokenizer object by name (``13a``, ``intl``, ``zh``, ``ja-mecab``, ``char``).
-
-    Raises:
-        JudgekitError: unknown or unusable (e.g. MeCab missing).
-    """
-    try:
-        return BLEU(tokenize=name).tokenizer
-    except (ImportError, RuntimeError, KeyError) as exc:
-        raise JudgekitError(f"tokenizer '{name}' is not usable here: {exc}") from exc
 
 
 def _labels(testsets: Sequence[TestSet]) -> dict[str, str]:

@@ -9,6 +9,7 @@ checks them against the package at every level.
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Sequence
 from typing import Literal
 
 import krippendorff
@@ -16,7 +17,7 @@ import numpy as np
 
 from judgekit.errors import JudgekitError
 from judgekit.labels.table import LabelData
-from judgekit.metrics.agreement_results import AgreementResult, boot_settings, evaluate
+from judgekit.metrics.agreement_results import AgreementResult, boot_settings, degenerate, evaluate
 from judgekit.metrics.label_codes import encode
 
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
@@ -62,6 +63,7 @@ def krippendorff_alpha(
     data: LabelData,
     *,
     level: Level = "nominal",
+    categories: Sequence[Hashable] | None = None,
     ci: bool = False,
     n_resamples: int | None = None,
     confidence: float = 0.95,
@@ -73,13 +75,15 @@ def krippendorff_alpha(
     stated in the result. Ordinal uses the sorted order of the categories; interval and ratio
     need numeric labels. Units with fewer than 2 values drop out (``n_items`` counts the rest).
     A CI (``ci=True`` or ``n_resamples > 0``) is a seeded percentile bootstrap over units.
+    ``categories``: the category set and order (default: the labels present); NaN with the
+    reason in ``note`` when every value is the same ("no variation": D_e = 0).
 
     Raises:
         JudgekitError: unknown level, or a non-numeric label at the interval or ratio level.
     """
     if level not in LEVELS:
         raise JudgekitError(f"unknown level of measurement '{level}' (use {', '.join(LEVELS)})")
-    coded, n_raters = encode(data)
+    coded, n_raters = encode(data, categories)
     numeric = coded.numeric_categories()
     if level in ("interval", "ratio") and numeric is None:
         raise JudgekitError(
@@ -106,4 +110,5 @@ def krippendorff_alpha(
         n_raters,
         boot_settings(ci, n_resamples, confidence, seed),
         level=level,
+        undefined=degenerate(counts),
     )

@@ -14,6 +14,11 @@ from which it can be reproduced with the sacrebleu command line.
 References use sacrebleu's stream layout: ``refs[k][i]`` is the k-th reference of segment i.
 Paired significance (bootstrap resampling, Koehn 2004; approximate randomisation, Riezler and
 Maxwell 2005) runs through ``sacrebleu.significance.PairedTest``.
+
+BLEU's tokenizer: ``tokenize`` if given, else the one of ``target_lang``
+(:func:`judgekit.metrics.tokenizers.tokenizer_for`: ``zh`` for Chinese, ``ja-mecab`` for
+Japanese, ...), else ``13a``; references mostly in Chinese, Japanese, Korean or Thai-type script
+scored with ``13a`` raise a :class:`~judgekit.errors.JudgekitWarning`.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from sacrebleu.utils import smart_open
 
 from judgekit.errors import InputError, JudgekitError
 from judgekit.metrics.spm import CUSTOM_SPM_PREFIX, SPBLEU_TOKENIZER, _is_spm, _spm_tokenizer
+from judgekit.metrics.tokenizers import tokenizer_for, warn_if_unsplit
 
 METRICS = ("spbleu", "bleu", "chrf")
 """Metric names accepted by :func:`make_metric` (case-insensitive)."""
@@ -158,6 +164,23 @@ def check_streams(hyps: Sequence[str], refs: Refs) -> None:
             )
 
 
+def bleu_tokenizer(
+    name: str, tokenize: str | None, target_lang: str | None, refs: Refs
+) -> str | None:
+    """The tokenizer metric ``name`` gets: ``tokenize``, else (BLEU only) the one of
+    ``target_lang``; warns when BLEU would split CJK/Thai-type references with ``13a``.
+
+    Raises:
+        InputError: ``target_lang`` is not a language (see :func:`tokenizer_for`).
+    """
+    key = name.strip().lower()
+    if key != "bleu":
+        return tokenize
+    tok = tokenize or (tokenizer_for(target_lang) if target_lang else None)
+    warn_if_unsplit(tok or "13a", (line for stream in refs[:1] for line in stream))
+    return tok
+
+
 def corpus_score(
     name: str,
     hyps: Sequence[str],
@@ -166,17 +189,21 @@ def corpus_score(
     tokenize: str | None = None,
     spm_model: str | Path | None = None,
     lowercase: bool = False,
+    target_lang: str | None = None,
 ) -> CorpusScore:
     """Corpus-level BLEU, spBLEU or chrF of ``hyps`` against the reference streams ``refs``.
 
     With several references, BLEU counts n-gram matches against all of them; chrF keeps the
     best-scoring reference per segment, breaking ties by stream order (so the order can change
-    the last decimals; WMT22's ``chrf-all`` used [refB, refA]).
+    the last decimals; WMT22's ``chrf-all`` used [refB, refA]). ``target_lang`` (FLORES code,
+    locale or ISO 639 code) picks BLEU's tokenizer when ``tokenize`` is not given (module doc).
 
     Raises:
         JudgekitError: see :func:`make_metric` and :func:`check_streams`.
+        InputError: ``target_lang`` is not a language.
     """
     check_streams(hyps, refs)
+    tokenize = bleu_tokenizer(name, tokenize, target_lang, refs)
     label, metric = make_metric(name, tokenize=tokenize, spm_model=spm_model, lowercase=lowercase)
     result = metric.corpus_score(list(hyps), [list(r) for r in refs])
     return CorpusScore(label, result.score, metric.get_signature().format(), str(result))
@@ -190,15 +217,18 @@ def segment_scores(
     tokenize: str | None = None,
     spm_model: str | Path | None = None,
     lowercase: bool = False,
+    target_lang: str | None = None,
 ) -> SegmentScores:
     """Sentence-level scores via sacrebleu's ``sentence_score``, one per hypothesis.
 
     BLEU uses ``effective_order=True`` (``eff:yes``), which reproduces the WMT23 segment scores.
+    ``target_lang``: as in :func:`corpus_score`.
 
     Raises:
         JudgekitError: see :func:`make_metric` and :func:`check_streams`.
     """
     check_streams(hyps, refs)
+    tokenize = bleu_tokenizer(name, tokenize, target_lang, refs)
     label, metric = make_metric(
         name, tokenize=tokenize, spm_model=spm_model, sentence_level=True, lowercase=lowercase
     )
@@ -220,6 +250,7 @@ def paired_test(
     n_samples: int = 0,
     tokenize: str | None = None,
     spm_model: str | Path | None = None,
+    target_lang: str | None = None,
 ) -> PairedResult:
     """Paired significance test of ``hyps`` against ``baseline`` on one corpus metric.
 
@@ -228,6 +259,8 @@ def paired_test(
             ``ar`` (approximate randomisation, 10000 trials by default, with a 1000-resample
             bootstrap for the confidence intervals).
         n_samples: resamples or trials; 0 takes sacrebleu's default.
+        target_lang: picks BLEU's tokenizer when ``tokenize`` is not given (see
+            :func:`corpus_score`).
 
     The seed is sacrebleu's (``SACREBLEU_SEED``, default 12345) and is in the signature, so the
     p-values equal those of ``sacrebleu REF -i BASELINE HYP --paired-bs`` (or ``--paired-ar``).
@@ -240,6 +273,7 @@ def paired_test(
     check_streams(hyps, refs)
     if len(baseline) != len(hyps):
         raise JudgekitError(f"baseline has {len(baseline)} segments but hyps has {len(hyps)}")
+    tokenize = bleu_tokenizer(name, tokenize, target_lang, refs)
     label, metric = make_metric(name, tokenize=tokenize, spm_model=spm_model)
     paired = PairedTest(
         [("baseline", list(baseline)), ("system", list(hyps))],

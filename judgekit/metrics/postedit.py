@@ -28,7 +28,7 @@ from dataclasses import dataclass, fields
 from difflib import SequenceMatcher
 
 from judgekit.errors import JudgekitError
-from judgekit.metrics.contrastive import sacrebleu_tokenizer
+from judgekit.metrics.tokenizers import sacrebleu_tokenizer
 
 STATUSES = ("kept", "edited", "reverted")
 

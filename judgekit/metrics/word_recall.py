@@ -4,7 +4,7 @@ FP = unique terms of the original reference that appear in the translation of th
 source; FN = unique terms of the localised reference missing from it. judgekit's "terms": the
 word types that differ between the two references of a segment (original-only types for FP,
 localised-only types for FN), tokenised by sacrebleu
-(:func:`judgekit.metrics.contrastive.default_tokenizer`: ``13a`` words for space-delimited
+(:func:`judgekit.metrics.tokenizers.default_tokenizer`: ``13a`` words for space-delimited
 scripts, ``zh`` = one token per Han character for Chinese, ``ja-mecab`` words for Japanese,
 ``char`` for Thai, Lao, Khmer and Myanmar), tokens without any letter or digit dropped. Rates are
 pooled (micro) over segments, in [0, 1]: FP rate = sum FP / sum original-only terms, FN rate =
@@ -21,14 +21,8 @@ import pandas as pd
 
 from judgekit.data.testsets import Manifest
 from judgekit.errors import InputError, JudgekitError
-from judgekit.metrics.contrastive import (
-    Hyps,
-    _check_len,
-    _labels,
-    _RefCache,
-    default_tokenizer,
-    sacrebleu_tokenizer,
-)
+from judgekit.metrics.contrastive import Hyps, _check_len, _labels, _RefCache
+from judgekit.metrics.tokenizers import default_tokenizer, sacrebleu_tokenizer
 
 
 def word_types(text: str, tokenize: str = "13a", *, lowercase: bool = False) -> set[str]:

@@ -36,6 +36,11 @@ PIPELINES: dict[str, tuple[str, ...]] = {
         "judgekit.pipelines.localise:write_pairs",
         "judgekit.report.console:print_localise",
     ),
+    "pairwise": (
+        "judgekit.pipelines.pairwise:PairwiseRun",
+        "judgekit.report.pairwise:write_report",
+        "judgekit.report.pairwise:print_summary",
+    ),
     "errors": (
         "judgekit.pipelines.error_typing:ErrorsRun",
         "judgekit.report.error_typing:write_report",

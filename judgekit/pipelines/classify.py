@@ -9,7 +9,9 @@ a label.
 
 Output: ``records.jsonl`` (the llm layer), ``labels.csv`` (long format ``item,rater,label``,
 in item order) and ``summary.json`` (planned / judged / excluded counts that add up, label
-counts per rater, usage).
+counts per rater, usage, and ``labels_common``: label counts and shares per rater on the items
+every rater labelled, with the raters that left items unlabelled marked ``incomplete``; see
+:mod:`judgekit.metrics.common_items`).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from judgekit.data import jsonl_objects
 from judgekit.data.jsonfile import write_json
 from judgekit.errors import InputError
 from judgekit.llm.client import LLMClient, Task
+from judgekit.metrics.common_items import coverage
 from judgekit.pipelines.base import require_models, task_fingerprint, workers
 from judgekit.prompts import load_prompt
 from judgekit.runlog import Record, join_key, usage_summary
@@ -224,6 +227,29 @@ def signature(run: ClassifyRun) -> Signature:
     )
 
 
+def common_shares(run: ClassifyRun, rows: list[tuple[int, str, str, str]]) -> dict[str, Any]:
+    """Label counts and shares (in [0, 1]) per rater on the items every rater labelled.
+
+    Args:
+        rows: ``(index, item id, rater, label)`` of the judged (``ok``) records.
+    """
+    multi = run.options.samples > 1
+    raters = [j.label + (f"#s{s}" if multi else "") for j in run.judges
+              for s in range(run.options.samples)]  # fmt: skip
+    labelled = {(item, rater): label for _, item, rater, label in rows}
+    cov = coverage((r, i.id, (i.id, r) in labelled) for r in raters for i in run.items)
+    counts = {r: Counter(labelled[i, r] for i in cov.common) for r in raters}
+    return {
+        "n_common": cov.n_common,
+        "incomplete": [str(r) for r in cov.incomplete_groups()],
+        "counts": {r: {lab: c[lab] for lab in run.options.labels} for r, c in counts.items()},
+        "shares": {
+            r: {lab: c[lab] / cov.n_common if cov.n_common else None for lab in run.options.labels}
+            for r, c in counts.items()
+        },
+    }
+
+
 def write_report(run: ClassifyRun, records: Iterable[Record], out_dir: Path) -> dict[str, Any]:
     """Write ``labels.csv`` and ``summary.json`` from the run's records (read once, streamed);
     return the summary. ``judged + sum(excluded) == planned`` when every task has a record."""
@@ -257,6 +283,7 @@ def write_report(run: ClassifyRun, records: Iterable[Record], out_dir: Path) -> 
             "excluded": dict(sorted(excluded.items())),
         },
         "labels": {rater: dict(sorted(c.items())) for rater, c in sorted(per_rater.items())},
+        "labels_common": common_shares(run, rows),
         "usage": usage,
         "files": {"records": "records.jsonl", "labels": "labels.csv"},
     }

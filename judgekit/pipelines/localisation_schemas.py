@@ -42,6 +42,7 @@ from pydantic import (
 from judgekit.data import resolve_path, rubric_path
 from judgekit.data.tables import read_table
 from judgekit.errors import InputError
+from judgekit.llm.answers import AnswerBool
 
 _SENTENCE_END = re.compile(r"[.!?]+[\"'”’»)\]]*(?=\s|$)|[。！？]+[」』”’）]*|[।॥]+")
 
@@ -388,7 +389,7 @@ def annotation_schema(rubric: Rubric) -> type[BaseModel]:
     schema = create_model(
         "ErrorAnnotation",
         __base__=_Annotation,
-        no_errors=(bool, ...),
+        no_errors=(AnswerBool, ...),
         errors=(list[error], ...),  # type: ignore[valid-type]
     )
     schema.sides = {t.id: t.quote_from for t in rubric.types}

@@ -15,6 +15,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, create_model, model_validator
 
+from judgekit.llm.answers import AnswerBool
+
 N_MEANINGS = 5
 N_EXAMPLES = 3
 
@@ -70,11 +72,12 @@ class _Bare(BaseModel):
 
 @cache
 def judge_schema(n: int = N_MEANINGS) -> type[BaseModel]:
-    """Schema ``{"valid": [bool] * n}`` (a bare JSON list of n booleans is accepted too)."""
+    """Schema ``{"valid": [bool] * n}`` (a bare JSON list of n booleans is accepted too; each
+    boolean read by :data:`judgekit.llm.answers.AnswerBool`)."""
     model = create_model(
         f"Judgment{n}",
         __base__=_Bare,
-        valid=(list[bool], Field(min_length=n, max_length=n)),
+        valid=(list[AnswerBool], Field(min_length=n, max_length=n)),
     )
     model._field = "valid"  # type: ignore[attr-defined]
     return model

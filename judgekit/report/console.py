@@ -27,6 +27,18 @@ def print_classify(summary: dict[str, Any], console: Any, run: Any = None) -> No
     for rater, counts in summary.get("labels", {}).items():
         table.add_row(rater, *(str(counts.get(label, 0)) for label in labels))
     console.print(table)
+    common = summary.get("labels_common") or {}
+    if common.get("incomplete") and len(common.get("shares", {})) > 1:
+        table = Table(title=f"label shares on the {common['n_common']} items every rater "
+                      "labelled (raters compared here)")  # fmt: skip
+        table.add_column("rater")
+        for label in labels:
+            table.add_column(label)
+        for rater, shares in common["shares"].items():
+            name = rater + (" (incomplete)" if rater in common["incomplete"] else "")
+            table.add_row(name, *("-" if shares[lab] is None else f"{shares[lab]:.3f}"
+                                  for lab in labels))  # fmt: skip
+        console.print(table)
 
 
 def _by_lang(summary: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -68,6 +80,7 @@ def print_spilling(summary: dict[str, Any], console: Any, run: Any = None) -> No
             f"overall spilling rate {summary['spilling_rate']:.3f} "
             f"({invalid} of {judged} judged meanings invalid)"
         )
+    _print_models(summary.get("models_compared") or {}, console)
     back = summary.get("backcheck", {}).get("overall") or {}
     if back.get("n_rejected"):
         why = reasons(summary["items"].get("backcheck_excluded") or {})
@@ -76,6 +89,22 @@ def print_spilling(summary: dict[str, Any], console: Any, run: Any = None) -> No
             f"meanings accepted in English ({back['accepted_share']:.3f})"
             + (f"; items not back-checked: {why}" if why else "")
         )
+
+
+def _print_models(compared: dict[str, Any], console: Any) -> None:
+    """One line ranking the models on their common items (judgekit.metrics.common_items)."""
+    ranking = compared.get("ranking") or []
+    if len(ranking) < 2:
+        return
+    shown = []
+    for r in ranking:
+        rate = r["spilling_rate_common"]
+        text = f"{r['model']} " + ("-" if rate is None else f"{rate:.3f}")
+        shown.append(text + (" (incomplete)" if r["incomplete"] else ""))
+    console.print(
+        f"models on the {compared['n_common']} items judged for every model (lower is better): "
+        + ", ".join(shown)
+    )
 
 
 def print_localise(summary: dict[str, Any], console: Any, run: Any = None) -> None:
@@ -91,20 +120,29 @@ def print_localise(summary: dict[str, Any], console: Any, run: Any = None) -> No
 
 def print_errors(summary: dict[str, Any], console: Any, run: Any = None) -> None:
     """Per-type segment counts (paper Table 5 style) and mean MQM per system."""
-    fixed = {"system", "n_scored", "locale_specific", "general", "total", "mean_mqm"}
+    fixed = {"system", "n_scored", "locale_specific", "general", "total", "mean_mqm",
+             "n_common", "mean_mqm_common", "incomplete", "rank"}  # fmt: skip
     rows = summary.get("type_counts", [])
     if run is not None:
         ids = run.rubric.ids()
     else:  # the rubric's type ids are the other columns, in order
         ids = [k for k in (rows[0] if rows else {}) if k not in fixed]
+    common = rows[0]["n_common"] if rows else 0
     table = Table(title="segments with >= 1 error of each type (once per type per segment)")
-    for col in ("system", "scored", *ids, "locale", "general", "total", "mean MQM"):
+    for col in ("system", "scored", *ids, "locale", "general", "total", "mean MQM",
+                f"MQM on {common} common", "rank"):  # fmt: skip
         table.add_column(col)
     for row in rows:
-        mqm = row.get("mean_mqm")
-        table.add_row(row["system"], str(row["n_scored"]), *(str(row[t]) for t in ids),
+        mqm, on_common = row.get("mean_mqm"), row.get("mean_mqm_common")
+        name = row["system"] + (" (incomplete)" if row["incomplete"] else "")
+        table.add_row(name, str(row["n_scored"]), *(str(row[t]) for t in ids),
                       str(row["locale_specific"]), str(row["general"]), str(row["total"]),
-                      "-" if mqm is None else f"{mqm:.2f}")  # fmt: skip
+                      "-" if mqm is None else f"{mqm:.2f}",
+                      "-" if on_common is None else f"{on_common:.2f}",
+                      "-" if row.get("rank") is None else str(row["rank"]))  # fmt: skip
     console.print(table)
+    if len(rows) > 2:  # several systems: say what the ranking compares
+        console.print(f"systems ranked on the {common} segments scored for every system; "
+                      "incomplete = a system with unscored segments")  # fmt: skip
     if summary.get("calibration"):
         console.print(f"calibration: {summary['files'].get('calibration')}")

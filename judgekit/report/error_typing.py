@@ -4,6 +4,9 @@
 its status, located errors and MQM), ``segments.csv`` (one 0/1 column per type), ``errors.csv``,
 ``type_counts.csv`` (segments with >= 1 error of each type, per system and overall: an error type
 counts once per segment, as in the paper's Table 5), ``type_counts.png`` and ``summary.json``.
+Systems are compared on their common scored segments (:mod:`judgekit.metrics.common_items`):
+``mean_mqm_common`` and ``rank`` use only the segments scored for every system, and a system with
+an unscored segment is ``incomplete``.
 When the config gives ``human_mqm`` it calibrates the run on human MQM
 (:func:`judgekit.calibration.error_typing.calibrate_errors`).
 """
@@ -22,6 +25,7 @@ import pandas as pd
 from judgekit.calibration.error_typing import calibrate_errors
 from judgekit.data import resolve_path
 from judgekit.data.jsonfile import write_json
+from judgekit.metrics.common_items import common_mean, segment_key, system_coverage
 from judgekit.pipelines.error_typing import ErrorsRun
 from judgekit.pipelines.localisation_schemas import Rubric, annotation_schema, sha256_file
 from judgekit.runlog import Record, usage_summary
@@ -30,10 +34,14 @@ from judgekit.signature import ModelSignature, Signature, schema_hash
 
 def type_counts(segments: list[dict[str, Any]], rubric: Rubric) -> pd.DataFrame:
     """Per system and ``all``: segments, scored segments, segments with >= 1 error of each type,
-    ``locale_specific``/``general``/``total`` (sums of those counts, as in Table 5) and
-    ``mean_mqm`` over scored segments (None when none is scored)."""
+    ``locale_specific``/``general``/``total`` (sums of those counts, as in Table 5),
+    ``mean_mqm`` over scored segments (None when none is scored), and the comparison across
+    systems: ``n_common`` (segments scored for every system), ``mean_mqm_common`` over them,
+    ``rank`` by it (1 = lowest MQM = best; None without common segments) and ``incomplete``
+    (the system has an unscored segment; for ``all``: some system has)."""
     ids = rubric.ids()
     rows = []
+    cov = system_coverage(segments)
     systems = sorted({s["system"] for s in segments})
     for name in [*systems, "all"]:
         segs = [s for s in segments if name == "all" or s["system"] == name]
@@ -45,8 +53,18 @@ def type_counts(segments: list[dict[str, Any]], rubric: Rubric) -> pd.DataFrame:
         row["general"] = sum(row[t] for t in rubric.ids("general"))
         row["total"] = row["locale_specific"] + row["general"]
         row["mean_mqm"] = float(np.mean([s["mqm"] for s in scored])) if scored else None
+        row["n_common"] = cov.n_common
+        row["mean_mqm_common"] = common_mean(scored, segment_key, lambda s: s["mqm"], cov)
+        row["incomplete"] = bool(cov.incomplete_groups()) if name == "all" else cov.incomplete(name)
         rows.append(row)
-    return pd.DataFrame(rows)
+    ranked = sorted((r["mean_mqm_common"], r["system"]) for r in rows[:-1]
+                    if r["mean_mqm_common"] is not None)  # fmt: skip
+    order = {system: i for i, (_, system) in enumerate(ranked, 1)}
+    for row in rows:
+        row["rank"] = order.get(row["system"])
+    table = pd.DataFrame(rows)
+    table["rank"] = table["rank"].astype("Int64")
+    return table
 
 
 def plot_type_counts(table: pd.DataFrame, rubric: Rubric, path: Path, title: str) -> Path:

@@ -10,7 +10,7 @@ import pandas as pd
 
 from judgekit.data.jsonfile import write_json
 from judgekit.lexicon.store import dictionaries_dir
-from judgekit.metrics.spilling import all_tables, backcheck_table
+from judgekit.metrics.spilling import all_tables, backcheck_table, model_comparison
 from judgekit.pipelines.spilling import SpillingRun
 from judgekit.pipelines.spilling_schemas import MeaningsAnswer, judge_schema
 from judgekit.report.figures import heatmap
@@ -87,6 +87,17 @@ def item_status(run: SpillingRun) -> list[dict[str, Any]]:
     return [{**row, "excluded": dict(row["excluded"].most_common())} for row in out]
 
 
+UP_FRONT = ("no_translation", "no_dictionary_entry")
+"""Exclusions that hold for every model (the word, not the model): not counted as unscored."""
+
+
+def eligible(items: pd.DataFrame) -> pd.DataFrame:
+    """The item rows a model could have had judged (not excluded up front for every model)."""
+    if items.empty:
+        return items
+    return items[~items["excluded"].isin(UP_FRONT)]
+
+
 def write_report(run: SpillingRun, records: list[Record], out_dir: Path) -> dict[str, Any]:
     """Write items.csv, spilling_*.csv, backcheck_*.csv, labels.csv, heatmap.png and
     summary.json into ``out_dir``; return the summary."""
@@ -100,6 +111,9 @@ def write_report(run: SpillingRun, records: list[Record], out_dir: Path) -> dict
     items.to_csv(out_dir / "items.csv", index=False)
     judged = items[items["excluded"].isna()] if not items.empty else items
     tables = all_tables(judged) if not judged.empty else {}
+    compared = model_comparison(eligible(items))
+    if tables:  # models side by side on the items judged for every model
+        tables["by_model"] = tables["by_model"].merge(compared, on="model", how="outer")
     for name, table in tables.items():
         table.to_csv(out_dir / f"spilling_{name}.csv", index=False)
     labels = [
@@ -151,6 +165,13 @@ def write_report(run: SpillingRun, records: list[Record], out_dir: Path) -> dict
             "by_model_lang": item_status(run),
         },
         "spilling_rate": overall,
+        "models_compared": {
+            "n_common": int(compared["n_common"].iloc[0]) if len(compared) else 0,
+            "incomplete": [
+                m for m, bad in zip(compared["model"], compared["incomplete"], strict=True) if bad
+            ],
+            "ranking": _records(compared.sort_values(["rank", "model"])),
+        },  # fmt: skip
         "rates": {name: _records(t) for name, t in tables.items() if name != "by_item"},
         "backcheck": back,
         "coverage": coverage(run),

@@ -1,0 +1,160 @@
+"""``judgekit calibrate estimate`` and ``judgekit calibrate plan``: benchmark figures corrected by a
+few human labels (prediction-powered inference), and how many labels a CI width needs.
+
+* ``calibrate estimate --judge RUN_OR_LABELS --human LABELS``: humans only, judge only, PPI and
+  PPI++ side by side, per facet with ``--by`` (``judgekit.calibration.estimate``);
+* ``calibrate plan --judge RUN --width W [--pilot LABELS | --kappa K]``: labels needed and a
+  seeded random sample of items to label, one item id per line
+  (``judgekit.calibration.estimate_plan``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from judgekit.cli.output import plain_console
+from judgekit.data.jsonfile import json_safe
+from judgekit.errors import InputError
+
+console = plain_console()
+
+TARGET_HELP = (
+    "Quantity: share:LABEL, rate (spilling: share of false), mean (MQM). Default: the run's."
+)
+BY_HELP = "Facet to break the figure down by (system, lang, model, language, a --facets column)."
+FACETS_HELP = "Extra item facets: a CSV/TSV/JSONL table with an item (or id, key) column."
+RATER_HELP = "The judge's rater(s) in --judge (repeat; default all, averaged)."
+
+
+def _num(value: float | None, digits: int = 4) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def estimate_command(
+    judge: Path = typer.Option(..., help="The judge's run directory or labels file."),
+    human: Path = typer.Option(..., help="Human labels (item,rater,label; run dir; MQM TSV)."),
+    target: str | None = typer.Option(None, help=TARGET_HELP),
+    by: str | None = typer.Option(None, help=BY_HELP),
+    facets: Path | None = typer.Option(None, help=FACETS_HELP),
+    judge_rater: list[str] = typer.Option([], help=RATER_HELP),
+    tie_policy: str = typer.Option("exclude", help="Human ties: exclude|error|own_class."),
+    alpha: float = typer.Option(0.05, help="Error level: (1 - alpha) CIs."),
+    rank: str | None = typer.Option(None, help="Rank the --by values: higher|lower is better."),
+    stratified: bool = typer.Option(
+        False, help="The human sample was drawn per --by value (calibrate plan --by)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    out: Path | None = typer.Option(None, help="Write estimate.json and estimate.csv here."),
+) -> None:
+    """The target's mean with CIs: humans only, judge only, PPI and PPI++ (ppi_py)."""
+    from judgekit.calibration.estimate import run_estimate
+
+    result = run_estimate(
+        str(judge), str(human), target=target, by=by, facets=str(facets) if facets else None,
+        judge_raters=judge_rater or None, tie_policy=tie_policy, alpha=alpha, rank=rank,
+        stratified=stratified,
+    )  # fmt: skip
+    payload = json_safe(result.to_dict())
+    if out is not None:
+        import pandas as pd
+
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "estimate.json").write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n",
+                                           encoding="utf-8")  # fmt: skip
+        pd.DataFrame(payload["estimates"]).to_csv(out / "estimate.csv", index=False)
+    if as_json:
+        print(json.dumps(payload, ensure_ascii=False))
+        return
+    sig = result.signature
+    view = Table(
+        title=f"{sig['target']} ({1 - alpha:g} CIs; judge: {', '.join(sig['judge_raters'])})"
+    )
+    for column in (
+        "facet",
+        "method",
+        "estimate",
+        "CI",
+        "n labelled",
+        "n unlabelled",
+        "effective n",
+    ):
+        view.add_column(column, justify="left" if column in ("facet", "method") else "right")
+    for e in result.estimates:
+        ci = "biased, no CI" if e.method == "judge_only" else (
+            f"[{_num(e.ci_low)}, {_num(e.ci_high)}]" if e.ci_low is not None else "-")  # fmt: skip
+        view.add_row(e.facet, e.method, _num(e.estimate), ci, str(e.n_labelled),
+                     str(e.n_unlabelled), _num(e.effective_n, 1))  # fmt: skip
+    console.print(view)
+    if result.n_ties:
+        console.print(
+            f"{result.n_ties} human-labelled items left out: their votes tie ({tie_policy})"
+        )
+    if result.ranking:
+        ranks = Table(title=f"Ranking by PPI++ ({rank} is better; simultaneous CIs, Bonferroni)")
+        for column in ("rank", "facet", "estimate", "CI", "rank interval"):
+            ranks.add_column(column, justify="left" if column == "facet" else "right")
+        for r in result.ranking:
+            ranks.add_row(str(r["rank"]), r["facet"], _num(r["estimate"]),
+                          f"[{_num(r['ci_low'])}, {_num(r['ci_high'])}]",
+                          f"{r['rank_low']}-{r['rank_high']}")  # fmt: skip
+        console.print(ranks)
+    human_sha = sig["inputs"]["human"]["sha256"][:12]
+    console.print(f"human labels: {sig['inputs']['human']['path']} (sha256 {human_sha}...)")
+    if out is not None:
+        console.print(f"wrote {out / 'estimate.json'} and {out / 'estimate.csv'}")
+
+
+def plan_command(
+    judge: Path = typer.Option(..., help="The judge's run directory or labels file."),
+    width: float = typer.Option(..., help="Target CI half-width, in the target's unit."),
+    pilot: Path | None = typer.Option(None, help="Pilot human labels on some judged items."),
+    kappa: float | None = typer.Option(
+        None, help="Without a pilot: the judge's kappa vs humans (taken as their correlation)."
+    ),
+    target: str | None = typer.Option(None, help=TARGET_HELP),
+    by: str | None = typer.Option(None, help="Stratify: plan and draw per value of this facet."),
+    facets: Path | None = typer.Option(None, help=FACETS_HELP),
+    judge_rater: list[str] = typer.Option([], help=RATER_HELP),
+    tie_policy: str = typer.Option("exclude", help="Pilot ties: exclude|error|own_class."),
+    alpha: float = typer.Option(0.05, help="Error level: (1 - alpha) CIs."),
+    seed: int = typer.Option(0, help="Seed of the random sample."),
+    method: str = typer.Option("ppi++", help="Sample size for: ppi++ or classical."),
+    items_out: Path | None = typer.Option(None, help="Write the items to label, one id a line."),
+    as_json: bool = typer.Option(False, "--json", help="Print the plan as JSON."),
+) -> None:
+    """Human labels needed for a CI of half-width WIDTH, and which items to label (seeded)."""
+    from judgekit.calibration.estimate_plan import run_plan
+
+    if (pilot is None) == (kappa is None):
+        raise InputError(None, "give exactly one of --pilot LABELS and --kappa K", field="--pilot")
+    result = run_plan(
+        str(judge), width, pilot=str(pilot) if pilot else None, kappa=kappa, target=target,
+        by=by, facets=str(facets) if facets else None, judge_raters=judge_rater or None,
+        tie_policy=tie_policy, alpha=alpha, seed=seed, method=method,
+    )  # fmt: skip
+    if items_out is not None:
+        items_out.parent.mkdir(parents=True, exist_ok=True)
+        items_out.write_text("".join(f"{i}\n" for i in result.items), encoding="utf-8")
+    if as_json:
+        print(json.dumps(json_safe(result.to_dict()), ensure_ascii=False))
+        return
+    view = Table(
+        title=f"Labels for a {1 - alpha:g} CI, half-width {width:g} ({result.signature['target']})"
+    )
+    for column in ("facet", "items", "sigma", "rho", "from", "classical n", "PPI++ n", "reachable"):
+        view.add_column(column, justify="left" if column == "facet" else "right")
+    for p in result.plans:
+        source = f"pilot ({p.n_pilot})" if p.source == "pilot" else "kappa"
+        view.add_row(p.facet, str(p.n_items), _num(p.sigma), _num(p.rho, 3), source,
+                     str(p.n_classical), str(p.n_ppi), "yes" if p.reachable else "no")  # fmt: skip
+    console.print(view)
+    sample = "stratified over " + by if by else "simple random"
+    console.print(f"sample: {len(result.items)} items ({sample}, seed {seed}, sized for {method})")
+    if not all(p.reachable for p in result.plans):
+        console.print("not reachable: even labelling every item gives a wider interval")
+    if items_out is not None:
+        console.print(f"wrote {items_out} (one item id per line)")

@@ -1,0 +1,65 @@
+"""Tool calling (the ``tools`` strategy) through instructor over litellm.
+
+instructor forces one function call whose arguments are the schema and validates them; an
+answer that does not validate becomes ``InvalidAnswer`` with the arguments as raw text (re-asked
+by ``call.py``, never retried here), a transport failure the classified ``EndpointError``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from judgekit.llm.endpoint import Completion, Endpoint, litellm_route
+from judgekit.llm.errors import EndpointError
+from judgekit.llm.providers.litellm import (
+    completion_of,
+    endpoint_error,
+    litellm_kwargs,
+    tool_arguments,
+)
+from judgekit.llm.structured import InvalidAnswer, OutputFormat
+
+
+class ToolsProvider:
+    """Holds the one instructor client (built on first use) of a sender."""
+
+    def __init__(self) -> None:
+        self._client: Any = None
+
+    async def chat(
+        self, ep: Endpoint, messages: list[dict[str, Any]], fmt: OutputFormat
+    ) -> Completion:
+        """One forced tool call on ``ep``.
+
+        Raises:
+            InvalidAnswer: the arguments do not validate against the schema.
+            EndpointError: litellm's errors, classified.
+        """
+        import instructor
+        import litellm
+        from instructor.core.exceptions import InstructorRetryException
+
+        if self._client is None:
+            self._client = instructor.from_litellm(litellm.acompletion, mode=instructor.Mode.TOOLS)
+        kwargs = litellm_kwargs(ep, fmt)
+        try:
+            parsed, response = await self._client.chat.completions.create_with_completion(
+                model=litellm_route(ep.spec), messages=messages, response_model=fmt.schema,
+                max_retries=0, **kwargs,
+            )  # fmt: skip
+        except InstructorRetryException as exc:
+            cause = exc.__cause__ or exc.__context__
+            if cause is not None:
+                error = endpoint_error(cause)
+                if isinstance(error, EndpointError):  # no answer: not a schema failure
+                    raise error from cause
+            if exc.last_completion is None:
+                raise
+            raw = tool_arguments(exc.last_completion)
+            raise InvalidAnswer(f"schema: {exc}".split("\n")[0][:300], raw) from None
+        except InvalidAnswer:
+            raise
+        except Exception as exc:
+            raise endpoint_error(exc) from exc
+        raw = tool_arguments(response)
+        return completion_of(response, raw, response.choices[0].finish_reason, ep, parsed)

@@ -1,0 +1,113 @@
+"""One self-contained annotation page per rater: inline CSS, one classic script, items as JSON.
+
+The page opens from ``file://`` with no network: the stylesheet, the script (``static/*.js``) and
+the vendored jsdiff (``vendor/diff.min.js``, BSD-3-Clause, ``vendor/LICENSE-jsdiff``) are inlined;
+the items go into a ``<script type="application/json">`` block with ``<``, ``>`` and ``&``
+written as JSON escapes, so no item text can close the block. The script puts every model or
+input string into the page as text (``textContent``), never as HTML. The guidelines are
+markdown rendered here with markdown-it-py, raw HTML disabled (it is shown escaped).
+
+Blind by default: the judge's answers are left out of the page unless ``show_judge`` (then the
+answers are pre-filled and the export says ``"show_judge": true``). Gold answers are never in a
+page (they stay in ``campaign.json``).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from importlib import resources
+from string import Template
+from typing import Any
+
+from judgekit import __version__
+from judgekit.review.campaign import Campaign
+
+SCRIPTS = {
+    "postedit": ["vendor/diff.min.js", "static/core.js", "static/postedit.js"],
+    "meanings": ["static/core.js", "static/labels.js"],
+    "csca": ["static/core.js", "static/labels.js"],
+    "mqm": ["static/core.js", "static/mqm.js"],
+}
+KEYS = {
+    "postedit": "Keys: a accept the LLM version, r revert to the original, e edit, Enter confirm "
+    "the final version (or un-confirm), j / k next / previous item.",
+    "meanings": "Keys: 1 valid, 2 invalid for the focused meaning, ArrowUp / ArrowDown move the "
+    "focus, Enter next item, j / k next / previous item.",
+    "csca": "Keys: number keys answer the focused question, ArrowUp / ArrowDown move the focus, "
+    "Enter next item, j / k next / previous item.",
+    "mqm": "Keys: select a span with the mouse, then a number key for the type, m minor, M major, "
+    "c critical, Enter add the error; 0 no errors; Enter confirm the segment; Escape drop the "
+    "selection; j / k next / previous item.",
+}
+
+
+def _read(name: str) -> str:
+    return resources.files("judgekit.review").joinpath(name).read_text(encoding="utf-8")
+
+
+def _vendored(name: str) -> str:
+    """A script file; a vendored one comes after its licence, as a comment (BSD-3-Clause asks
+    for the notice to travel with the code)."""
+    text = _read(name)
+    if name.startswith("vendor/"):
+        notice = _read("vendor/LICENSE-jsdiff").replace("*/", "* /")
+        text = f"/* jsdiff 8.0.4 (npm diff), vendored unchanged.\n{notice}*/\n{text}"
+    return text
+
+
+def default_guidelines(task: str) -> str:
+    """The built-in guidelines of ``task`` (markdown, ``judgekit/review/guidelines/``)."""
+    return _read(f"guidelines/{task}.md")
+
+
+def render_markdown(text: str) -> str:
+    """Markdown to HTML with markdown-it-py (CommonMark, raw HTML disabled: shown as text)."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": False}).enable("table").render(text)
+
+
+def script_json(value: Any) -> str:
+    """JSON safe inside ``<script>``: ``<``, ``>``, ``&`` and U+2028/9 as ``\\u`` escapes."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    for char in ("<", ">", "&", "\u2028", "\u2029"):
+        text = text.replace(char, f"\\u{ord(char):04x}")
+    return text
+
+
+def page_data(campaign: Campaign, rater: str, show_judge: bool) -> dict[str, Any]:
+    """What the page's script reads: the campaign id, task, rater, options and items (each with
+    ``id``, ``hash``, ``data``; ``judge`` only when ``show_judge``)."""
+    items = []
+    for item in campaign.items:
+        row: dict[str, Any] = {"id": item.id, "hash": item.hash, "data": item.data}
+        if show_judge and item.judge is not None:
+            row["judge"] = item.judge
+        items.append(row)
+    return {
+        "campaign": campaign.id,
+        "task": campaign.task,
+        "rater": rater,
+        "show_judge": show_judge,
+        "options": campaign.options,
+        "items": items,
+    }
+
+
+def build_page(campaign: Campaign, rater: str, *, show_judge: bool = False) -> str:
+    """The HTML text of ``rater``'s page for ``campaign`` (UTF-8, self-contained)."""
+    script = "\n".join(_vendored(name) for name in SCRIPTS[campaign.task])
+    script += "\nJK.start();\n"
+    script = script.replace("</script", "<\\/script")
+    title = f"judgekit review · {campaign.task} · {rater} · campaign {campaign.id}"
+    return Template(_read("static/page.html")).substitute(
+        version=__version__,
+        title=html.escape(title),
+        css=_read("static/page.css"),
+        guidelines=render_markdown(campaign.guidelines),
+        open=" open" if campaign.guidelines else "",
+        keys=html.escape(KEYS[campaign.task]),
+        data=script_json(page_data(campaign, rater, show_judge)),
+        script=script,
+    )

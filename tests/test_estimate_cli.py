@@ -1,0 +1,113 @@
+"""The ``calibrate estimate`` and ``calibrate plan`` commands: the --json shape, the console
+table, errors as one line with exit code 2, the item list of a plan, an errors run against a
+Google MQM TSV."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from test_estimate import errors_run, judgekit, write_long
+
+from judgekit.calibration.estimate import run_estimate
+
+
+@pytest.fixture()
+def labelled(tmp_path: Path) -> tuple[Path, Path]:
+    rng = np.random.default_rng(5)
+    langs = ["de"] * 150 + ["fr"] * 150
+    truth = rng.random(300) < np.where(np.array(langs) == "de", 0.3, 0.6)
+    noisy = np.where(rng.random(300) < 0.85, truth, ~truth)
+    rows = [(f"x{k}", "judge", "CS" if v else "CA", langs[k]) for k, v in enumerate(noisy)]
+    judge = tmp_path / "judge.csv"
+    pd.DataFrame(rows, columns=["item", "rater", "label", "language"]).to_csv(judge, index=False)
+    human = write_long(
+        tmp_path / "human.csv",
+        [(f"x{k}", "h1", "CS" if truth[k] else "CA") for k in range(0, 300, 3)],
+    )
+    return judge, human
+
+
+def test_cli_estimate_json_shape(labelled: tuple[Path, Path], tmp_path: Path):
+    judge, human = labelled
+    result = judgekit("calibrate", "estimate", "--judge", str(judge), "--human", str(human),
+                      "--target", "share:CS", "--by", "language", "--json",
+                      "--out", str(tmp_path / "est"))  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert set(payload) == {"signature", "estimates"}
+    keys = {"facet", "method", "estimate", "ci_low", "ci_high", "n_labelled", "n_unlabelled",
+            "effective_n"}  # fmt: skip
+    assert all(set(e) == keys for e in payload["estimates"])
+    assert [(e["facet"], e["method"]) for e in payload["estimates"][:4]] == [
+        ("all", m) for m in ("classical", "judge_only", "ppi", "ppi++")
+    ]
+    assert {e["facet"] for e in payload["estimates"]} == {"all", "de", "fr"}
+    sig = payload["signature"]
+    again = run_estimate(str(judge), str(human), target="share:CS").signature
+    assert sig["inputs"]["human"]["sha256"] == again["inputs"]["human"]["sha256"]
+    assert (sig["target"], sig["by"], sig["alpha"]) == ("share:CS", "language", 0.05)
+    assert json.loads((tmp_path / "est" / "estimate.json").read_text()) == payload
+    everything = payload["estimates"][0]
+    assert (everything["n_labelled"], everything["n_unlabelled"]) == (100, 200)
+
+
+def test_cli_estimate_table_and_errors(labelled: tuple[Path, Path], tmp_path: Path):
+    judge, human = labelled
+    result = judgekit("calibrate", "estimate", "--judge", str(judge), "--human", str(human),
+                      "--target", "share:CS", "--by", "language", "--rank", "higher")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "biased, no CI" in result.stdout and "Ranking by PPI++" in result.stdout
+    extra = write_long(tmp_path / "more.csv", [("x0", "h1", "CS"), ("zz", "h1", "CA")])
+    bad = judgekit("calibrate", "estimate", "--judge", str(judge), "--human", str(extra),
+                   "--target", "share:CS")  # fmt: skip
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    assert "1 item(s) labelled by humans but not judged ('zz')" in bad.stderr
+    no_target = judgekit("calibrate", "estimate", "--judge", str(judge), "--human", str(human))
+    assert no_target.returncode == 2 and "--target" in no_target.stderr
+
+
+def test_cli_plan_writes_the_item_list(labelled: tuple[Path, Path], tmp_path: Path):
+    judge, _ = labelled
+    out = tmp_path / "to_label.txt"
+    result = judgekit("calibrate", "plan", "--judge", str(judge), "--kappa", "0.7",
+                      "--width", "0.1", "--target", "share:CS", "--by", "language",
+                      "--seed", "7", "--items-out", str(out), "--json")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    plan = json.loads(result.stdout)
+    lines = out.read_text().splitlines()
+    assert lines == plan["items"] and len(lines) == sum(p["n_ppi"] for p in plan["plans"])
+    assert {p["facet"] for p in plan["plans"]} == {"de", "fr"}
+    assert all(p["n_ppi"] < p["n_classical"] for p in plan["plans"])
+    both = judgekit("calibrate", "plan", "--judge", str(judge), "--width", "0.05",
+                    "--target", "share:CS")  # fmt: skip
+    assert both.returncode == 2 and "exactly one of --pilot" in both.stderr
+
+
+def test_cli_errors_run_with_a_human_mqm_tsv(tmp_path: Path):
+    """An errors run directory as --judge, Google MQM TSV rows for half its segments as --human."""
+    run, tsv = errors_run(tmp_path)
+    judged = [json.loads(line) for line in (run / "segments.jsonl").read_text().splitlines()]
+    keep = {(s["system"], s["doc"], s["seg_id"]) for s in judged[:22:2]}
+    lines = tsv.read_text(encoding="utf-8").splitlines(keepends=True)
+    header = lines[0].rstrip("\n").split("\t")
+    col = {name: header.index(name) for name in ("system", "doc", "seg_id")}
+
+    def key(line: str) -> tuple[str, str, str]:
+        f = line.rstrip("\n").split("\t")
+        return f[col["system"]], f[col["doc"]], f[col["seg_id"]]
+
+    human = tmp_path / "human.tsv"
+    human.write_text(lines[0] + "".join(x for x in lines[1:] if key(x) in keep), encoding="utf-8")
+    result = judgekit("calibrate", "estimate", "--judge", str(run), "--human", str(human),
+                      "--by", "system", "--rank", "lower", "--json")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert payload["signature"]["target"] == "mean"  # the errors run's default
+    overall = payload["estimates"][0]
+    assert (overall["n_labelled"], overall["n_unlabelled"]) == (11, 12)
+    assert [r["rank"] for r in payload["ranking"]] == [1, 2, 3]
+    assert payload["ranking"][0]["estimate"] <= payload["ranking"][-1]["estimate"]  # lower first

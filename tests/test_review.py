@@ -1,0 +1,288 @@
+"""`judgekit review` without a browser: campaigns and pages from items files (escaping, blind
+pages, gold answers kept out), the importer's checks, and Label Studio's export format read back
+with UTF-16 offsets converted to code points."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from review_runs import SEGMENTS, XSS, jsonl
+
+from judgekit.errors import InputError
+from judgekit.metrics.mqm import read_mqm_tsv
+from judgekit.review.campaign import read_campaign
+from judgekit.review.importer import read_files
+from judgekit.review.labelstudio import export_labelstudio
+from judgekit.review.make import build_campaign, make_page
+from judgekit.review.outputs import write_outputs
+
+REPO = Path(__file__).resolve().parents[1]
+JUDGED = {"id": "j", "source": "x", "translation": "y", "system": "s3", "doc": "d", "seg_id": "9"}
+
+
+@pytest.fixture
+def mqm_campaign(tmp_path: Path):
+    items = jsonl(tmp_path / "segments.jsonl", SEGMENTS)
+    gold = jsonl(tmp_path / "gold.jsonl", [{"item": "b", "expected": {"no_errors": True}}])
+    guide = tmp_path / "guide.md"
+    guide.write_text("# Rules\n\n<img src=x onerror=alert(1)> **bold**\n", encoding="utf-8")
+    campaign = build_campaign(items, "mqm", guidelines=guide, items=["a"], gold=gold)
+    made = make_page(campaign, "alice", tmp_path / "c" / "alice.html")
+    return made
+
+
+def page_json(page: Path) -> dict:
+    """The items block of a page, parsed."""
+    html = page.read_text(encoding="utf-8")
+    return json.loads(html.split('id="judgekit-data">', 1)[1].split("</script>", 1)[0])
+
+
+def export(made, answers: dict[str, dict], rater: str = "alice") -> dict:
+    return {
+        "format": "judgekit-review/1", "campaign": made.campaign.id, "task": "mqm",
+        "rater": rater, "show_judge": False,
+        "items": [{"id": i.id, "hash": i.hash, "answer": answers.get(i.id), "done": i.id in answers,
+                   "seconds": 3.5} for i in made.campaign.items],
+    }  # fmt: skip
+
+
+def test_page_escapes_item_text_and_guidelines_and_keeps_gold_out(mqm_campaign) -> None:
+    page = mqm_campaign.page.read_text(encoding="utf-8")
+    assert [i.id for i in mqm_campaign.campaign.items] == ["a", "b"]  # --items a, gold b added
+    assert "<img src=x" not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
+    assert "<strong>bold</strong>" in page  # markdown rendered, raw HTML shown as text
+    data = page.split('id="judgekit-data">', 1)[1].split("</script>", 1)[0]
+    assert "<" not in data and "\\u003cv" not in data
+    parsed = json.loads(data)
+    assert parsed["items"][0]["data"]["translation"] == SEGMENTS[0]["translation"]
+    assert "expected" not in data and "no_errors" not in data  # no gold, no judge: blind
+    assert page.count("<script") == 2  # the data block and the classic script, nothing inline
+    assert not re.search(r"(src|href)\s*=\s*[\"']?(https?:)?//", page)  # no network, no CDN
+    stored = read_campaign(mqm_campaign.campaign_file)
+    assert stored.gold == {"b": {"no_errors": True}} and stored.raters == ["alice"]
+
+
+def test_import_writes_the_mqm_tsv_in_code_points_and_the_qc_report(mqm_campaign, tmp_path) -> None:
+    a = SEGMENTS[0]["translation"]
+    start = a.index("Chongqing")
+    answers = {
+        "a": {"no_errors": False, "errors": [{"side": "translation", "start": start,
+              "end": start + 9, "text": "Chongqing", "type": "NE", "severity": "major"}]},
+        "b": {"no_errors": True, "errors": []},
+    }  # fmt: skip
+    path = tmp_path / "alice.json"
+    path.write_text(json.dumps(export(mqm_campaign, answers)), encoding="utf-8")
+    campaign = read_campaign(mqm_campaign.campaign_file)
+    summary = write_outputs(campaign, read_files([path], campaign), tmp_path / "out")
+    rows = read_mqm_tsv(tmp_path / "out" / "human_mqm.tsv")
+    assert [(r.target[r.start : r.end] if r.start is not None else None) for r in rows] == [
+        "Chongqing",
+        None,
+    ]
+    assert rows[1].severity == "no-error" and rows[1].category == "No-error"
+    assert summary["qc"][0]["gold_accuracy"] == 1.0 and summary["qc"][0]["median_seconds"] == 3.5
+    labels = pd.read_csv(tmp_path / "out" / "labels.csv")
+    assert list(labels["label"]) == ["error", "no-error"]
+
+
+ERR = ("items", 0, "answer", "errors", 0)
+
+
+def _set(path: tuple, **values):
+    def change(data: dict) -> None:
+        node = data
+        for key in path:
+            node = node[key]
+        node.update(values)
+
+    return change
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (_set((), campaign="0" * 12), "file of campaign 000000000000"),
+        (_set(("items", 0), hash="f" * 16), "item 'a': edited"),
+        (_set(("items", 0), id="zz"), "item 'zz' is not in the campaign"),
+        (_set(ERR, end=99), "item 'a': error 1: bad offsets"),
+        (_set(ERR, start=9), "[9, 17) mark '😀 opened', not 'opened'"),
+        (_set(ERR, type="OMI"), "OMI is marked in the translation"),
+        (_set(ERR[:3], no_errors=True), "'no errors' must be chosen exactly"),
+    ],
+)  # fmt: skip
+def test_import_refuses_bad_files_naming_file_and_item(mqm_campaign, tmp_path, change, message):
+    a = SEGMENTS[0]["translation"]
+    start = a.index("opened")
+    error = {"side": "translation", "start": start, "end": start + 6, "text": "opened",
+             "type": "MIS", "severity": "minor"}  # fmt: skip
+    data = export(mqm_campaign, {"a": {"no_errors": False, "errors": [error]}})
+    change(data)
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        read_files([path], read_campaign(mqm_campaign.campaign_file))
+    assert message in str(err.value) and str(path) in str(err.value)
+
+
+def test_cli_import_error_is_one_line_exit_2_and_two_files_of_one_rater(mqm_campaign, tmp_path):
+    path = tmp_path / "a.json"
+    path.write_text(json.dumps(export(mqm_campaign, {})), encoding="utf-8")
+    with pytest.raises(InputError, match="rater 'alice' is also in"):
+        read_files([path, path], read_campaign(mqm_campaign.campaign_file))
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(export(mqm_campaign, {}) | {"campaign": "abc"}), encoding="utf-8")
+    proc = subprocess.run(
+        [sys.executable, "-m", "judgekit", "review", "import", str(other), "--campaign",
+         str(mqm_campaign.campaign_file.parent), "--out", str(tmp_path / "o")],
+        cwd=REPO, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        f"error: {other}: field 'campaign': file of campaign abc, not {mqm_campaign.campaign.id}"
+    ]
+
+
+def test_a_second_campaign_in_the_same_folder_is_refused_and_samples_are_seeded(tmp_path) -> None:
+    items = jsonl(tmp_path / "segments.jsonl", SEGMENTS + [JUDGED])
+    first = build_campaign(items, "mqm", sample=2, seed=1)
+    again = build_campaign(items, "mqm", sample=2, seed=1)
+    assert [i.id for i in first.items] == [i.id for i in again.items] and len(first.items) == 2
+    make_page(first, "alice", tmp_path / "c" / "alice.html")
+    make_page(again, "bob", tmp_path / "c" / "bob.html")  # same campaign: a second rater
+    assert read_campaign(tmp_path / "c").raters == ["alice", "bob"]
+    other = build_campaign(items, "mqm", items=["j"])
+    with pytest.raises(InputError, match="holds campaign"):
+        make_page(other, "carol", tmp_path / "c" / "carol.html")
+    with pytest.raises(InputError, match="no item 'nope'"):
+        build_campaign(items, "mqm", items=["nope"])
+
+
+def test_label_studio_export_round_trips_its_documented_json_with_utf16_offsets(tmp_path):
+    items = jsonl(tmp_path / "segments.jsonl", SEGMENTS)
+    made = make_page(build_campaign(items, "mqm"), "x", tmp_path / "c" / "x.html")
+    tasks_path, config = export_labelstudio(made.campaign, tmp_path / "ls")
+    tasks = json.loads(tasks_path.read_text(encoding="utf-8"))
+    xml = config.read_text(encoding="utf-8")
+    assert '<Labels name="errors_translation" toName="translation">' in xml
+    assert '<Label value="OMI/minor"/>' in xml and tasks[2]["data"]["translation"].endswith(XSS)
+    # Label Studio's JSON export: offsets in UTF-16 units (the emoji counts 2)
+    b = SEGMENTS[1]["translation"]
+    u16 = len(b[: b.index("दुनिया")].encode("utf-16-le")) // 2
+    exported = [
+        {**tasks[0], "id": 1, "annotations": [{"completed_by": 7, "was_cancelled": False,
+         "lead_time": 4.0, "result": [{"from_name": "no_errors", "to_name": "translation",
+         "type": "choices", "value": {"choices": ["no errors"]}}]}]},
+        {**tasks[1], "id": 2, "annotations": [{"completed_by": {"id": 7, "email": "ann@x.org"},
+         "lead_time": 9.5, "result": [{"from_name": "errors_translation", "to_name":
+         "translation", "type": "labels", "value": {"start": u16, "end": u16 + 6,
+         "text": "दुनिया", "labels": ["MIS/minor"]}}]}]},
+    ]  # fmt: skip
+    path = tmp_path / "ls-export.json"
+    path.write_text(json.dumps(exported, ensure_ascii=False), encoding="utf-8")
+    campaign = read_campaign(made.campaign_file)
+    files = read_files([path], campaign)
+    assert sorted(f.rater for f in files) == ["ann@x.org", "labelstudio-7"]
+    write_outputs(campaign, files, tmp_path / "out")
+    rows = read_mqm_tsv(tmp_path / "out" / "human_mqm.tsv")
+    spans = {r.rater: (r.start, r.end) for r in rows}
+    assert spans["ann@x.org"] == (b.index("दुनिया"), b.index("दुनिया") + 6) != (u16, u16 + 6)
+    assert spans["labelstudio-7"] == (None, None)
+
+
+def _choice(name: str, value: str) -> dict:
+    return {"from_name": name, "to_name": "x", "type": "choices", "value": {"choices": [value]}}
+
+
+def test_label_studio_tasks_of_the_labelling_tasks_read_back_into_the_label_table(tmp_path):
+    from review_runs import CSCA_ITEMS, PAIRS
+
+    meanings = [{"id": "w|de|Kopf|s0", "lang": "de", "word": "head", "translation": "Kopf",
+                 "entry": "Kopf\n1. head", "valid": [True, False, True, True, True],
+                 "meanings": [{"meaning": f"m{i} 😀", "examples": ["a", "b", "c"]}
+                              for i in range(5)]}]  # fmt: skip
+    pairs = [{"id": p["id"], "original_source": p["source"], "original_english": p["english"],
+              "source": p["localised"][0], "english": p["localised"][1]}
+             for p in PAIRS]  # fmt: skip
+    answers = {
+        "meanings": [_choice(f"valid{i}", v) for i, v in
+                     enumerate(["valid", "invalid", "invalid", "valid", "valid"])],
+        "csca": [_choice("required_knowledge", "regional"), _choice("time_sensitive", "no"),
+                 _choice("cs_label", "CS"), _choice("subject_category", "Humanities")],
+        "postedit": [{"from_name": s, "to_name": f"llm_{s}", "type": "textarea",
+                      "value": {"text": [t]}} for s, t in (("source", PAIRS[0]["source"]),
+                                                            ("english", PAIRS[0]["english"]))],
+    }  # fmt: skip
+    expected = {
+        "meanings": [("w|de|Kopf|s0|m1", "false"), ("w|de|Kopf|s0|m2", "false")],
+        "csca": [("csca|q1", "CS"), ("csca|q2", "CS"), ("csca|q3", "CS")],
+        "postedit": [("1", "reverted"), ("2", "edited")],  # both answered with pair 1's original
+    }
+    files = {"meanings": jsonl(tmp_path / "m.jsonl", meanings),
+             "csca": jsonl(tmp_path / "csca.jsonl", CSCA_ITEMS),
+             "postedit": jsonl(tmp_path / "p.jsonl", pairs)}  # fmt: skip
+    for task, source in files.items():
+        made = make_page(build_campaign(source, task), "x", tmp_path / task / "x.html")
+        tasks_path, config = export_labelstudio(made.campaign, tmp_path / task / "ls")
+        assert config.read_text(encoding="utf-8").startswith("<View>")
+        tasks = json.loads(tasks_path.read_text(encoding="utf-8"))
+        exported = [{**t, "annotations": [{"completed_by": 3, "result": answers[task]}]}
+                    for t in tasks]  # fmt: skip
+        path = tmp_path / task / "export.json"
+        path.write_text(json.dumps(exported, ensure_ascii=False), encoding="utf-8")
+        campaign = read_campaign(made.campaign_file)
+        write_outputs(campaign, read_files([path], campaign), tmp_path / task / "out")
+        labels = pd.read_csv(tmp_path / task / "out" / "labels.csv", dtype=str)
+        rows = list(zip(labels["item"], labels["label"], strict=True))
+        assert [r for r in rows if r in expected[task]] == expected[task], task
+        assert set(labels["rater"]) == {"labelstudio-3"}
+
+
+def test_show_judge_puts_the_judges_answers_in_the_page_and_the_export_says_so(tmp_path):
+    rows = [{"id": "w|de|Kopf|s0", "lang": "de", "word": "head", "translation": "Kopf",
+             "valid": [True, False, True, True, True],
+             "meanings": [{"meaning": f"m{i}", "examples": []} for i in range(5)]}]  # fmt: skip
+    source = jsonl(tmp_path / "m.jsonl", rows)
+    blind = make_page(build_campaign(source, "meanings"), "a", tmp_path / "c" / "a.html")
+    shown = make_page(build_campaign(source, "meanings"), "b", tmp_path / "c" / "b.html",
+                      show_judge=True)  # fmt: skip
+    data = {"a": page_json(blind.page), "b": page_json(shown.page)}
+    assert "judge" not in data["a"]["items"][0] and data["a"]["show_judge"] is False
+    assert data["b"]["items"][0]["judge"] == {"valid": [True, False, True, True, True]}
+    assert data["b"]["show_judge"] is True and blind.campaign.id == shown.campaign.id
+
+
+def test_cli_make_takes_items_from_a_file_and_refuses_sample_with_items(tmp_path) -> None:
+    items = jsonl(tmp_path / "segments.jsonl", SEGMENTS)
+    ids = tmp_path / "ids.txt"
+    ids.write_text("c\na\n", encoding="utf-8")
+
+    def make(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "judgekit", "review", "make", str(items), "--task", "mqm",
+             "--rater", "r", "-o", str(tmp_path / "c" / "r.html"), *args],
+            cwd=REPO, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+
+    done = make("--items", f"@{ids}")
+    assert done.returncode == 0 and "mqm, 2 items, 0 gold, blind" in done.stdout
+    assert [i.id for i in read_campaign(tmp_path / "c").items] == ["c", "a"]
+    bad = make("--items", "a", "--sample", "1")
+    assert bad.returncode == 2 and "give --sample or --items, not both" in bad.stderr
+    postedit = tmp_path / "p.html"
+    page = make_page(build_campaign(_pairs(tmp_path), "postedit"), "r", postedit)
+    html = page.page.read_text(encoding="utf-8")
+    assert "Copyright (c) 2009-2015, Kevin Decker" in html and "diffWordsWithSpace" in html
+
+
+def _pairs(tmp_path: Path) -> Path:
+    from review_runs import PAIRS
+
+    rows = [{"id": p["id"], "original_source": p["source"], "original_english": p["english"],
+             "source": p["localised"][0], "english": p["localised"][1]} for p in PAIRS]  # fmt: skip
+    return jsonl(tmp_path / "pairs.jsonl", rows)
