@@ -32,6 +32,7 @@ def _register() -> None:
         mqm,
         run,
         score,
+        view,
     )
 
 
