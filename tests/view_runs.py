@@ -120,7 +120,9 @@ ERROR_ANSWERS = {
 def errors_run(base: Path) -> Path:
     """Three segments: one with three located spans, one clean, one unscored (bad quote)."""
     items = base / "segments.jsonl"
-    items.write_text("".join(json.dumps(i, ensure_ascii=False) + "\n" for i in ERROR_ITEMS), "utf-8")
+    items.write_text(
+        "".join(json.dumps(i, ensure_ascii=False) + "\n" for i in ERROR_ITEMS), "utf-8"
+    )
 
     def answer(body: dict) -> str:
         translation = body["messages"][0]["content"].rsplit("translation:\n", 1)[1].strip()
@@ -153,9 +155,10 @@ def localise_run(base: Path) -> Path:
     def answer(body: dict) -> str:
         user = next(m["content"] for m in body["messages"] if m["role"] == "user")
         if "Vidal" in user:
-            return json.dumps({"source": src.replace("Vidal", "Goretzka").replace("Sevilla", "Schalke"),
-                               "target": eng.replace("Vidal", "Goretzka").replace("Sevilla", "Schalke")},
-                              ensure_ascii=False)  # fmt: skip
+            pair = {"source": src, "target": eng}
+            moved = {k: v.replace("Vidal", "Goretzka").replace("Sevilla", "Schalke")
+                     for k, v in pair.items()}  # fmt: skip
+            return json.dumps(moved, ensure_ascii=False)
         return json.dumps({"source": "Kurz.", "target": "Short."})
 
     out = base / "localise"
@@ -174,8 +177,12 @@ def localise_run(base: Path) -> Path:
 
 def cultural_run(base: Path) -> Path:
     """Four benchmark items audited for CS/CA; the judge never answers item q4 validly."""
-    questions = ["What is the capital of the state of Bavaria?", "What is 7 times 8?",
-                 "Which party won the 2019 Danish general election?", "What is water made of?"]
+    questions = [
+        "What is the capital of the state of Bavaria?",
+        "What is 7 times 8?",
+        "Which party won the 2019 Danish general election?",
+        "What is water made of?",
+    ]
     items = [{"id": f"q{i + 1}", "subject": "misc", "subject_category": "Other", "question": q,
               "choices": ["A1", "B1", "C1", "D1"], "answer": "A"}
              for i, q in enumerate(questions)]  # fmt: skip
@@ -187,9 +194,10 @@ def cultural_run(base: Path) -> Path:
         if questions[3] in text:
             return "I think it is CA."
         cs = bool(re.search(r"Bavaria|Danish", text))
-        return json.dumps({"evidence": [], "rationale": "scripted", "time_sensitive": "no",
-                           "required_knowledge": "regional" if cs else "none",
-                           "cs_label": "CS" if cs else "CA", "subject_category": "STEM"})  # fmt: skip
+        answer = {"evidence": [], "rationale": "scripted", "time_sensitive": "no",
+                  "required_knowledge": "regional" if cs else "none",
+                  "cs_label": "CS" if cs else "CA", "subject_category": "STEM"}  # fmt: skip
+        return json.dumps(answer)
 
     out = base / "cultural"
     with FaultServer(answer_fn=answer) as srv:

@@ -150,9 +150,14 @@ def against_humans(
         table = humans.drop([source["rater"]]) if source["rater"] in humans.raters else humans
         entry: dict[str, Any] = {"source": source["id"]}
         try:
-            report = judge_vs_humans(pd.Series(source["labels"], dtype=object), table,
-                                     tie_policy=tie_policy,  # type: ignore[arg-type]
-                                     ci=n_resamples > 0, n_resamples=n_resamples, seed=seed)
+            report = judge_vs_humans(
+                pd.Series(source["labels"], dtype=object),
+                table,
+                tie_policy=tie_policy,  # type: ignore[arg-type]
+                ci=n_resamples > 0,
+                n_resamples=n_resamples,
+                seed=seed,
+            )
         except JudgekitError as exc:
             entry["note"] = str(exc)
             out["judges"].append(entry)

@@ -100,15 +100,16 @@ def _label_of(field: str) -> Callable[[Record], str | None]:
 
 PROFILES: dict[str, Profile] = {
     "spilling": Profile(_spilling_item, _spilling_label, _spilling_units, ("lang", "generator")),
-    "classify": Profile(
-        lambda r: str(_meta(r, "item")), _label_of("label"), _single("label"), ()
-    ),
+    "classify": Profile(lambda r: str(_meta(r, "item")), _label_of("label"), _single("label"), ()),
     "cultural": Profile(
         lambda r: str(_meta(r, "item")), _label_of("cs_label"), _single("cs_label"), ("language",)
     ),
     "errors": Profile(lambda r: str(_meta(r, "id")), _errors_label, _errors_units, ("system",)),
     "localise": Profile(
-        lambda r: f"{_meta(r, 'locale')}|{_meta(r, 'id')}", lambda r: None, lambda r: [], ("locale",)
+        lambda r: f"{_meta(r, 'locale')}|{_meta(r, 'id')}",
+        lambda r: None,
+        lambda r: [],
+        ("locale",),
     ),
 }
 GENERIC = Profile(lambda r: str(r.get("key")), lambda r: None, lambda r: [], ())
@@ -124,7 +125,7 @@ def extras(run: RunData, rows_by_key: dict[str, int]) -> dict[str, Any]:
 
     * spilling: ``dictionary`` (``lang|translation`` -> the entry as the judge saw it, rendered
       by :func:`judgekit.pipelines.spilling.render_entry`), ``generation`` (judge row -> row of
-      the generation it judged) and ``dictionary_note`` when a dictionary file changed since the run;
+      the generation it judged) and ``dictionary_note`` when a dictionary changed since the run;
     * errors: ``segments`` (segment id -> source, translation and located spans);
     * localise: ``originals`` (``locale|id`` -> the input pair); CS/CA: ``annotations`` (item
       key -> the item's outcome: status, label, evidence found, rule consistency, per judge).

@@ -207,7 +207,11 @@ function openDeepLink() {
   if (i < 0 && m.item !== undefined) i = t.find("item", m.item);
   if (i < 0) return false;
   showTab("items"); showItems(run);
-  JK.state.row = i; applyFilters(); select(JK.state.matches.indexOf(i));
+  JK.state.row = i; applyFilters();
+  if (JK.state.matches.indexOf(i) < 0) {  // filtered out: show every record again
+    JK.state = null; showItems(run); JK.state.row = i; applyFilters();
+  }
+  select(JK.state.matches.indexOf(i));
   return true;
 }
 

@@ -86,20 +86,26 @@ function kvTable(pairs) {
     if (p[1] === undefined) return;
     var value = p[1];
     var cell = el("td", { text: fmt(value), cls: typeof value === "number" ? "num" : "" });
-    if (p[2]) { cell.dataset.path = p[2]; cell.dataset.value = JSON.stringify(value); }
+    if (p[2]) {
+      cell.dataset.path = typeof p[2] === "string" ? p[2] : JSON.stringify(p[2]);
+      cell.dataset.value = JSON.stringify(value);
+    }
     body.appendChild(el("tr", {}, [el("th", { text: p[0] }), cell]));
   });
   return el("table", { cls: "kv" }, [body]);
 }
 
-function gridTable(columns, rows, path) {
+function gridTable(columns, rows, rowPaths, absent) {
+  var gone = {};
+  (absent || []).forEach(function (rc) { gone[rc[0] + "," + rc[1]] = true; });
   var head = el("tr", {}, columns.map(function (c) { return el("th", { text: c }); }));
   var body = el("tbody");
   rows.forEach(function (row, r) {
     body.appendChild(el("tr", {}, row.map(function (v, c) {
+      if (gone[r + "," + c]) return el("td");
       var td = el("td", { text: fmt(v), cls: typeof v === "number" ? "num" : "" });
-      if (path) {
-        td.dataset.path = path + "[" + r + "]." + columns[c];
+      if (rowPaths && columns[c] !== "") {
+        td.dataset.path = JSON.stringify(rowPaths[r].concat([columns[c]]));
         td.dataset.value = JSON.stringify(v === undefined ? null : v);
       }
       return td;
@@ -109,9 +115,9 @@ function gridTable(columns, rows, path) {
 }
 
 function renderBlock(b) {
-  var box = el("div", { cls: "block", data: { block: b.path } }, [el("h3", { text: b.title })]);
+  var box = el("div", { cls: "block", data: { block: JSON.stringify(b.path) } }, [el("h3", { text: b.title })]);
   if (b.kind === "kv") box.appendChild(kvTable(b.items));
-  else if (b.kind === "table") box.appendChild(gridTable(b.columns, b.rows, b.path));
+  else if (b.kind === "table") box.appendChild(gridTable(b.columns, b.rows, b.row_paths, b.absent));
   else box.appendChild(el("details", {}, [el("summary", { text: "show" }), el("pre", { text: b.text })]));
   return box;
 }
