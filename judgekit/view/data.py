@@ -111,11 +111,16 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
 
 
 def _read_labels(path: Path) -> list[tuple[str, str, str]]:
-    from judgekit.labels.table import load_labels
+    """The ``item,rater,label`` rows of a run's labels.csv with a label (the CSV reader of
+    :mod:`judgekit.labels.files`; a run writes each (item, rater) once)."""
+    from judgekit.labels.files import read_csv
 
-    table = load_labels(path, format="long", numeric=False)
-    stacked = table.frame.stack()  # drops missing ratings
-    return [(str(item), str(rater), str(label)) for (item, rater), label in stacked.items()]
+    header, rows = read_csv(path)
+    for column in ("item", "rater", "label"):
+        if column not in header:
+            raise InputError(path, f"missing column '{column}'", line=1, field=column)
+    return [(r["item"].strip(), r["rater"].strip(), r["label"].strip())
+            for _, r in rows if r["label"].strip()]  # fmt: skip
 
 
 def read_run(path: str | Path) -> RunData:

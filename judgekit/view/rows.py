@@ -1,8 +1,9 @@
 """A run's records as the compact, column-wise table the page reads.
 
 Columns that repeat a few values (stage, model, status, reason kind, label, prompt, facets) are
-dictionary-encoded: ``{"v": [distinct values], "c": [one code per row]}``; the rest are plain
-lists, one entry per row. A record's ``parsed`` answer is left out (``parsed_is_raw`` = 1) when
+dictionary-encoded: ``{"v": [distinct values], "c": [one code per row]}`` (``"c": null`` when
+there is one value); numbers are lists, one entry per row, or one number when every row holds
+it; the rest are plain lists. A record's ``parsed`` answer is left out (``parsed_is_raw`` = 1) when
 it is exactly the JSON of its ``raw`` text, which the page parses back: most ok records then
 cost their raw text once, not twice. Nothing is truncated.
 """
@@ -24,19 +25,14 @@ class _Codes:
     """Dictionary encoding of one column."""
 
     def __init__(self) -> None:
-        self.values: list[Any] = []
         self.index: dict[Any, int] = {}
         self.codes: list[int] = []
 
     def add(self, value: Any) -> None:
-        code = self.index.get(value)
-        if code is None:
-            code = self.index[value] = len(self.values)
-            self.values.append(value)
-        self.codes.append(code)
+        self.codes.append(self.index.setdefault(value, len(self.index)))
 
-    def column(self) -> dict[str, list[Any]]:
-        return {"v": self.values, "c": self.codes}
+    def column(self) -> dict[str, Any]:  # one value: no codes (every row has code 0)
+        return {"v": list(self.index), "c": self.codes if len(self.index) > 1 else None}
 
 
 def _parsed_is_raw(record: dict[str, Any]) -> bool:
@@ -59,6 +55,7 @@ def encode_rows(records: list[dict[str, Any]], prof: Profile) -> dict[str, Any]:
     parsed: list[Any] = []
     metas: list[Any] = []
     hidden = {*prof.facets, "sample"}
+    seen_params: dict[Any, str] = {}
     for record in records:
         meta = record.get("meta") or {}
         reason = record.get("reason")
@@ -66,7 +63,7 @@ def encode_rows(records: list[dict[str, Any]], prof: Profile) -> dict[str, Any]:
             **{name: record.get(name) for name in CATEGORICAL},
             "reason_kind": reason.split(":", 1)[0] if reason else None,
             "label": prof.label(record),
-            "params": json.dumps(record.get("params") or {}, sort_keys=True, ensure_ascii=False),
+            "params": _params(record.get("params") or {}, seen_params),
             **{f"meta.{name}": _scalar(meta.get(name)) for name in prof.facets},
         }
         for name, codes in cats.items():
@@ -79,20 +76,40 @@ def encode_rows(records: list[dict[str, Any]], prof: Profile) -> dict[str, Any]:
         nums["parsed_is_raw"].append(int(same))
         parsed.append(None if same else record.get("parsed"))
         texts["key"].append(record["key"])
-        texts["item"].append(prof.item(record))
+        item = prof.item(record)
+        texts["item"].append(item)
         texts["reason"].append(reason)
         texts["raw"].append(record.get("raw"))
-        rest = {k: v for k, v in meta.items() if k not in hidden}
+        rest = {k: v for k, v in meta.items()
+                if k not in hidden and not (k == "item" and v == item)}  # fmt: skip
         metas.append(rest or None)
     return {
         "n": len(records),
         "facets": ["stage", "model", "status", "reason_kind", "label", *facets],
         "cat": {name: codes.column() for name, codes in cats.items()},
-        "num": nums,
+        "num": {name: _constant(values) for name, values in nums.items()},
         "text": texts,
         "parsed": parsed,
         "meta": metas,
     }
+
+
+def _constant(values: list[Any]) -> Any:
+    """A column whose rows all hold one number as that number, else the list."""
+    return values[0] if values and all(v == values[0] for v in values) else values
+
+
+def _params(params: dict[str, Any], seen: dict[Any, str]) -> str:
+    """``params`` as sorted JSON text (memoised: a run has a few distinct parameter sets)."""
+    try:
+        key = tuple(sorted(params.items()))
+        hash(key)
+    except TypeError:  # a list or dict value
+        return json.dumps(params, sort_keys=True, ensure_ascii=False)
+    text = seen.get(key)
+    if text is None:
+        text = seen[key] = json.dumps(params, sort_keys=True, ensure_ascii=False)
+    return text
 
 
 def _scalar(value: Any) -> Any:

@@ -50,13 +50,22 @@ function Table(rows) {
   this.n = rows.n;
   this.hay = null;
 }
-Table.prototype.cat = function (name, i) { var c = this.rows.cat[name]; return c.v[c.c[i]]; };
-Table.prototype.codes = function (name) { return this.rows.cat[name].c; };
+Table.prototype.cat = function (name, i) { var c = this.rows.cat[name]; return c.v[c.c ? c.c[i] : 0]; };
+Table.prototype.codes = function (name) {  // a one-value column comes without codes: all 0
+  var c = this.rows.cat[name];
+  if (!c.c) c.c = new Int32Array(this.n);
+  return c.c;
+};
 Table.prototype.values = function (name) { return this.rows.cat[name].v; };
-Table.prototype.num = function (name, i) { return this.rows.num[name][i]; };
+Table.prototype.num = function (name, i) { var c = this.rows.num[name]; return typeof c === "number" ? c : c[i]; };
+Table.prototype.numbers = function (name) {
+  var c = this.rows.num[name];
+  if (typeof c === "number") c = this.rows.num[name] = new Float64Array(this.n).fill(c);
+  return c;
+};
 Table.prototype.text = function (name, i) { return this.rows.text[name][i]; };
 Table.prototype.parsed = function (i) {
-  if (this.rows.num.parsed_is_raw[i]) return JSON.parse(this.rows.text.raw[i]);
+  if (this.num("parsed_is_raw", i)) return JSON.parse(this.rows.text.raw[i]);
   return this.rows.parsed[i];
 };
 Table.prototype.haystack = function () {

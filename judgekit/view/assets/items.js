@@ -73,7 +73,7 @@ function sortMatches() {
     var codes = t.codes(col[2]);
     key = function (i) { return of[codes[i]]; };
   } else if (col[1] === "num") {
-    var nums = t.rows.num[col[2]];
+    var nums = t.numbers(col[2]);
     key = function (i) { return nums[i]; };
   } else {
     var texts = t.rows.text[col[2]];
