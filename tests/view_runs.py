@@ -45,10 +45,11 @@ def spilling_run(base: Path) -> Path:
 
     out = base / "spilling"
     with FaultServer(answer_fn=answer) as srv:
-        cli("run", str(REPO / "configs" / "spilling.yaml"), "--out", str(out), "--no-cache",
+        said = cli("run", str(REPO / "configs" / "spilling.yaml"), "--out", str(out), "--no-cache",
             "--limit", "0", *_stub(srv.base_url, "generator"), *_stub(srv.base_url, "judge"),
             "--set", "spilling.words=[head, line, point]", "--set", "spilling.languages=[de, fr]",
             "--set", "spilling.backcheck=false")  # fmt: skip
+    assert said.rstrip().endswith(f"look at the run: judgekit view {out}")
     return out
 
 

@@ -143,6 +143,7 @@ def run_command(
             "schema (corrupt, or written by something else): those tasks were called again"
         )
     _print_summary(summary, client.calls_made, elapsed, out_dir)
+    console.print(f"look at the run: judgekit view {out_dir}")
 
 
 def _stats(status: Counter[str], client: LLMClient) -> str:
