@@ -64,6 +64,7 @@ def test_data_cannot_close_its_script_element() -> None:
     payload = {"raw": "</script><img src=x onerror=alert(1)><!--", "n": 1}
     text = embed_json(payload)
     assert "<" not in text and json.loads(text) == payload
+    assert json.loads(embed_json({"x": [float("nan"), 1.5]})) == {"x": [None, 1.5]}
     page = render_page({"runs": [], "x": payload["raw"]}, "t</title><b>")
     assert page.count("</script>") == 2  # the data element's and the script's own
     assert "<b>" not in page and "t&lt;/title&gt;" in page

@@ -133,7 +133,8 @@ def read_run(path: str | Path) -> RunData:
     path = Path(path)
     records_path = path / "records.jsonl"
     if not path.is_dir():
-        raise InputError(path, "not a run directory (no such directory)")
+        what = "a file" if path.exists() else "no such directory"
+        raise InputError(path, f"not a run directory ({what})")
     if not records_path.is_file():
         raise InputError(path, "not a run directory: no records.jsonl in it")
     records, cut, replaced = read_records(records_path)

@@ -32,8 +32,14 @@ def data_uri(png: bytes) -> str:
 
 
 def embed_json(payload: Any) -> str:
-    """``payload`` as JSON safe inside a ``<script>`` element (every ``<`` escaped)."""
-    text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    """``payload`` as JSON safe inside a ``<script>`` element (every ``<`` escaped; NaN and
+    infinities, which JSON cannot hold, become null)."""
+    try:
+        text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except ValueError:  # a NaN or infinity somewhere (JSON has none): null, as json_safe says
+        from judgekit.calibration.results import json_safe
+
+        text = json.dumps(json_safe(payload), ensure_ascii=False, separators=(",", ":"))
     return text.replace("<", "\\u003c")
 
 
