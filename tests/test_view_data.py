@@ -76,8 +76,9 @@ def test_markdown_notes_pass_no_html() -> None:
 
 
 def test_records_as_columns_keep_everything_once(tmp_path: Path) -> None:
+    answer = {"label": "x", "rationale": "r"}
     rows = [
-        record("a", raw='{"label": "x", "rationale": "r"}', parsed={"label": "x", "rationale": "r"}),
+        record("a", raw=json.dumps(answer), parsed=answer),
         record("b", "unscored", raw="nope", reason="malformed_json: bad", attempts=2, reasks=1),
         record("c", raw='```{"label": "y"}```', parsed={"label": "y"}),
     ]
