@@ -87,7 +87,8 @@ def test_records_as_columns_keep_everything_once(tmp_path: Path) -> None:
     assert table["parsed"] == [None, None, {"label": "y"}]  # a's parsed is its raw JSON
     assert table["cat"]["label"] == {"v": ["x", None, "y"], "c": [0, 1, 2]}
     assert table["cat"]["model"] == {"v": ["m"], "c": None}  # one value: no codes
-    assert table["num"]["sample_index"] == 0 and table["num"]["attempts"] == [0, 2, 0]
+    assert table["cat"]["sample_index"] == {"v": [0], "c": None}
+    assert table["num"]["attempts"] == [0, 2, 0]
     assert table["cat"]["reason_kind"]["v"] == [None, "malformed_json"]
     assert table["text"]["reason"] == [None, "malformed_json: bad", None]
     assert table["meta"] == [{"index": 0}] * 3  # item and sample are columns already

@@ -16,8 +16,8 @@ from typing import Any
 from judgekit.view.profiles import Profile
 
 CATEGORICAL = ("stage", "role", "route", "model", "status", "reason_kind", "label", "served_by",
-               "prompt_id", "prompt_hash", "schema_name", "params")  # fmt: skip
-NUMERIC = ("sample_index", "attempts", "reasks", "latency_s", "tokens_in", "tokens_out", "cost")
+               "prompt_id", "prompt_hash", "schema_name", "params", "sample_index")  # fmt: skip
+NUMERIC = ("attempts", "reasks", "latency_s", "tokens_in", "tokens_out", "cost")
 TEXT = ("key", "item", "reason", "raw")
 
 
@@ -61,6 +61,7 @@ def encode_rows(records: list[dict[str, Any]], prof: Profile) -> dict[str, Any]:
         reason = record.get("reason")
         values = {
             **{name: record.get(name) for name in CATEGORICAL},
+            "sample_index": record.get("sample_index") or 0,
             "reason_kind": reason.split(":", 1)[0] if reason else None,
             "label": prof.label(record),
             "params": _params(record.get("params") or {}, seen_params),
@@ -85,7 +86,7 @@ def encode_rows(records: list[dict[str, Any]], prof: Profile) -> dict[str, Any]:
         metas.append(rest or None)
     return {
         "n": len(records),
-        "facets": ["stage", "model", "status", "reason_kind", "label", *facets],
+        "facets": ["stage", "model", "status", "reason_kind", "label", *facets, "sample_index"],
         "cat": {name: codes.column() for name, codes in cats.items()},
         "num": {name: _constant(values) for name, values in nums.items()},
         "text": texts,

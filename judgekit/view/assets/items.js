@@ -3,7 +3,7 @@ var PAGE = 100;
 var COLUMNS = [  // [header, kind, column]
   ["item", "text", "item"], ["stage", "cat", "stage"], ["model", "cat", "model"],
   ["status", "cat", "status"], ["reason", "cat", "reason_kind"], ["label", "cat", "label"],
-  ["sample", "num", "sample_index"], ["attempts", "num", "attempts"], ["re-asks", "num", "reasks"],
+  ["sample", "cat", "sample_index"], ["attempts", "num", "attempts"], ["re-asks", "num", "reasks"],
   ["latency s", "num", "latency_s"], ["tokens out", "num", "tokens_out"], ["cache", "num", "cache_hit"]
 ];
 
@@ -29,7 +29,7 @@ function buildFacets() {
   t.rows.facets.forEach(function (name) {
     var codes = t.codes(name), values = t.values(name), counts = new Array(values.length).fill(0);
     for (var i = 0; i < codes.length; i++) counts[codes[i]]++;
-    var label = name.replace("meta.", "").replace("reason_kind", "reason");
+    var label = name.replace("meta.", "").replace("reason_kind", "reason").replace("sample_index", "sample");
     var select = el("select", { data: { facet: name }, "aria-label": label, on: { change: function () {
       var v = select.value;
       if (v === "") delete S.filters[name]; else S.filters[name] = Number(v);
@@ -171,7 +171,7 @@ function renderDetail(box, run, i) {
     field("model", t.cat("model", i)), field("route", t.cat("route", i)), field("served by", t.cat("served_by", i)),
     field("prompt", t.cat("prompt_id", i)), field("prompt hash", t.cat("prompt_hash", i)),
     field("schema", t.cat("schema_name", i)), field("params", t.cat("params", i)),
-    field("sample", t.num("sample_index", i)), field("status", t.cat("status", i)),
+    field("sample", t.cat("sample_index", i)), field("status", t.cat("status", i)),
     field("reason", t.text("reason", i)), field("label", t.cat("label", i)),
     field("attempts", t.num("attempts", i)), field("re-asks", t.num("reasks", i)),
     field("latency s", t.num("latency_s", i)),
