@@ -118,3 +118,17 @@ def test_a_run_without_summary_still_reads(tmp_path: Path) -> None:
     write(tmp_path / "records.jsonl", [record("a")])
     run = read_run(tmp_path)
     assert run.summary == {} and run.pipeline == "" and run.labels is None and len(run.records) == 1
+
+
+def test_bad_human_labels_are_one_located_error(tmp_path: Path) -> None:
+    from judgekit.view import build_report
+
+    run = tmp_path / "run"
+    run.mkdir()
+    write(run / "records.jsonl", [record("a", raw='{"label": "x"}', parsed={"label": "x"})])
+    humans = tmp_path / "humans.csv"
+    humans.write_text("item,who,label\na,h1,x\n", encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        build_report([run], tmp_path / "r.html", labels=humans)
+    assert err.value.path == str(humans) and err.value.field == "rater"
+    assert not (tmp_path / "r.html").exists()  # nothing half-written
