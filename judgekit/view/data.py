@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic_core import from_json
+
 from judgekit.errors import InputError
 
 STATUSES = ("ok", "unscored", "error")
@@ -79,7 +81,7 @@ def read_records(path: Path) -> tuple[list[dict[str, Any]], int, int]:
             if not line.strip():
                 continue
             try:
-                data = json.loads(line)
+                data = from_json(line)  # pydantic's parser: as json.loads, faster
             except ValueError:
                 raise InputError(path, "not JSON (not a judgekit record)", line=number) from None
             if not isinstance(data, dict) or not isinstance(data.get("key"), str):

@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from pydantic_core import from_json
+
 from judgekit.view.profiles import Profile
 
 CATEGORICAL = ("stage", "role", "route", "model", "status", "reason_kind", "label", "served_by",
@@ -40,7 +42,7 @@ def _parsed_is_raw(record: dict[str, Any]) -> bool:
     if parsed is None or not isinstance(raw, str):
         return False
     try:
-        return json.loads(raw) == parsed
+        return from_json(raw) == parsed
     except ValueError:
         return False
 
