@@ -11,30 +11,23 @@ cost their raw text once, not twice. Nothing is truncated.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
 from pydantic_core import from_json
 
 from judgekit.view.profiles import Profile
 
-CATEGORICAL = ("stage", "role", "route", "model", "status", "reason_kind", "label", "served_by",
-               "prompt_id", "prompt_hash", "schema_name", "params", "sample_index")  # fmt: skip
+PLAIN = ("stage", "role", "route", "model", "status", "served_by", "prompt_id", "prompt_hash",
+         "schema_name")  # record fields kept as they are, dictionary-encoded  # fmt: skip
 NUMERIC = ("attempts", "reasks", "latency_s", "tokens_in", "tokens_out", "cost")
-TEXT = ("key", "item", "reason", "raw")
 
 
-class _Codes:
-    """Dictionary encoding of one column."""
-
-    def __init__(self) -> None:
-        self.index: dict[Any, int] = {}
-        self.codes: list[int] = []
-
-    def add(self, value: Any) -> None:
-        self.codes.append(self.index.setdefault(value, len(self.index)))
-
-    def column(self) -> dict[str, Any]:  # one value: no codes (every row has code 0)
-        return {"v": list(self.index), "c": self.codes if len(self.index) > 1 else None}
+def _codes(values: Iterable[Any]) -> dict[str, Any]:
+    """Dictionary encoding of one column (no codes when it holds one value: all rows 0)."""
+    index: dict[Any, int] = {}
+    codes = [index.setdefault(v, len(index)) for v in values]
+    return {"v": list(index), "c": codes if len(index) > 1 else None}
 
 
 def _parsed_is_raw(record: dict[str, Any]) -> bool:
@@ -47,53 +40,54 @@ def _parsed_is_raw(record: dict[str, Any]) -> bool:
         return False
 
 
+def _number(value: Any) -> Any:
+    return round(value, 4) if isinstance(value, float) else value or 0
+
+
 def encode_rows(records: list[dict[str, Any]], prof: Profile) -> dict[str, Any]:
     """The column-wise table of ``records`` (module doc), with ``n`` rows and ``facets``: the
     names of the columns offered as filters, in display order."""
-    facets = [f"meta.{name}" for name in prof.facets]
-    cats = {name: _Codes() for name in (*CATEGORICAL, *facets)}
-    nums: dict[str, list[Any]] = {name: [] for name in (*NUMERIC, "cache_hit", "parsed_is_raw")}
-    texts: dict[str, list[Any]] = {name: [] for name in TEXT}
-    parsed: list[Any] = []
-    metas: list[Any] = []
-    hidden = {*prof.facets, "sample"}
     seen_params: dict[Any, str] = {}
-    for record in records:
-        meta = record.get("meta") or {}
-        reason = record.get("reason")
-        values = {
-            **{name: record.get(name) for name in CATEGORICAL},
-            "sample_index": record.get("sample_index") or 0,
-            "reason_kind": reason.split(":", 1)[0] if reason else None,
-            "label": prof.label(record),
-            "params": _params(record.get("params") or {}, seen_params),
-            **{f"meta.{name}": _scalar(meta.get(name)) for name in prof.facets},
-        }
-        for name, codes in cats.items():
-            codes.add(values[name])
-        for name in NUMERIC:
-            value = record.get(name) or 0
-            nums[name].append(round(value, 4) if isinstance(value, float) else value)
-        nums["cache_hit"].append(int(bool(record.get("cache_hit"))))
-        same = _parsed_is_raw(record)
-        nums["parsed_is_raw"].append(int(same))
-        parsed.append(None if same else record.get("parsed"))
-        texts["key"].append(record["key"])
-        item = prof.item(record)
-        texts["item"].append(item)
-        texts["reason"].append(reason)
-        texts["raw"].append(record.get("raw"))
-        rest = {k: v for k, v in meta.items()
-                if k not in hidden and not (k == "item" and v == item)}  # fmt: skip
-        metas.append(rest or None)
+    metas = [r.get("meta") or {} for r in records]
+    reasons = [r.get("reason") for r in records]
+    cat = {name: _codes(r.get(name) for r in records) for name in PLAIN}
+    cat["sample_index"] = _codes(r.get("sample_index") or 0 for r in records)
+    cat["reason_kind"] = _codes(x.split(":", 1)[0] if x else None for x in reasons)
+    cat["label"] = _codes(prof.label(r) for r in records)
+    cat["params"] = _codes(_params(r.get("params") or {}, seen_params) for r in records)
+    for name in prof.facets:
+        cat[f"meta.{name}"] = _codes(_scalar(m.get(name)) for m in metas)
+    nums = {name: [_number(r.get(name)) for r in records] for name in NUMERIC}
+    nums["cache_hit"] = [int(bool(r.get("cache_hit"))) for r in records]
+    same = [_parsed_is_raw(r) for r in records]
+    nums["parsed_is_raw"] = [int(x) for x in same]
+    items = [prof.item(r) for r in records]
+    hidden = {*prof.facets, "sample"}
+    rest = [
+        {k: v for k, v in m.items() if k not in hidden and not (k == "item" and v == item)} or None
+        for m, item in zip(metas, items, strict=True)
+    ]
     return {
         "n": len(records),
-        "facets": ["stage", "model", "status", "reason_kind", "label", *facets, "sample_index"],
-        "cat": {name: codes.column() for name, codes in cats.items()},
+        "facets": [
+            "stage",
+            "model",
+            "status",
+            "reason_kind",
+            "label",
+            *(f"meta.{name}" for name in prof.facets),
+            "sample_index",
+        ],  # fmt: skip
+        "cat": cat,
         "num": {name: _constant(values) for name, values in nums.items()},
-        "text": texts,
-        "parsed": parsed,
-        "meta": metas,
+        "text": {
+            "key": [r["key"] for r in records],
+            "item": items,
+            "reason": reasons,
+            "raw": [r.get("raw") for r in records],
+        },  # fmt: skip
+        "parsed": [None if x else r.get("parsed") for x, r in zip(same, records, strict=True)],
+        "meta": rest,
     }
 
 
