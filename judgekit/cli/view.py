@@ -14,7 +14,9 @@ console = plain_console()
 
 @app.command("view")
 def view_command(
-    runs: list[Path] = typer.Argument(..., help="Run directories (two or more: compare mode)."),
+    runs: list[Path] = typer.Argument(
+        ..., metavar="RUN", help="Run directories (two or more: compare mode)."
+    ),
     labels: Path | None = typer.Option(
         None, "--labels", help="Human labels, long item,rater,label table: judge vs humans."
     ),
