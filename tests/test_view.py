@@ -280,3 +280,28 @@ def test_keyboard_and_deep_links(classify: tuple, driver) -> None:
     css(driver, '#items th[data-col="item"]').click()  # sort by item
     first = css(driver, "#items tbody tr td").text
     assert first == min(r["meta"]["item"] for r in records(a))
+
+
+def test_two_spilling_judges_compare_meaning_by_meaning(base: Path) -> None:
+    from judgekit.view.compare import compare_sources, sources
+    from judgekit.view.data import read_run
+
+    x, y = [True, True, True, False, False], [True, False, True, False, True]
+    runs = [read_run(spilling_run(base, "judge-x", x)), read_run(spilling_run(base, "judge-y", y))]
+    found, links = sources(runs)
+    assert [(s["run"], s["rater"], s["origin"]) for s in found] == [
+        (0, "judge-x", "labels.csv"), (1, "judge-y", "labels.csv")
+    ]  # fmt: skip
+    (pair,) = compare_sources(found, links, n_resamples=0)
+    # 6 items, German "line" unscored by both: 5 judged items x 5 meanings
+    assert pair["n"] == 25 and pair["only_a"] == pair["only_b"] == 0
+    differ = {d[0] for d in pair["disagreements"]}
+    for unit, label_a, label_b, row_a, row_b in pair["disagreements"]:
+        for run, row, label in ((runs[0], row_a, label_a), (runs[1], row_b, label_b)):
+            record = run.records[row]
+            meaning = int(unit.rsplit("|m", 1)[1])
+            assert record["stage"] == "judge" and unit.startswith(record["meta"]["generator"])
+            assert str(record["parsed"]["valid"][meaning]).lower() == label
+    assert len(differ) == 5 * 2  # meanings 2 and 5 of every judged item
+    assert {unit.rsplit("|", 1)[1] for unit in differ} == {"m1", "m4"}
+    assert pair["agreement"]["value"] == pytest.approx(15 / 25)

@@ -34,19 +34,23 @@ def _stub(url: str, role: str, name: str = "stub") -> list[str]:
             "--set", f"{role}.max_reasks=1", "--set", f"{role}.max_retries=1"]  # fmt: skip
 
 
-def spilling_run(base: Path) -> Path:
-    """3 words x 2 languages; the judge's answers about ``line`` are never valid (unscored)."""
+def spilling_run(base: Path, judge: str = "stub", verdicts: list[bool] | None = None) -> Path:
+    """3 words x 2 languages; the judge's answers about ``line`` in German are never valid
+    (unscored). ``judge``: the judge model's name (the run goes to ``base/spilling-<judge>``);
+    ``verdicts``: the judge's 5 booleans for every other item (default: the server's own)."""
 
     def answer(body: dict) -> str | None:
         text = body["messages"][0]["content"]
         if "Linie (German;" in text:  # the judge's view of the German entry for "line"
             return '{"valid": [true, fal'
+        if verdicts is not None and re.search(r"\((German|French);", text):
+            return json.dumps({"valid": verdicts})
         return None
 
-    out = base / "spilling"
+    out = base / f"spilling-{judge}"
     with FaultServer(answer_fn=answer) as srv:
         said = cli("run", str(REPO / "configs" / "spilling.yaml"), "--out", str(out), "--no-cache",
-            "--limit", "0", *_stub(srv.base_url, "generator"), *_stub(srv.base_url, "judge"),
+            "--limit", "0", *_stub(srv.base_url, "generator"), *_stub(srv.base_url, "judge", judge),
             "--set", "spilling.words=[head, line, point]", "--set", "spilling.languages=[de, fr]",
             "--set", "spilling.backcheck=false")  # fmt: skip
     assert said.rstrip().endswith(f"look at the run: judgekit view {out}")
