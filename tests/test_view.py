@@ -277,6 +277,9 @@ def test_keyboard_and_deep_links(classify: tuple, driver) -> None:
     css(driver, "body").send_keys("k")
     assert css(driver, "#detail").get_attribute("data-row") == order[here]
     assert "item=r03" in driver.execute_script("return location.hash")
+    open_report(driver, page, "#item=no-such-item")
+    assert css(driver, "#detail").text == "No record of item no-such-item in classify-judge-a."
+    css(driver, '#tabs [data-tab="items"]').click()
     css(driver, '#items th[data-col="item"]').click()  # sort by item
     first = css(driver, "#items tbody tr td").text
     assert first == min(r["meta"]["item"] for r in records(a))

@@ -205,8 +205,12 @@ function openDeepLink() {
   var run = Math.min(Number(m.run) || 0, DATA.runs.length - 1), t = table(run);
   var i = m.key !== undefined ? t.find("key", m.key) : -1;
   if (i < 0 && m.item !== undefined) i = t.find("item", m.item);
-  if (i < 0) return false;
   showTab("items"); showItems(run);
+  if (i < 0) {  // say so, rather than show nothing
+    clear(document.getElementById("detail")).appendChild(el("p", { cls: "warn",
+      text: "No record of " + (m.key !== undefined ? "key " + m.key : "item " + m.item) + " in " + DATA.runs[run].name + "." }));
+    return true;
+  }
   JK.state.row = i; applyFilters();
   if (JK.state.matches.indexOf(i) < 0) {  // filtered out: show every record again
     JK.state = null; showItems(run); JK.state.row = i; applyFilters();
