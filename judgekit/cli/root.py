@@ -54,6 +54,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "judgekit.cli.score",
         "Score a hypothesis file against one or more references with sacrebleu.",
     ),
+    "view": (
+        "judgekit.cli.view",
+        "One HTML report of runs: summary, figures, items, details, compare, judge vs humans.",
+    ),
 }
 
 _LOADED: dict[str, click.Command] = {}

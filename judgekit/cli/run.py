@@ -82,6 +82,7 @@ def execute(config: Path | Any, overrides: list[str], **options: Any) -> RunResu
         _print_dry_run(result)
         return result
     _print_result(result)
+    console.print(f"look at the run: judgekit view {result.out_dir}")
     return result
 
 

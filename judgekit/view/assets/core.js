@@ -1,0 +1,163 @@
+/* judgekit view, part 1 of 3: data access, DOM helpers, the summary tab.
+   Every string from a run (model output, item ids, file names) goes into the page as a text
+   node (el(..., {text}) or textContent): never as HTML. */
+"use strict";
+var DATA = JSON.parse(document.getElementById("judgekit-data").textContent);
+var JK = { tables: [], state: null };
+
+function el(tag, props, children) {
+  var node = document.createElement(tag);
+  props = props || {};
+  Object.keys(props).forEach(function (k) {
+    var v = props[k];
+    if (v === undefined || v === null) return;
+    if (k === "text") node.textContent = String(v);
+    else if (k === "cls") node.className = v;
+    else if (k === "data") Object.keys(v).forEach(function (d) { node.dataset[d] = String(v[d]); });
+    else if (k === "on") Object.keys(v).forEach(function (ev) { node.addEventListener(ev, v[ev]); });
+    else node.setAttribute(k, String(v));
+  });
+  (children || []).forEach(function (c) {
+    if (c === null || c === undefined) return;
+    node.appendChild(typeof c === "string" ? document.createTextNode(c) : c);
+  });
+  return node;
+}
+
+function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); return node; }
+
+function fmt(v) {
+  if (v === null || v === undefined) return "\u2013";
+  if (typeof v === "number") {
+    if (Number.isInteger(v)) return String(v);
+    var a = Math.abs(v);
+    return (a !== 0 && (a < 1e-3 || a >= 1e6)) ? v.toPrecision(4) : v.toFixed(4);
+  }
+  if (typeof v === "boolean") return v ? "true" : "false";
+  return String(v);
+}
+
+function fmtCI(est) {
+  if (!est) return "\u2013";
+  var s = fmt(est.value);
+  if (est.ci) s += " [" + fmt(est.ci[0]) + ", " + fmt(est.ci[1]) + "]";
+  return s;
+}
+
+/* One run's records, column-wise (see judgekit/view/rows.py). */
+function Table(rows) {
+  this.rows = rows;
+  this.n = rows.n;
+  this.hay = null;
+}
+Table.prototype.cat = function (name, i) { var c = this.rows.cat[name]; return c.v[c.c ? c.c[i] : 0]; };
+Table.prototype.codes = function (name) {  // a one-value column comes without codes: all 0
+  var c = this.rows.cat[name];
+  if (!c.c) c.c = new Int32Array(this.n);
+  return c.c;
+};
+Table.prototype.values = function (name) { return this.rows.cat[name].v; };
+Table.prototype.num = function (name, i) { var c = this.rows.num[name]; return typeof c === "number" ? c : c[i]; };
+Table.prototype.numbers = function (name) {
+  var c = this.rows.num[name];
+  if (typeof c === "number") c = this.rows.num[name] = new Float64Array(this.n).fill(c);
+  return c;
+};
+Table.prototype.text = function (name, i) { return this.rows.text[name][i]; };
+Table.prototype.parsed = function (i) {
+  if (this.num("parsed_is_raw", i)) return JSON.parse(this.rows.text.raw[i]);
+  return this.rows.parsed[i];
+};
+Table.prototype.haystack = function () {
+  if (this.hay) return this.hay;
+  var t = this.rows.text, hay = new Array(this.n);
+  for (var i = 0; i < this.n; i++) {
+    hay[i] = (t.item[i] + "\n" + t.key[i] + "\n" + (t.reason[i] || "") + "\n" + (t.raw[i] || "") +
+      "\n" + (this.cat("label", i) || "") + "\n" + (this.cat("model", i) || "")).toLowerCase();
+  }
+  this.hay = hay;
+  return hay;
+};
+Table.prototype.find = function (field, value) {
+  var col = this.rows.text[field];
+  for (var i = 0; i < this.n; i++) if (col[i] === value) return i;
+  return -1;
+};
+
+function table(run) {
+  if (!JK.tables[run]) JK.tables[run] = new Table(DATA.runs[run].rows);
+  return JK.tables[run];
+}
+
+function kvTable(pairs) {
+  var body = el("tbody");
+  pairs.forEach(function (p) {
+    if (p[1] === undefined) return;
+    var value = p[1];
+    var cell = el("td", { text: fmt(value), cls: typeof value === "number" ? "num" : "" });
+    if (p[2]) {
+      cell.dataset.path = typeof p[2] === "string" ? p[2] : JSON.stringify(p[2]);
+      cell.dataset.value = JSON.stringify(value);
+    }
+    body.appendChild(el("tr", {}, [el("th", { text: p[0] }), cell]));
+  });
+  return el("table", { cls: "kv" }, [body]);
+}
+
+function gridTable(columns, rows, rowPaths, absent) {
+  var gone = {};
+  (absent || []).forEach(function (rc) { gone[rc[0] + "," + rc[1]] = true; });
+  var head = el("tr", {}, columns.map(function (c) { return el("th", { text: c }); }));
+  var body = el("tbody");
+  rows.forEach(function (row, r) {
+    body.appendChild(el("tr", {}, row.map(function (v, c) {
+      if (gone[r + "," + c]) return el("td");
+      var td = el("td", { text: fmt(v), cls: typeof v === "number" ? "num" : "" });
+      if (rowPaths && columns[c] !== "") {
+        td.dataset.path = JSON.stringify(rowPaths[r].concat([columns[c]]));
+        td.dataset.value = JSON.stringify(v === undefined ? null : v);
+      }
+      return td;
+    })));
+  });
+  return el("table", {}, [el("thead", {}, [head]), body]);
+}
+
+function renderBlock(b) {
+  var box = el("div", { cls: "block", data: { block: JSON.stringify(b.path) } }, [el("h3", { text: b.title })]);
+  if (b.kind === "kv") box.appendChild(kvTable(b.items));
+  else if (b.kind === "table") box.appendChild(gridTable(b.columns, b.rows, b.row_paths, b.absent));
+  else box.appendChild(el("details", {}, [el("summary", { text: "show" }), el("pre", { text: b.text })]));
+  return box;
+}
+
+function renderSummary() {
+  var root = clear(document.getElementById("tab-summary"));
+  DATA.runs.forEach(function (run, i) {
+    var t = table(i);
+    var card = el("div", { cls: "card", data: { run: i } }, [
+      el("h2", {}, [run.name + " ", el("span", { cls: "chip", text: run.pipeline })]),
+      el("p", { cls: "muted", text: run.path + " \u00b7 " + t.n + " records" }),
+      el("p", { cls: "signature", text: run.signature_line }),
+    ]);
+    if (run.warnings.length) {
+      card.appendChild(el("ul", { cls: "warn" }, run.warnings.map(function (w) {
+        return el("li", { text: w });
+      })));
+    }
+    var status = t.values("status"), counts = {};
+    t.codes("status").forEach(function (c) { counts[status[c]] = (counts[status[c]] || 0) + 1; });
+    card.appendChild(el("p", {}, ["records by status: "].concat(["ok", "unscored", "error"].map(
+      function (s) { return el("span", { cls: "chip", data: { status: s }, text: s + " " + (counts[s] || 0) }); }))));
+    run.figures.forEach(function (f) {
+      card.appendChild(el("figure", {}, [el("img", { src: f.uri, alt: f.name }),
+        el("figcaption", { cls: "muted", text: f.name })]));
+    });
+    var blocks = el("div", { cls: "blocks" });
+    run.blocks.forEach(function (b) { blocks.appendChild(renderBlock(b)); });
+    card.appendChild(blocks);
+    Array.prototype.slice.call(document.querySelectorAll('#notes .md-note[data-run="' + i + '"]'))
+      .forEach(function (note) { note.hidden = false; card.appendChild(note); });
+    root.appendChild(card);
+  });
+}

@@ -1,0 +1,184 @@
+"""Judges side by side and against humans, with judgekit's own statistics.
+
+A *source* is one rater's labels in one run: the rows of the run's ``labels.csv`` (what
+``judgekit calibrate`` reads), or, for a run without one, the labels its records give
+(:mod:`judgekit.view.profiles`). Two runs over the same items (other judges or prompts) give
+two sources; a jury run gives one per judge.
+
+* :func:`compare_sources`: for every pair of sources with shared units, percent agreement (with
+  a percentile bootstrap CI over units) and Cohen's kappa (with its asymptotic 95% CI,
+  statsmodels via :func:`judgekit.metrics.agreement.cohen_kappa`; Cohen 1960), the confusion
+  matrix and every disagreement, each linked to the record rows of both sides.
+* :func:`against_humans`: each source against the human majority of a long ``item,rater,label``
+  table by :func:`judgekit.calibration.judge.judge_vs_humans` (accuracy, macro-F1, Cohen's
+  kappa with bootstrap CIs over items, confusion matrix; paper 001's validation protocol), plus
+  every item where the judge and the majority differ.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from judgekit.data.jsonfile import json_safe
+from judgekit.errors import JudgekitError
+from judgekit.labels.majority import TIE
+from judgekit.view.data import RunData
+from judgekit.view.profiles import profile
+
+MAX_PAIRS = 28  # 8 sources
+
+
+def _rater(record: dict[str, Any], multi: bool) -> list[str]:
+    model = str(record.get("model"))
+    sampled = f"{model}#s{record.get('sample_index') or 0}"
+    return [sampled, model] if multi else [model, sampled]
+
+
+def sources(runs: list[RunData]) -> tuple[list[dict[str, Any]], list[dict[tuple[str, str], int]]]:
+    """(sources, per run the link ``(unit, rater) -> row``) of ``runs`` (module doc).
+
+    A source is ``{"id", "run", "rater", "name", "labels": {unit: label}, "origin"}``.
+    """
+    out: list[dict[str, Any]] = []
+    links: list[dict[tuple[str, str], int]] = []
+    names = [r.name for r in runs]
+    for index, run in enumerate(runs):
+        prof = profile(run.pipeline)
+        link: dict[tuple[str, str], int] = {}
+        derived: dict[str, dict[str, str]] = {}
+        multi = len({r.get("sample_index") or 0 for r in run.records}) > 1
+        for row, record in enumerate(run.records):
+            for unit, label in prof.units(record):
+                raters = _rater(record, multi)
+                for rater in raters:
+                    link.setdefault((unit, rater), row)
+                derived.setdefault(raters[0], {}).setdefault(unit, label)
+        links.append(link)
+        if run.labels is not None:
+            per: dict[str, dict[str, str]] = {}
+            for item, rater, label in run.labels:
+                per.setdefault(rater, {})[item] = label
+            origin = "labels.csv"
+        else:
+            per, origin = derived, "records"
+        for rater, labels in per.items():
+            prefix = f"{run.name}" if names.count(run.name) == 1 else f"{run.name}#{index + 1}"
+            name = rater if len(runs) == 1 else f"{prefix}: {rater}"
+            out.append({"id": len(out), "run": index, "rater": rater, "name": name,
+                        "labels": labels, "origin": origin})  # fmt: skip
+    return out, links
+
+
+def _row(links: list[dict[tuple[str, str], int]], source: dict[str, Any], unit: str) -> int:
+    return links[source["run"]].get((unit, source["rater"]), -1)
+
+
+def _confusion(a: pd.Series, b: pd.Series) -> dict[str, Any]:
+    table = pd.crosstab(a, b)
+    return {"index": [str(x) for x in table.index], "columns": [str(x) for x in table.columns],
+            "data": table.to_numpy().tolist()}  # fmt: skip
+
+
+def compare_sources(
+    found: list[dict[str, Any]],
+    links: list[dict[tuple[str, str], int]],
+    *,
+    n_resamples: int = 1000,
+    seed: int = 0,
+) -> list[dict[str, Any]]:
+    """Every pair of sources with at least one shared unit (at most ``MAX_PAIRS``)."""
+    from judgekit.metrics.agreement import cohen_kappa, percent_agreement
+
+    pairs = []
+    for i, a in enumerate(found):
+        for b in found[i + 1 :]:
+            shared = sorted(set(a["labels"]) & set(b["labels"]))
+            if not shared or len(pairs) == MAX_PAIRS:
+                continue
+            frame = pd.DataFrame(
+                {"A": [a["labels"][u] for u in shared], "B": [b["labels"][u] for u in shared]},
+                index=shared,
+                dtype=object,
+            )
+            agree = percent_agreement(frame, ci=n_resamples > 0, n_resamples=n_resamples,
+                                      seed=seed)  # fmt: skip
+            kappa = cohen_kappa(frame)
+            differ = frame[frame["A"] != frame["B"]]
+            disagreements = [
+                [unit, la, lb, _row(links, a, unit), _row(links, b, unit)]
+                for unit, la, lb in zip(differ.index, differ["A"], differ["B"], strict=True)
+            ]
+            pairs.append(json_safe({
+                "a": a["id"], "b": b["id"], "n": len(shared),
+                "only_a": len(a["labels"]) - len(shared), "only_b": len(b["labels"]) - len(shared),
+                "agreement": {"value": agree.value, "ci": agree.ci},
+                "kappa": {"value": kappa.value, "ci": kappa.details.get("asymptotic_ci")},
+                "confusion": _confusion(frame["A"], frame["B"]),
+                "disagreements": disagreements,
+            }))  # fmt: skip
+    return pairs
+
+
+def against_humans(
+    found: list[dict[str, Any]],
+    links: list[dict[tuple[str, str], int]],
+    labels_path: str | Path,
+    *,
+    tie_policy: str = "exclude",
+    n_resamples: int = 1000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Each source against the human majority of ``labels_path`` (module doc).
+
+    Raises:
+        InputError: the labels file is missing or malformed (file, line, field).
+    """
+    from judgekit.calibration.judge import judge_vs_humans
+    from judgekit.labels.majority import majority_vote
+    from judgekit.labels.table import load_labels
+
+    humans = load_labels(labels_path, format="long", numeric=False)
+    reference = majority_vote(humans)
+    out: dict[str, Any] = {"path": str(labels_path), "raters": [str(r) for r in humans.raters],
+                           "n_items": int(len(reference)), "tie_policy": tie_policy,
+                           "n_ties": int((reference == TIE).sum()), "judges": []}  # fmt: skip
+    for source in found:
+        table = humans.drop([source["rater"]]) if source["rater"] in humans.raters else humans
+        entry: dict[str, Any] = {"source": source["id"]}
+        try:
+            report = judge_vs_humans(
+                pd.Series(source["labels"], dtype=object),
+                table,
+                tie_policy=tie_policy,  # type: ignore[arg-type]
+                ci=n_resamples > 0,
+                n_resamples=n_resamples,
+                seed=seed,
+            )
+        except JudgekitError as exc:
+            entry["note"] = str(exc)
+            out["judges"].append(entry)
+            continue
+        result = report.to_dict()
+        ref = majority_vote(table) if table is not humans else reference
+        wrong = [
+            [unit, ref[unit], label, _row(links, source, unit)]
+            for unit, label in source["labels"].items()
+            if unit in ref.index and ref[unit] != TIE and ref[unit] != label
+        ]
+        entry.update(
+            n_items=result["n_items"], n_ties=result["n_ties"], n_unjudged=result["n_unjudged"],
+            accuracy=result["accuracy"], macro_f1=result["macro_f1"], kappa=result["kappa"],
+            confusion=result["confusion"], per_class=result["per_class"],
+            errors=result["errors"], disagreements=wrong,
+        )  # fmt: skip
+        out["judges"].append(json_safe(entry))
+    return out
+
+
+def label_counts(source: dict[str, Any]) -> dict[str, int]:
+    """How often each label occurs in a source."""
+    return dict(Counter(source["labels"].values()).most_common())

@@ -1,0 +1,160 @@
+"""Reading a run directory for the viewer: every file ``judgekit view`` looks at, in one place.
+
+A run directory (``judgekit run`` / ``judgekit audit`` output) holds ``records.jsonl`` (one JSON
+record per LLM call, append-only), ``summary.json``, usually ``labels.csv`` (``item,rater,label``)
+and PNG figures, plus pipeline files the detail pane uses (``segments.jsonl`` of the errors
+pipeline, ``localised.jsonl`` of localise, ``annotations.jsonl`` of the CS/CA audit).
+
+Reading follows :class:`judgekit.runlog.RunLog`: the last line of a key wins (a resumed run may
+record a task again with ``--retry-errors``), a last line cut short by a crash (no newline) is
+dropped and counted, and any other line that is not a record is an
+:class:`~judgekit.errors.InputError` naming the file and line.
+
+Everything returned is plain, JSON-ready Python (dicts, lists, strings, numbers, bytes for
+figures), so this module can later sit on ``judgekit.load_run`` without the page changing.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic_core import from_json
+
+from judgekit.errors import InputError
+
+STATUSES = ("ok", "unscored", "error")
+# pipeline files whose rows the detail pane shows, by name: the field that identifies a row
+SIDE_FILES = {"segments.jsonl": "id", "localised.jsonl": None, "annotations.jsonl": "key"}
+
+
+@dataclass
+class RunData:
+    """One run directory as the viewer reads it.
+
+    Attributes:
+        path: the directory. name: its display name (the directory name).
+        summary: ``summary.json`` as a dict ({} if absent: a run cut before its report).
+        records: the current record of every key (dicts with the Record fields), in the file
+            order of their last line.
+        cut_lines: 1 when a last line cut short by a crash was dropped, else 0.
+        replaced: lines superseded by a later line of the same key.
+        labels: ``labels.csv`` as ``(item, rater, label)`` text triples, or None if absent.
+        figures: PNG name -> bytes, for every ``*.png`` in the directory (sorted by name).
+        notes: markdown name -> text, for every ``*.md`` in the directory.
+        side: pipeline file name -> its rows (see ``SIDE_FILES``), for those present.
+    """
+
+    path: Path
+    name: str
+    summary: dict[str, Any]
+    records: list[dict[str, Any]]
+    cut_lines: int = 0
+    replaced: int = 0
+    labels: list[tuple[str, str, str]] | None = None
+    figures: dict[str, bytes] = field(default_factory=dict)
+    notes: dict[str, str] = field(default_factory=dict)
+    side: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+    @property
+    def pipeline(self) -> str:
+        """The pipeline name from the summary's signature ("" when unknown)."""
+        return str((self.summary.get("signature") or {}).get("pipeline") or "")
+
+
+def read_records(path: Path) -> tuple[list[dict[str, Any]], int, int]:
+    """(current records, cut last lines dropped, lines replaced by a later one) of a records.jsonl.
+
+    Raises:
+        InputError: a complete line is not a JSON record with a ``key`` and a ``status`` of
+            ok / unscored / error (names the file, line and field).
+    """
+    current: dict[str, dict[str, Any]] = {}
+    cut = replaced = 0
+    with path.open("rb") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.endswith(b"\n"):
+                cut = 1  # only the last line can lack its newline
+                break
+            if not line.strip():
+                continue
+            try:
+                data = from_json(line)  # pydantic's parser: as json.loads, faster
+            except ValueError:
+                raise InputError(path, "not JSON (not a judgekit record)", line=number) from None
+            if not isinstance(data, dict) or not isinstance(data.get("key"), str):
+                raise InputError(path, "not a judgekit record", line=number, field="key")
+            if data.get("status") not in STATUSES:
+                raise InputError(
+                    path, "status must be ok, unscored or error", line=number, field="status"
+                )
+            if current.pop(data["key"], None) is not None:
+                replaced += 1
+            current[data["key"]] = data
+    return list(current.values()), cut, replaced
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise InputError(path, f"not valid JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise InputError(path, "expected a JSON object")
+    return data
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    from judgekit.data import jsonl_objects
+
+    return [row for _, row in jsonl_objects(path)]
+
+
+def _read_labels(path: Path) -> list[tuple[str, str, str]]:
+    """The ``item,rater,label`` rows of a run's labels.csv with a label (the CSV reader of
+    :mod:`judgekit.labels.files`; a run writes each (item, rater) once)."""
+    from judgekit.labels.files import read_csv
+
+    header, rows = read_csv(path)
+    for column in ("item", "rater", "label"):
+        if column not in header:
+            raise InputError(path, f"missing column '{column}'", line=1, field=column)
+    return [(r["item"].strip(), r["rater"].strip(), r["label"].strip())
+            for _, r in rows if r["label"].strip()]  # fmt: skip
+
+
+def read_run(path: str | Path) -> RunData:
+    """Read the run directory ``path`` (see the module doc).
+
+    Raises:
+        InputError: ``path`` is not a directory with a records.jsonl, or one of its files is
+            malformed (named with its line).
+    """
+    path = Path(path)
+    records_path = path / "records.jsonl"
+    if not path.is_dir():
+        what = "a file" if path.exists() else "no such directory"
+        raise InputError(path, f"not a run directory ({what})")
+    if not records_path.is_file():
+        raise InputError(path, "not a run directory: no records.jsonl in it")
+    records, cut, replaced = read_records(records_path)
+    summary_path = path / "summary.json"
+    summary = _read_json(summary_path) if summary_path.is_file() else {}
+    labels_path = path / "labels.csv"
+    run = RunData(
+        path=path,
+        name=path.resolve().name,
+        summary=summary,
+        records=records,
+        cut_lines=cut,
+        replaced=replaced,
+        labels=_read_labels(labels_path) if labels_path.is_file() else None,
+    )
+    run.figures = {p.name: p.read_bytes() for p in sorted(path.glob("*.png"))}
+    run.notes = {p.name: p.read_text(encoding="utf-8") for p in sorted(path.glob("*.md"))}
+    for name in SIDE_FILES:
+        if (path / name).is_file():
+            run.side[name] = _read_jsonl(path / name)
+    return run

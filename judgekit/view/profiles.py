@@ -1,0 +1,189 @@
+"""What the viewer knows of each pipeline: the item a record judges, its label, its facets, and
+the extra context its detail pane shows.
+
+* ``item``: the id of the thing a record is about (spilling: ``generator|lang|word|sN``;
+  classify and CS/CA: the item id; errors: the segment id; localise: ``locale|id``).
+* ``label``: a record's answer in one word, for the table and its filter (classify: the label;
+  CS/CA: ``cs_label``; spilling judge: ``k of 5 invalid``; errors: ``no errors`` or the worst
+  MQM severity), None where a record has none (generations, failed calls).
+* ``units``: the labelled units of a record in the id space of the run's ``labels.csv``
+  (spilling: one per meaning, ``generator|lang|word|sN|mI`` with ``true``/``false``; paper 002,
+  appendix A.3), which is what compare mode and ``--labels`` match on.
+* ``facets``: the meta fields offered as filters beside stage, model, status, reason and label.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from judgekit.view.data import RunData
+
+Record = dict[str, Any]
+SEVERITY_ORDER = ("minor", "major", "critical")
+
+
+def _meta(record: Record, name: str) -> Any:
+    return (record.get("meta") or {}).get(name)
+
+
+def _parsed(record: Record) -> dict[str, Any]:
+    parsed = record.get("parsed")
+    return parsed if record.get("status") == "ok" and isinstance(parsed, dict) else {}
+
+
+def _spilling_item(record: Record) -> str:
+    generator = _meta(record, "generator") or record.get("model")
+    parts = (generator, _meta(record, "lang"), _meta(record, "word"), f"s{_meta(record, 'sample')}")
+    return "|".join(str(p) for p in parts)
+
+
+def _spilling_units(record: Record) -> list[tuple[str, str]]:
+    valid = _parsed(record).get("valid")
+    if record.get("stage") != "judge" or not isinstance(valid, list):
+        return []
+    base = _spilling_item(record)
+    return [(f"{base}|m{i}", str(bool(v)).lower()) for i, v in enumerate(valid)]
+
+
+def _spilling_label(record: Record) -> str | None:
+    valid = _parsed(record).get("valid")
+    if not isinstance(valid, list):
+        return None
+    return f"{sum(not v for v in valid)} of {len(valid)} invalid"
+
+
+def _errors_label(record: Record) -> str | None:
+    parsed = _parsed(record)
+    if not parsed:
+        return None
+    if parsed.get("no_errors") or not parsed.get("errors"):
+        return "no errors"
+    found = [e.get("severity") for e in parsed["errors"] if isinstance(e, dict)]
+    ranked = [s for s in SEVERITY_ORDER if s in found]
+    return ranked[-1] if ranked else "errors"
+
+
+def _single(field: str) -> Callable[[Record], list[tuple[str, str]]]:
+    def units(record: Record) -> list[tuple[str, str]]:
+        label = _parsed(record).get(field)
+        item = _meta(record, "item")
+        return [] if label is None or item is None else [(str(item), str(label))]
+
+    return units
+
+
+def _errors_units(record: Record) -> list[tuple[str, str]]:
+    label = _errors_label(record)
+    return [] if label is None else [(str(_meta(record, "id")), label)]
+
+
+@dataclass(frozen=True)
+class Profile:
+    """The viewer's knowledge of one pipeline (module doc)."""
+
+    item: Callable[[Record], str]
+    label: Callable[[Record], str | None]
+    units: Callable[[Record], list[tuple[str, str]]]
+    facets: tuple[str, ...] = ()
+
+
+def _label_of(field: str) -> Callable[[Record], str | None]:
+    def label(record: Record) -> str | None:
+        value = _parsed(record).get(field)
+        return None if value is None else str(value)
+
+    return label
+
+
+PROFILES: dict[str, Profile] = {
+    "spilling": Profile(_spilling_item, _spilling_label, _spilling_units, ("lang", "generator")),
+    "classify": Profile(lambda r: str(_meta(r, "item")), _label_of("label"), _single("label"), ()),
+    "cultural": Profile(
+        lambda r: str(_meta(r, "item")), _label_of("cs_label"), _single("cs_label"), ("language",)
+    ),
+    "errors": Profile(lambda r: str(_meta(r, "id")), _errors_label, _errors_units, ("system",)),
+    "localise": Profile(
+        lambda r: f"{_meta(r, 'locale')}|{_meta(r, 'id')}",
+        lambda r: None,
+        lambda r: [],
+        ("locale",),
+    ),
+}
+GENERIC = Profile(lambda r: str(r.get("key")), lambda r: None, lambda r: [], ())
+
+
+def profile(pipeline: str) -> Profile:
+    """The profile of ``pipeline`` (a generic one, keyed by record, for any other)."""
+    return PROFILES.get(pipeline, GENERIC)
+
+
+def extras(run: RunData, rows_by_key: dict[str, int]) -> dict[str, Any]:
+    """The pipeline context of the detail pane, keyed so the page finds it from a row.
+
+    * spilling: ``dictionary`` (``lang|translation`` -> the entry as the judge saw it, rendered
+      by :func:`judgekit.pipelines.spilling.render_entry`), ``generation`` (judge row -> row of
+      the generation it judged) and ``dictionary_note`` when a dictionary changed since the run;
+    * errors: ``segments`` (segment id -> source, translation and located spans);
+    * localise: ``originals`` (``locale|id`` -> the input pair); CS/CA: ``annotations`` (item
+      key -> the item's outcome: status, label, evidence found, rule consistency, per judge).
+    """
+    if run.pipeline == "spilling":
+        return _spilling_extras(run, rows_by_key)
+    if run.pipeline == "errors":
+        keep = ("source", "translation", "errors", "status", "reason", "mqm")
+        return {"segments": {str(s.get("id")): {k: s.get(k) for k in keep}
+                             for s in run.side.get("segments.jsonl", [])}}  # fmt: skip
+    if run.pipeline == "localise":
+        return {"originals": {f"{p.get('locale')}|{p.get('id')}": {
+            "source": p.get("original_source"), "english": p.get("original_english")}
+            for p in run.side.get("localised.jsonl", [])}}  # fmt: skip
+    if run.pipeline == "cultural":
+        keep = ("subject", "status", "cs_label", "evidence_found", "rule_consistent", "by_judge")
+        return {"annotations": {str(a.get("key")): {k: a.get(k) for k in keep}
+                                for a in run.side.get("annotations.jsonl", [])}}  # fmt: skip
+    return {}
+
+
+def _spilling_extras(run: RunData, rows_by_key: dict[str, int]) -> dict[str, Any]:
+    from judgekit.lexicon.store import dictionaries_dir, load_dictionary
+    from judgekit.pipelines.spilling import render_entry
+
+    generated: dict[tuple[Any, ...], int] = {}
+    for record in run.records:
+        if record.get("stage") == "generate":
+            meta = record.get("meta") or {}
+            ident = (record.get("model"), meta.get("lang"), meta.get("word"), meta.get("sample"))
+            generated[ident] = rows_by_key[record["key"]]
+    links: dict[int, int] = {}
+    wanted: set[tuple[str, str]] = set()
+    for record in run.records:
+        if record.get("stage") == "judge":
+            meta = record.get("meta") or {}
+            ident = (meta.get("generator"), meta.get("lang"), meta.get("word"), meta.get("sample"))
+            if ident in generated:
+                links[rows_by_key[record["key"]]] = generated[ident]
+            wanted.add((str(meta.get("lang")), str(meta.get("translation"))))
+    dictionary, changed = {}, []
+    recorded = (run.summary.get("signature") or {}).get("data_sha256") or {}
+    for lang in sorted({lang for lang, _ in wanted}):
+        path = dictionaries_dir() / f"{lang}.jsonl"
+        if path.is_file() and recorded.get(path.name) not in (None, _sha16(path)):
+            changed.append(path.name)
+        entries = load_dictionary(lang)
+        for wlang, word in wanted:
+            if wlang == lang and word in entries:
+                dictionary[f"{lang}|{word}"] = render_entry(entries[word])
+    out: dict[str, Any] = {"dictionary": dictionary, "generation": links}
+    if changed:
+        out["dictionary_note"] = (
+            f"{', '.join(changed)} changed since this run (its sha256 differs from the run's "
+            "signature): the entry shown is today's, not necessarily the one the judge saw"
+        )
+    return out
+
+
+def _sha16(path: Any) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]

@@ -1,0 +1,132 @@
+"""``judgekit view``: build the report of one or more runs (and humans) as one HTML file.
+
+The report holds, per run, the signature line and every part of ``summary.json``
+(:mod:`judgekit.view.summary`), every figure, and every record in a paged table
+(:mod:`judgekit.view.rows`) with the detail context of its pipeline
+(:mod:`judgekit.view.profiles`); across runs and judges, agreement and Cohen's kappa, and with
+human labels, the judges against the human majority (:mod:`judgekit.view.compare`).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from judgekit import __version__
+from judgekit.data.jsonfile import json_safe
+from judgekit.view.compare import against_humans, compare_sources, label_counts, sources
+from judgekit.view.data import RunData, read_run
+from judgekit.view.page import data_uri, notes_html, render_page
+from judgekit.view.profiles import extras, profile
+from judgekit.view.rows import encode_rows
+from judgekit.view.summary import signature_line, summary_blocks
+
+
+@dataclass(frozen=True)
+class ReportInfo:
+    """What :func:`build_report` wrote: ``path``, ``bytes`` (file size), ``records`` (rows in
+    all runs), ``runs``, ``pairs`` (judge pairs compared), ``humans`` (judges scored against
+    human labels) and ``seconds`` (build time, wall clock)."""
+
+    path: Path
+    bytes: int
+    records: int
+    runs: int
+    pairs: int
+    humans: int
+    seconds: float
+
+
+def _warnings(run: RunData) -> list[str]:
+    out = []
+    if not run.summary:
+        out.append("no summary.json: the run ended before its report (only records are shown)")
+    if run.cut_lines:
+        out.append("the last line of records.jsonl was cut short (a crash) and is not shown")
+    if run.replaced:
+        out.append(f"{run.replaced} records were recorded again later (the last one is shown)")
+    calls = (run.summary.get("usage") or {}).get("calls")
+    if calls is not None and calls != len(run.records):
+        out.append(
+            f"summary.json counts {calls} records, records.jsonl holds {len(run.records)} "
+            "(a resume or a rerun since the summary was written)"
+        )
+    return out
+
+
+def run_payload(run: RunData) -> dict[str, Any]:
+    """The page's data for one run (module doc)."""
+    rows_by_key = {record["key"]: i for i, record in enumerate(run.records)}
+    signature = run.summary.get("signature") or {}
+    return {
+        "name": run.name,
+        "path": str(run.path),
+        "pipeline": run.pipeline or "unknown",
+        "signature_line": signature_line(signature) if signature else "no signature",
+        "blocks": json_safe(summary_blocks(run.summary)),
+        "figures": [{"name": name, "uri": data_uri(png)} for name, png in run.figures.items()],
+        "rows": encode_rows(run.records, profile(run.pipeline)),
+        "extras": json_safe(extras(run, rows_by_key)),
+        "warnings": _warnings(run),
+    }
+
+
+def build_report(
+    runs: list[str | Path],
+    out: str | Path,
+    *,
+    labels: str | Path | None = None,
+    tie_policy: str = "exclude",
+    n_resamples: int = 1000,
+    seed: int = 0,
+) -> ReportInfo:
+    """Write the report of the run directories ``runs`` (and human ``labels``) to ``out``.
+
+    Args:
+        runs: one or more run directories (``judgekit run`` / ``judgekit audit`` output).
+        out: the HTML file to write (its folder is created).
+        labels: a long ``item,rater,label`` table of human labels (CSV/TSV/JSONL, as
+            ``judgekit calibrate judge --human`` reads), or None.
+        tie_policy: human ties: exclude, error or own_class (:mod:`judgekit.labels.majority`).
+        n_resamples: bootstrap resamples for the CIs (0: no CI). seed: their seed.
+
+    Raises:
+        InputError: a path that is not a run directory, or a malformed file (file, line, field).
+    """
+    started = time.perf_counter()
+    data = [read_run(path) for path in runs]
+    found, links = sources(data)
+    pairs = compare_sources(found, links, n_resamples=n_resamples, seed=seed)
+    humans = None
+    if labels is not None:
+        humans = against_humans(found, links, labels, tie_policy=tie_policy,
+                                n_resamples=n_resamples, seed=seed)  # fmt: skip
+    payload = {
+        "judgekit": __version__,
+        "built": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        "runs": [run_payload(run) for run in data],
+        "sources": [
+            {k: s[k] for k in ("id", "run", "rater", "name", "origin")}
+            | {"n": len(s["labels"]), "counts": label_counts(s)}
+            for s in found
+        ],
+        "pairs": pairs,
+        "humans": humans,
+    }
+    notes = [(i, name, text) for i, run in enumerate(data) for name, text in run.notes.items()]
+    title = "judgekit view: " + ", ".join(run.name for run in data)
+    page = render_page(payload, title, notes_html(notes))
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(page, encoding="utf-8")
+    return ReportInfo(
+        path=out,
+        bytes=out.stat().st_size,
+        records=sum(len(run.records) for run in data),
+        runs=len(data),
+        pairs=len(pairs),
+        humans=0 if humans is None else sum("note" not in j for j in humans["judges"]),
+        seconds=time.perf_counter() - started,
+    )

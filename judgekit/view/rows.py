@@ -1,0 +1,115 @@
+"""A run's records as the compact, column-wise table the page reads.
+
+Columns that repeat a few values (stage, model, status, reason kind, label, prompt, facets) are
+dictionary-encoded: ``{"v": [distinct values], "c": [one code per row]}`` (``"c": null`` when
+there is one value); numbers are lists, one entry per row, or one number when every row holds
+it; the rest are plain lists. A record's ``parsed`` answer is left out (``parsed_is_raw`` = 1) when
+it is exactly the JSON of its ``raw`` text, which the page parses back: most ok records then
+cost their raw text once, not twice. Nothing is truncated.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from pydantic_core import from_json
+
+from judgekit.view.profiles import Profile
+
+PLAIN = ("stage", "role", "route", "model", "status", "served_by", "prompt_id", "prompt_hash",
+         "schema_name")  # record fields kept as they are, dictionary-encoded  # fmt: skip
+NUMERIC = ("attempts", "reasks", "latency_s", "tokens_in", "tokens_out", "cost")
+
+
+def _codes(values: Iterable[Any]) -> dict[str, Any]:
+    """Dictionary encoding of one column (no codes when it holds one value: all rows 0)."""
+    index: dict[Any, int] = {}
+    codes = [index.setdefault(v, len(index)) for v in values]
+    return {"v": list(index), "c": codes if len(index) > 1 else None}
+
+
+def _parsed_is_raw(record: dict[str, Any]) -> bool:
+    raw, parsed = record.get("raw"), record.get("parsed")
+    if parsed is None or not isinstance(raw, str):
+        return False
+    try:
+        return from_json(raw) == parsed
+    except ValueError:
+        return False
+
+
+def _number(value: Any) -> Any:
+    return round(value, 4) if isinstance(value, float) else value or 0
+
+
+def encode_rows(records: list[dict[str, Any]], prof: Profile) -> dict[str, Any]:
+    """The column-wise table of ``records`` (module doc), with ``n`` rows and ``facets``: the
+    names of the columns offered as filters, in display order."""
+    seen_params: dict[Any, str] = {}
+    metas = [r.get("meta") or {} for r in records]
+    reasons = [r.get("reason") for r in records]
+    cat = {name: _codes(r.get(name) for r in records) for name in PLAIN}
+    cat["sample_index"] = _codes(r.get("sample_index") or 0 for r in records)
+    cat["reason_kind"] = _codes(x.split(":", 1)[0] if x else None for x in reasons)
+    cat["label"] = _codes(prof.label(r) for r in records)
+    cat["params"] = _codes(_params(r.get("params") or {}, seen_params) for r in records)
+    for name in prof.facets:
+        cat[f"meta.{name}"] = _codes(_scalar(m.get(name)) for m in metas)
+    nums = {name: [_number(r.get(name)) for r in records] for name in NUMERIC}
+    nums["cache_hit"] = [int(bool(r.get("cache_hit"))) for r in records]
+    same = [_parsed_is_raw(r) for r in records]
+    nums["parsed_is_raw"] = [int(x) for x in same]
+    items = [prof.item(r) for r in records]
+    hidden = {*prof.facets, "sample"}
+    rest = [
+        {k: v for k, v in m.items() if k not in hidden and not (k == "item" and v == item)} or None
+        for m, item in zip(metas, items, strict=True)
+    ]
+    return {
+        "n": len(records),
+        "facets": [
+            "stage",
+            "model",
+            "status",
+            "reason_kind",
+            "label",
+            *(f"meta.{name}" for name in prof.facets),
+            "sample_index",
+        ],  # fmt: skip
+        "cat": cat,
+        "num": {name: _constant(values) for name, values in nums.items()},
+        "text": {
+            "key": [r["key"] for r in records],
+            "item": items,
+            "reason": reasons,
+            "raw": [r.get("raw") for r in records],
+        },  # fmt: skip
+        "parsed": [None if x else r.get("parsed") for x, r in zip(same, records, strict=True)],
+        "meta": rest,
+    }
+
+
+def _constant(values: list[Any]) -> Any:
+    """A column whose rows all hold one number as that number, else the list."""
+    return values[0] if values and all(v == values[0] for v in values) else values
+
+
+def _params(params: dict[str, Any], seen: dict[Any, str]) -> str:
+    """``params`` as sorted JSON text (memoised: a run has a few distinct parameter sets)."""
+    try:
+        key = tuple(sorted(params.items()))
+        hash(key)
+    except TypeError:  # a list or dict value
+        return json.dumps(params, sort_keys=True, ensure_ascii=False)
+    text = seen.get(key)
+    if text is None:
+        text = seen[key] = json.dumps(params, sort_keys=True, ensure_ascii=False)
+    return text
+
+
+def _scalar(value: Any) -> Any:
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return json.dumps(value, ensure_ascii=False)

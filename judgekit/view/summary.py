@@ -1,0 +1,120 @@
+"""``summary.json`` as display blocks: the signature line, then every part of the summary.
+
+Nothing of the summary is left out and no pipeline needs its own code: a list of rows becomes a
+table, a mapping of rows (``labels`` per rater) a table with a row per key, a mapping of scalars
+a key/value block, and anything else pretty-printed JSON. Each value carries its path in the
+summary as a list of keys (``["items", "planned"]``; table cells add the row number and the
+column), so a page test can check every number
+shown against summary.json itself.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+Block = dict[str, Any]
+Path_ = list[str | int]  # keys (and row numbers) from the top of summary.json
+FIRST = ("items",)
+LAST = ("usage", "files")
+
+
+def _scalar(value: Any) -> bool:
+    return value is None or isinstance(value, (str, int, float, bool))
+
+
+def _flat(value: Any) -> bool:  # a scalar, or a small mapping / list of scalars shown inline
+    if _scalar(value):
+        return True
+    if isinstance(value, list):
+        return all(_scalar(v) for v in value)
+    return isinstance(value, dict) and all(_scalar(v) for v in value.values())
+
+
+def _cell(value: Any) -> Any:
+    return value if _scalar(value) else json.dumps(value, ensure_ascii=False)
+
+
+def _table(
+    title: str, path: Path_, rows: list[dict[str, Any]], keys: list[str] | None = None
+) -> Block:
+    """A table block; ``keys``: the mapping keys of the rows (a first, unnamed column)."""
+    columns: list[str] = []
+    for row in rows:
+        columns += [c for c in row if c not in columns]
+    body = [[_cell(row.get(c)) for c in columns] for row in rows]
+    absent = [[r, c + bool(keys)] for r, row in enumerate(rows)
+              for c, name in enumerate(columns) if name not in row]  # fmt: skip
+    row_paths = [[*path, k] for k in keys] if keys else [[*path, r] for r in range(len(rows))]
+    if keys:
+        columns, body = ["", *columns], [[k, *cells] for k, cells in zip(keys, body, strict=True)]
+    return {"kind": "table", "title": title, "path": path, "columns": columns, "rows": body,
+            "row_paths": row_paths, "absent": absent}  # fmt: skip
+
+
+def blocks_of(value: Any, title: str, path: Path_, depth: int = 0) -> list[Block]:
+    """Display blocks for the summary part ``value`` found at ``path`` (module doc)."""
+    if isinstance(value, list) and value and all(isinstance(r, dict) for r in value):
+        return [_table(title, path, value)]
+    if (
+        isinstance(value, dict)
+        and value
+        and all(isinstance(v, dict) and all(_flat(x) for x in v.values()) for v in value.values())
+    ):
+        return [_table(title, path, list(value.values()), keys=[str(k) for k in value])]
+    if isinstance(value, dict) and depth < 3:
+        flat = {k: v for k, v in value.items() if _flat(v)}
+        out: list[Block] = []
+        if flat:
+            items = []
+            for k, v in flat.items():
+                if isinstance(v, dict) and v:  # {reason: n}: one line each
+                    items += [[f"{k}: {sub}", _cell(x), [*path, k, sub]] for sub, x in v.items()]
+                else:
+                    items.append([k, _cell(v) if v != {} else "none", [*path, k]])
+            out.append({"kind": "kv", "title": title, "path": path, "items": items})
+        for k, v in value.items():
+            if k not in flat:
+                out += blocks_of(v, f"{title} / {k}", [*path, k], depth + 1)
+        return out
+    if _flat(value):
+        return [
+            {"kind": "kv", "title": title, "path": path, "items": [[title, _cell(value), path]]}
+        ]
+    text = json.dumps(value, ensure_ascii=False, indent=1)
+    return [{"kind": "json", "title": title, "path": path, "text": text}]
+
+
+def signature_line(signature: dict[str, Any]) -> str:
+    """One line naming what made the numbers: judgekit version, pipeline, models (route and
+    name), prompts (id and hash), samples and sizes; the full signature is shown below it."""
+    parts = [f"judgekit {signature.get('judgekit', '?')}", str(signature.get("pipeline", "?"))]
+    for role in ("judge", "judges", "generators", "translator"):
+        specs = signature.get(role)
+        specs = [specs] if isinstance(specs, dict) else specs or []
+        named = [f"{s.get('route')} ({s.get('name')})" for s in specs if isinstance(s, dict)]
+        if named:
+            parts.append(f"{role} " + ", ".join(named))
+    prompts = signature.get("prompts") or signature.get("prompt")
+    if isinstance(prompts, dict) and "id" in prompts:
+        prompts = {prompts["id"]: prompts.get("hash") or prompts.get("sha256")}
+    if isinstance(prompts, dict):
+        parts.append("prompts " + ", ".join(f"{k}@{str(v)[:8]}" for k, v in prompts.items()))
+    for key, value in signature.items():
+        if key.startswith("n_") or key in ("samples", "seed"):
+            parts.append(f"{key} {value}")
+    return " · ".join(parts)
+
+
+def summary_blocks(summary: dict[str, Any]) -> list[Block]:
+    """Every part of ``summary`` as blocks: items first, then the pipeline's own
+    parts, usage and files last, the signature at the end."""
+    keys = [k for k in FIRST if k in summary]
+    keys += [k for k in summary if k not in (*FIRST, *LAST, "signature")]
+    keys += [k for k in LAST if k in summary]
+    out: list[Block] = []
+    for key in keys:
+        out += blocks_of(summary[key], key, [key])
+    if "signature" in summary:
+        out += blocks_of(summary["signature"], "signature", ["signature"])
+    return out

@@ -1,0 +1,134 @@
+"""The viewer's Python side without a browser: reading run directories, the page's data
+(escaping, columns, summary blocks), and bad input reported as one located error."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from judgekit.errors import InputError
+from judgekit.view.data import read_records, read_run
+from judgekit.view.page import embed_json, render_markdown, render_page
+from judgekit.view.profiles import profile
+from judgekit.view.rows import encode_rows
+from judgekit.view.summary import summary_blocks
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def record(key: str, status: str = "ok", **kw: object) -> dict:
+    base = {"key": key, "stage": "judge", "role": "judge", "route": "hosted_vllm/m", "model": "m",
+            "prompt_id": "classify/default", "prompt_hash": "abc", "status": status,
+            "meta": {"item": key, "index": 0, "sample": 0}}  # fmt: skip
+    return base | kw
+
+
+def write(path: Path, lines: list[dict], tail: str = "") -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines) + tail, encoding="utf-8")
+    return path
+
+
+def test_last_line_of_a_key_wins_and_a_cut_last_line_is_dropped(tmp_path: Path) -> None:
+    path = write(tmp_path / "records.jsonl",
+                 [record("a", "error"), record("b"), record("a", "ok", raw="{}")],
+                 tail='{"key": "c", "sta')  # fmt: skip
+    records, cut, replaced = read_records(path)
+    assert [(r["key"], r["status"]) for r in records] == [("b", "ok"), ("a", "ok")]
+    assert (cut, replaced) == (1, 1)
+
+
+@pytest.mark.parametrize(
+    ("line", "field"), [("not json", None), ('{"status": "ok"}', "key"),
+                        ('{"key": "a", "status": "fine"}', "status")],
+)  # fmt: skip
+def test_a_bad_record_line_is_one_located_error(tmp_path: Path, line: str, field: str) -> None:
+    path = tmp_path / "records.jsonl"
+    path.write_text(json.dumps(record("a")) + "\n" + line + "\n", encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        read_records(path)
+    assert err.value.line == 2 and err.value.field == field and err.value.path == str(path)
+
+
+def test_view_of_a_folder_that_is_not_a_run_exits_2_with_one_line(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "judgekit", "view", str(tmp_path)], cwd=REPO,
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == f"error: {tmp_path}: not a run directory: no records.jsonl in it"
+
+
+def test_data_cannot_close_its_script_element() -> None:
+    payload = {"raw": "</script><img src=x onerror=alert(1)><!--", "n": 1}
+    text = embed_json(payload)
+    assert "<" not in text and json.loads(text) == payload
+    assert json.loads(embed_json({"x": [float("nan"), 1.5]})) == {"x": [None, 1.5]}
+    page = render_page({"runs": [], "x": payload["raw"]}, "t</title><b>")
+    assert page.count("</script>") == 2  # the data element's and the script's own
+    assert "<b>" not in page and "t&lt;/title&gt;" in page
+
+
+def test_markdown_notes_pass_no_html() -> None:
+    html = render_markdown("| a |\n|---|\n| <script>alert(1)</script> |\n")
+    assert "<table>" in html and "<script>" not in html and "&lt;script&gt;" in html
+
+
+def test_records_as_columns_keep_everything_once(tmp_path: Path) -> None:
+    answer = {"label": "x", "rationale": "r"}
+    rows = [
+        record("a", raw=json.dumps(answer), parsed=answer),
+        record("b", "unscored", raw="nope", reason="malformed_json: bad", attempts=2, reasks=1),
+        record("c", raw='```{"label": "y"}```', parsed={"label": "y"}),
+    ]
+    table = encode_rows(rows, profile("classify"))
+    assert table["n"] == 3 and table["num"]["parsed_is_raw"] == [1, 0, 0]
+    assert table["parsed"] == [None, None, {"label": "y"}]  # a's parsed is its raw JSON
+    assert table["cat"]["label"] == {"v": ["x", None, "y"], "c": [0, 1, 2]}
+    assert table["cat"]["model"] == {"v": ["m"], "c": None}  # one value: no codes
+    assert table["cat"]["sample_index"] == {"v": [0], "c": None}
+    assert table["num"]["attempts"] == [0, 2, 0]
+    assert table["cat"]["reason_kind"]["v"] == [None, "malformed_json"]
+    assert table["text"]["reason"] == [None, "malformed_json: bad", None]
+    assert table["meta"] == [{"index": 0}] * 3  # item and sample are columns already
+
+
+def test_every_summary_value_carries_its_path() -> None:
+    summary = {
+        "items": {"planned": 4, "judged": 3, "excluded": {"judgment_unscored": 1}},
+        "labels": {"judge-a": {"pos": 2, "neg": 1}, "judge-b": {"pos": 3}},
+        "rates": {"by_lang": [{"lang": "de", "rate": 0.5}, {"lang": "fr"}]},
+        "usage": {"calls": 4, "served_by": {"m@127.0.0.1:80": 4}},
+    }
+    blocks = {tuple(b["path"]): b for b in summary_blocks(summary)}
+    items = blocks[("items",)]["items"]
+    assert ["excluded: judgment_unscored", 1, ["items", "excluded", "judgment_unscored"]] in items
+    labels = blocks[("labels",)]
+    assert labels["columns"] == ["", "pos", "neg"] and labels["rows"][1] == ["judge-b", 3, None]
+    assert labels["row_paths"] == [["labels", "judge-a"], ["labels", "judge-b"]]
+    assert labels["absent"] == [[1, 2]]  # judge-b has no "neg": no value, no path
+    assert blocks[("rates", "by_lang")]["absent"] == [[1, 1]]
+    served = blocks[("usage",)]["items"][1]
+    assert served[2] == ["usage", "served_by", "m@127.0.0.1:80"]  # a key with dots stays one key
+    assert list(blocks)[-1] == ("usage",)  # usage after the pipeline's own parts
+
+
+def test_a_run_without_summary_still_reads(tmp_path: Path) -> None:
+    write(tmp_path / "records.jsonl", [record("a")])
+    run = read_run(tmp_path)
+    assert run.summary == {} and run.pipeline == "" and run.labels is None and len(run.records) == 1
+
+
+def test_bad_human_labels_are_one_located_error(tmp_path: Path) -> None:
+    from judgekit.view import build_report
+
+    run = tmp_path / "run"
+    run.mkdir()
+    write(run / "records.jsonl", [record("a", raw='{"label": "x"}', parsed={"label": "x"})])
+    humans = tmp_path / "humans.csv"
+    humans.write_text("item,who,label\na,h1,x\n", encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        build_report([run], tmp_path / "r.html", labels=humans)
+    assert err.value.path == str(humans) and err.value.field == "rater"
+    assert not (tmp_path / "r.html").exists()  # nothing half-written
