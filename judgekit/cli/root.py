@@ -56,7 +56,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "view": (
         "judgekit.cli.view",
-        "One HTML report of runs: summary, figures, items, details, compare, judge vs humans.",
+        "Write one HTML file (opens from file://, no network): summary and figures, every "
+        "record with filters, search and details, judges compared, and judges against --labels.",
     ),
 }
 

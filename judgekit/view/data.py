@@ -113,11 +113,12 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
 
 
 def _read_labels(path: Path) -> list[tuple[str, str, str]]:
-    """The ``item,rater,label`` rows of a run's labels.csv with a label (the CSV reader of
-    :mod:`judgekit.labels.files`; a run writes each (item, rater) once)."""
-    from judgekit.labels.files import read_csv
+    """The ``item,rater,label`` rows of a run's labels.csv with a label (the one table reader,
+    :func:`judgekit.data.tables.read_table`; a run writes each (item, rater) once)."""
+    from judgekit.data.tables import read_table
 
-    header, rows = read_csv(path)
+    table = read_table(path)
+    header, rows = table.columns, table.rows
     for column in ("item", "rater", "label"):
         if column not in header:
             raise InputError(path, f"missing column '{column}'", line=1, field=column)
