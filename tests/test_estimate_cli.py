@@ -111,3 +111,24 @@ def test_cli_errors_run_with_a_human_mqm_tsv(tmp_path: Path):
     assert (overall["n_labelled"], overall["n_unlabelled"]) == (11, 12)
     assert [r["rank"] for r in payload["ranking"]] == [1, 2, 3]
     assert payload["ranking"][0]["estimate"] <= payload["ranking"][-1]["estimate"]  # lower first
+
+
+def test_estimate_in_a_run_directory_is_shown_by_view(labelled: tuple[Path, Path], tmp_path: Path):
+    from judgekit.view import build_report
+
+    judge, human = labelled
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "records.jsonl").write_text("", encoding="utf-8")
+    result = judgekit("calibrate", "estimate", "--judge", str(judge), "--human", str(human),
+                      "--target", "share:CS", "--out", str(run_dir))  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    payload = json.loads((run_dir / "estimate.json").read_text())
+    note = (run_dir / "estimate.md").read_text()
+    sha = payload["signature"]["inputs"]["human"]["sha256"]
+    assert sha[:16] in note and "pipeline:calibrate-estimate" in note
+    ppi = next(e for e in payload["estimates"] if e["method"] == "ppi++")
+    row = f"| all | PPI++ | {ppi['estimate']:.4f} | [{ppi['ci_low']:.4f}, {ppi['ci_high']:.4f}] |"
+    assert row in note
+    page = build_report([run_dir], tmp_path / "report.html").path.read_text(encoding="utf-8")
+    assert "estimate.md" in page and sha[:16] in page and f"{ppi['estimate']:.4f}" in page

@@ -34,6 +34,7 @@ import pandas as pd
 from scipy.stats import norm
 
 from judgekit.errors import InputError, JudgekitError
+from judgekit.signature import Signature
 
 METHODS = ("classical", "judge_only", "ppi", "ppi++")
 ALL = "all"
@@ -334,7 +335,6 @@ def run_estimate(
     """
     from importlib.metadata import version
 
-    import judgekit
     from judgekit.calibration import estimate_inputs as inputs
     from judgekit.labels.majority import TIE_POLICIES
 
@@ -348,20 +348,29 @@ def run_estimate(
     data = split(judged, labels, human_source.path)
     table = inputs.item_facets(judge, human, facets) if by else None
     groups = facet_groups(data.index, table, by) if by else None
-    signature = {
-        "judgekit": judgekit.__version__,
-        "ppi_py": version("ppi-python"),
-        "command": "calibrate estimate",
-        "inputs": {"judge": judge_source.to_dict(), "human": human_source.to_dict()}
+    signature = Signature(
+        pipeline="calibrate-estimate",
+        parameters={
+            "target": str(goal),
+            "by": by,
+            "alpha": alpha,
+            "tie_policy": tie_policy,
+            "stratified": stratified,
+            "judge_raters": raters,
+        },  # fmt: skip
+        data={s.path: s.sha256 for s in (judge_source, human_source)},
+        ppi_py=version("ppi-python"),
+        command="calibrate estimate",
+        inputs={"judge": judge_source.to_dict(), "human": human_source.to_dict()}
         | ({"facets": {"path": facets}} if facets else {}),
-        "judge_raters": raters,
-        "target": str(goal),
-        "by": by,
-        "alpha": alpha,
-        "tie_policy": tie_policy,
-        "stratified": stratified,
-        "methods": list(METHODS),
-    }
+        judge_raters=raters,
+        target=str(goal),
+        by=by,
+        alpha=alpha,
+        tie_policy=tie_policy,
+        stratified=stratified,
+        methods=list(METHODS),
+    ).as_dict()
     ranked = None
     if rank is not None:
         if groups is None:

@@ -48,7 +48,10 @@ def estimate_command(
         False, help="The human sample was drawn per --by value (calibrate plan --by)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
-    out: Path | None = typer.Option(None, help="Write estimate.json and estimate.csv here."),
+    out: Path | None = typer.Option(
+        None,
+        help="Write estimate.json, .csv and .md here (a run directory: judgekit view shows it).",
+    ),
 ) -> None:
     """The target's mean with CIs: humans only, judge only, PPI and PPI++ (ppi_py)."""
     from judgekit.calibration.estimate import run_estimate
@@ -59,13 +62,11 @@ def estimate_command(
         stratified=stratified,
     )  # fmt: skip
     payload = json_safe(result.to_dict())
+    written = []
     if out is not None:
-        import pandas as pd
+        from judgekit.report.estimate import write_estimate
 
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "estimate.json").write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n",
-                                           encoding="utf-8")  # fmt: skip
-        pd.DataFrame(payload["estimates"]).to_csv(out / "estimate.csv", index=False)
+        written = write_estimate(payload, out)
     if as_json:
         print(json.dumps(payload, ensure_ascii=False))
         return
@@ -104,8 +105,8 @@ def estimate_command(
         console.print(ranks)
     human_sha = sig["inputs"]["human"]["sha256"][:12]
     console.print(f"human labels: {sig['inputs']['human']['path']} (sha256 {human_sha}...)")
-    if out is not None:
-        console.print(f"wrote {out / 'estimate.json'} and {out / 'estimate.csv'}")
+    if written:
+        console.print(f"wrote {', '.join(str(p) for p in written)}")
 
 
 def plan_command(
