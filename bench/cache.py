@@ -15,7 +15,8 @@ in rounds (median kept), litellm's once (it is the slow side). Usage::
 
 Ends with ``cache: <litellm warm / judgekit warm>x (target >= 20), <us> us per warm task``.
 litellm's cache hit imports parts of its proxy, which need ``orjson`` and ``soundfile``
-(litellm's proxy extras); without them the baseline is reported as not measured.
+(litellm's proxy extras; ``pip install -e '.[bench]'``); without them the baseline is reported
+as not measured.
 """
 
 from __future__ import annotations
@@ -108,7 +109,7 @@ def baseline(tasks: list[Task], base_url: str, directory: Path, n: int) -> tuple
         kind, fill, warm = litellm_warm(tasks, base_url, directory)
     except ImportError as exc:  # litellm's cache hit imports extras of its proxy
         print(f"litellm cache baseline not measured: {exc} (litellm imports it on a cache "
-              "hit; pip install orjson soundfile)", flush=True)  # fmt: skip
+              "hit; pip install -e '.[bench]')", flush=True)  # fmt: skip
         return "unavailable", float("nan")
     print(f"litellm {kind} cache: filled in {fill:.1f} s, warm {warm:.2f} s ({n / warm:,.0f}/s, "
           f"{warm / n * 1e6:,.0f} us per task)", flush=True)  # fmt: skip
