@@ -157,7 +157,9 @@ def _print_dry_run(result: RunResult) -> None:
         console.print(f"no price known for {sorted(estimate.unpriced)} (counted as $0)")
     if result.dry_run_note:
         console.print(result.dry_run_note)
-    console.print_json(json.dumps(estimate.as_dict()["by_model"]))
+    by_model = estimate.as_dict()["by_model"]
+    if by_model:  # nothing to send (a finished run) has no per-model counts
+        console.print_json(json.dumps(by_model))
 
 
 def _print_result(result: RunResult) -> None:
