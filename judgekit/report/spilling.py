@@ -98,6 +98,56 @@ def eligible(items: pd.DataFrame) -> pd.DataFrame:
     return items[~items["excluded"].isin(UP_FRONT)]
 
 
+def _write_labels(run: SpillingRun, out_dir: Path) -> None:
+    """labels.csv: one row per judged meaning (item ``model|lang|word|sN|mI``, the judge)."""
+    labels = [
+        {"item": f"{r.model}|{r.lang}|{r.word}|s{r.sample}|m{i}", "rater": run.judge.label,
+         "label": str(v).lower()}
+        for r in run.results if r.excluded is None for i, v in enumerate(r.valid)
+    ]  # fmt: skip
+    pd.DataFrame(labels, columns=["item", "rater", "label"]).to_csv(
+        out_dir / "labels.csv", index=False
+    )
+
+
+def _write_heatmap(run: SpillingRun, tables: dict[str, pd.DataFrame], out_dir: Path) -> str | None:
+    """heatmap.png of the models x languages rates (a language with no rate stays shown);
+    its file name, or None without a rate."""
+    if not tables or tables["by_model_lang"].empty:
+        return None
+    grid = tables["by_model_lang"].pivot(index="model", columns="lang", values="spilling_rate")
+    grid = grid.reindex(columns=run.options.languages)
+    return heatmap(
+        grid,
+        out_dir / "heatmap.png",
+        title=f"Spilling rate (judge: {run.judge.label})",
+        colorbar="spilling rate",
+        vmin=0.0,
+        vmax=1.0,
+        missing="no\nrate",
+    ).name
+
+
+def _write_backcheck(run: SpillingRun, judged: pd.DataFrame, out_dir: Path) -> dict[str, Any]:
+    """backcheck_by_lang.csv and backcheck_by_model.csv, and the summary's ``backcheck``
+    (those tables and the overall accepted share); {} without a back-check."""
+    checked = judged[judged["n_rejected"] > 0] if not judged.empty else judged
+    back: dict[str, Any] = {}
+    if not run.options.backcheck or checked.empty:
+        return back
+    for name, by in {"by_lang": ["lang"], "by_model": ["model"]}.items():
+        table = backcheck_table(checked, by)
+        table.to_csv(out_dir / f"backcheck_{name}.csv", index=False)
+        back[name] = _records(table)
+    total_rej, total_acc = int(checked["n_rejected"].sum()), int(checked["n_accepted_en"].sum())
+    back["overall"] = {
+        "n_rejected": total_rej,
+        "n_accepted_en": total_acc,
+        "accepted_share": total_acc / total_rej if total_rej else None,
+    }
+    return back
+
+
 def write_report(run: SpillingRun, records: list[Record], out_dir: Path) -> dict[str, Any]:
     """Write items.csv, spilling_*.csv, backcheck_*.csv, labels.csv, heatmap.png and
     summary.json into ``out_dir``; return the summary."""
@@ -116,40 +166,9 @@ def write_report(run: SpillingRun, records: list[Record], out_dir: Path) -> dict
         tables["by_model"] = tables["by_model"].merge(compared, on="model", how="outer")
     for name, table in tables.items():
         table.to_csv(out_dir / f"spilling_{name}.csv", index=False)
-    labels = [
-        {"item": f"{r.model}|{r.lang}|{r.word}|s{r.sample}|m{i}", "rater": run.judge.label,
-         "label": str(v).lower()}
-        for r in run.results if r.excluded is None for i, v in enumerate(r.valid)
-    ]  # fmt: skip
-    pd.DataFrame(labels, columns=["item", "rater", "label"]).to_csv(
-        out_dir / "labels.csv", index=False
-    )
-    figure = None
-    if tables and not tables["by_model_lang"].empty:
-        grid = tables["by_model_lang"].pivot(index="model", columns="lang", values="spilling_rate")
-        grid = grid.reindex(columns=run.options.languages)  # a language with no rate stays shown
-        figure = heatmap(
-            grid,
-            out_dir / "heatmap.png",
-            title=f"Spilling rate (judge: {run.judge.label})",
-            colorbar="spilling rate",
-            vmin=0.0,
-            vmax=1.0,
-            missing="no\nrate",
-        ).name
-    checked = judged[judged["n_rejected"] > 0] if not judged.empty else judged
-    back = {}
-    if run.options.backcheck and not checked.empty:
-        for name, by in {"by_lang": ["lang"], "by_model": ["model"]}.items():
-            table = backcheck_table(checked, by)
-            table.to_csv(out_dir / f"backcheck_{name}.csv", index=False)
-            back[name] = _records(table)
-        total_rej, total_acc = int(checked["n_rejected"].sum()), int(checked["n_accepted_en"].sum())
-        back["overall"] = {
-            "n_rejected": total_rej,
-            "n_accepted_en": total_acc,
-            "accepted_share": total_acc / total_rej if total_rej else None,
-        }
+    _write_labels(run, out_dir)
+    figure = _write_heatmap(run, tables, out_dir)
+    back = _write_backcheck(run, judged, out_dir)
     excluded = Counter(r.excluded for r in run.results if r.excluded)
     back_excluded = Counter(r.backcheck_excluded for r in run.results if r.backcheck_excluded)
     overall = None
