@@ -58,6 +58,7 @@ class ClassifySummary(RunSummary):
     of each label."""
 
     labels: dict[str, dict[str, int]] = Field(default_factory=dict)
+    labels_common: dict[str, Any] = Field(default_factory=dict)
 
 
 class SpillingSummary(RunSummary):
@@ -95,12 +96,24 @@ class ErrorsSummary(RunSummary):
     calibration: Any = None
 
 
+class PairwiseSummary(RunSummary):
+    """``resolution``: the policy for verdicts that differ across the two orders and how many
+    did; ``judges``: one row per (source, judge, subset): accuracy against gold with its 95%
+    bootstrap CI, positional agreement, first-position win rate, tie rate, resolved accuracy
+    (LLMBar, Zeng et al. 2024, §3); ``published``: the published verdicts matched, if any."""
+
+    resolution: dict[str, Any] = Field(default_factory=dict)
+    judges: list[dict[str, Any]] = Field(default_factory=list)
+    published: dict[str, Any] | None = None
+
+
 SUMMARIES: dict[str, type[RunSummary]] = {
     "classify": ClassifySummary,
     "spilling": SpillingSummary,
     "cultural": CulturalSummary,
     "localise": LocaliseSummary,
     "errors": ErrorsSummary,
+    "pairwise": PairwiseSummary,
 }
 
 

@@ -26,6 +26,7 @@ import pytest
 from conftest import shared_path
 from fault_server import FaultServer
 
+import judgekit as judgekit_api
 from judgekit.data.pairwise import load_pairs, load_published_verdicts
 from judgekit.errors import InputError
 from judgekit.metrics.concordance import position_consistency
@@ -35,6 +36,7 @@ from judgekit.metrics.pairwise import (
     pairwise_stats,
     resolve_verdicts,
 )
+from judgekit.summary import PairwiseSummary
 
 REPO = Path(__file__).resolve().parents[1]
 LLMBAR = "judge-vs-human", "llmbar"
@@ -186,6 +188,9 @@ def test_shipped_config_reports_the_judge_beside_the_six_published_judges(tmp_pa
                  "--set", "judge.model=hosted_vllm/stub", "--set",
                  f"judge.api_base={server.base_url}", "--set", "cache.enabled=false")  # fmt: skip
     summary = json.loads((out / "summary.json").read_text())
+    typed = judgekit_api.load_run(out).summary  # the typed summary.json of a pairwise run
+    assert isinstance(typed, PairwiseSummary) and typed.signature.pipeline == "pairwise"
+    assert typed.judges == summary["judges"] and typed.resolution == summary["resolution"]
     rows = {r["judge"]: r for r in summary["judges"]}
     published = [j for j, r in rows.items() if r["source"] == "published"]
     assert sorted(published) == sorted(
