@@ -114,6 +114,12 @@ def _set(path: tuple, **values):
         (_set(ERR, start=9), "[9, 17) mark '😀 opened', not 'opened'"),
         (_set(ERR, type="OMI"), "OMI is marked in the translation"),
         (_set(ERR[:3], no_errors=True), "'no errors' must be chosen exactly"),
+        (_set(ERR, type=["MIS"]), "item 'a': error 1: unknown type '['MIS']'"),
+        (_set(ERR, type={"id": "MIS"}), "item 'a': error 1: unknown type"),
+        (_set((), items={"a": {}}), "'items' must be a list of objects"),
+        (_set((), items=["a"]), "'items' must be a list of objects"),
+        (_set(("items", 0), done="false"), "item 'a': 'done' must be true or false"),
+        (_set((), rater=["alice"]), "no rater name"),
     ],
 )  # fmt: skip
 def test_import_refuses_bad_files_naming_file_and_item(mqm_campaign, tmp_path, change, message):
@@ -128,6 +134,14 @@ def test_import_refuses_bad_files_naming_file_and_item(mqm_campaign, tmp_path, c
     with pytest.raises(InputError) as err:
         read_files([path], read_campaign(mqm_campaign.campaign_file))
     assert message in str(err.value) and str(path) in str(err.value)
+
+
+def test_a_rater_file_that_is_not_utf8_is_named(mqm_campaign, tmp_path) -> None:
+    path = tmp_path / "latin1.json"
+    path.write_bytes(json.dumps(export(mqm_campaign, {}), ensure_ascii=False).encode() + b"\xff")
+    with pytest.raises(InputError, match="not UTF-8") as err:
+        read_files([path], read_campaign(mqm_campaign.campaign_file))
+    assert str(path) in str(err.value)
 
 
 def test_cli_import_error_is_one_line_exit_2_and_two_files_of_one_rater(mqm_campaign, tmp_path):
