@@ -209,6 +209,32 @@ def test_label_studio_export_round_trips_its_documented_json_with_utf16_offsets(
     assert spans["labelstudio-7"] == (None, None)
 
 
+@pytest.mark.parametrize(
+    ("annotations", "message"),
+    [
+        (["x"], "task 1: 'annotations' must be a list of objects"),
+        ({"completed_by": 1}, "task 1: 'annotations' must be a list of objects"),
+        ([{"completed_by": 1, "result": ["x"]}], "task 1: an annotation's 'result' must be"),
+        ([{"completed_by": 1, "result": [{"from_name": "errors_translation", "value": [1]}]}],
+         "task 1: an annotation's 'result' must be"),
+        ([{"completed_by": 1, "result": [{"from_name": "errors_translation", "value": {
+            "start": 0, "end": 2, "text": "x", "labels": ["NE"]}}]}],
+         "item 'a': span label 'NE' is not TYPE/severity"),
+    ],
+)  # fmt: skip
+def test_a_malformed_label_studio_export_is_one_error_naming_file_and_task(
+    mqm_campaign, tmp_path, annotations, message
+) -> None:
+    item = mqm_campaign.campaign.items[0]
+    data = {"judgekit_id": item.id, "judgekit_hash": item.hash,
+            "judgekit_campaign": mqm_campaign.campaign.id}  # fmt: skip
+    path = tmp_path / "ls.json"
+    path.write_text(json.dumps([{"data": data, "annotations": annotations}]), encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        read_files([path], read_campaign(mqm_campaign.campaign_file))
+    assert message in str(err.value) and str(path) in str(err.value)
+
+
 def _choice(name: str, value: str) -> dict:
     return {"from_name": name, "to_name": "x", "type": "choices", "value": {"choices": [value]}}
 
