@@ -53,6 +53,20 @@ def test_a_bad_record_line_is_one_located_error(tmp_path: Path, line: str, field
     assert err.value.line == 2 and err.value.field == field and err.value.path == str(path)
 
 
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [({"meta": "item a"}, "meta"), ({"stage": 3}, "stage"), ({"latency_s": "slow"}, "latency_s"),
+     ({"reason": {"why": 1}}, "reason"), ({"model": None}, "model")],
+)  # fmt: skip
+def test_a_record_field_of_the_wrong_type_is_one_located_error(
+    tmp_path: Path, change: dict, field: str
+) -> None:
+    path = write(tmp_path / "records.jsonl", [record("a"), record("b") | change])
+    with pytest.raises(InputError) as err:
+        read_records(path)
+    assert err.value.line == 2 and err.value.field == field and err.value.path == str(path)
+
+
 def test_view_of_a_folder_that_is_not_a_run_exits_2_with_one_line(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "judgekit", "view", str(tmp_path)], cwd=REPO,
                           capture_output=True, text=True, timeout=120)  # fmt: skip

@@ -69,7 +69,8 @@ def read_records(path: Path) -> tuple[list[dict[str, Any]], int, int]:
 
     Raises:
         InputError: a complete line is not a JSON record with a ``key`` and a ``status`` of
-            ok / unscored / error (names the file, line and field).
+            ok / unscored / error, or a field of it does not have the type of
+            :class:`judgekit.runlog.Record` (names the file, line and field).
     """
     current: dict[str, dict[str, Any]] = {}
     cut = replaced = 0
@@ -90,10 +91,29 @@ def read_records(path: Path) -> tuple[list[dict[str, Any]], int, int]:
                 raise InputError(
                     path, "status must be ok, unscored or error", line=number, field="status"
                 )
+            _check_record(path, number, data)
             if current.pop(data["key"], None) is not None:
                 replaced += 1
             current[data["key"]] = data
     return list(current.values()), cut, replaced
+
+
+def _check_record(path: Path, number: int, data: dict[str, Any]) -> None:
+    """Raise an InputError (line, first bad field) unless ``data`` is a
+    :class:`judgekit.runlog.Record` (as ``judgekit.load_run`` reads it); ``data`` is kept as is."""
+    from pydantic import ValidationError
+
+    from judgekit.runlog import Record
+
+    try:
+        Record.__pydantic_validator__.validate_python(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise InputError(
+            path, f"not a judgekit record ({where}: {first['msg']})", line=number,
+            field=str(first["loc"][0]) if first["loc"] else None,
+        ) from None  # fmt: skip
 
 
 def _read_json(path: Path) -> dict[str, Any]:
