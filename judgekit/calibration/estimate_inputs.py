@@ -372,6 +372,20 @@ def _table_facets(path: Path) -> pd.DataFrame:
     return pd.DataFrame.from_dict(facets, orient="index", columns=columns or None)
 
 
+def check_share_given(goal: Target, *values: pd.Series) -> None:
+    """Refuse a ``share:LABEL`` that no judge or human gave: a misspelt label (``cs`` for
+    ``CS``) would otherwise be estimated as a share of exactly 0.
+
+    Raises:
+        InputError: every value of ``values`` (judge, human) is 0 (field ``--target``).
+    """
+    if goal.kind == "share" and not any(bool((v > 0).any()) for v in values):
+        raise InputError(
+            None, f"no judge or human label is '{goal.label}' (labels are compared as text, "
+            "case included)", field="--target",
+        )  # fmt: skip
+
+
 DEFAULT_TARGETS = {"errors": "mean", "spilling": "rate", "cultural": "share:CS"}
 
 

@@ -94,6 +94,11 @@ def estimate_command(
         console.print(
             f"{result.n_ties} human-labelled items left out: their votes tie ({tie_policy})"
         )
+    for facet, methods in result.zero_width.items():
+        console.print(
+            f"zero-width CI in {facet} ({', '.join(methods)}): the values it rests on are all "
+            "equal, a certainty so few labels cannot give; label more items"
+        )
     if result.ranking:
         ranks = Table(title=f"Ranking by PPI++ ({rank} is better; simultaneous CIs, Bonferroni)")
         for column in ("rank", "facet", "estimate", "CI", "rank interval"):
@@ -155,6 +160,12 @@ def plan_command(
     console.print(view)
     sample = "stratified over " + by if by else "simple random"
     console.print(f"sample: {len(result.items)} items ({sample}, seed {seed}, sized for {method})")
+    for p in result.plans:
+        if p.sigma == 0:
+            console.print(
+                f"sigma 0 in {p.facet}: every {'pilot' if p.source == 'pilot' else 'judge'} "
+                "value is equal, so its size rests on no spread; a larger pilot plans it"
+            )
     if not all(p.reachable for p in result.plans):
         console.print("not reachable: even labelling every item gives a wider interval")
     if items_out is not None:
