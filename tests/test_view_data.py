@@ -128,6 +128,25 @@ def test_every_summary_value_carries_its_path() -> None:
     assert list(blocks)[-1] == ("usage",)  # usage after the pipeline's own parts
 
 
+@pytest.mark.parametrize("summary", [{"signature": "x"}, {"usage": "x"}, {"usage": [1]}])
+def test_a_summary_whose_signature_or_usage_is_not_an_object_is_located(
+    tmp_path: Path, summary: dict
+) -> None:
+    write(tmp_path / "records.jsonl", [record("a")])
+    (tmp_path / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
+    with pytest.raises(InputError, match="must be an object") as err:
+        read_run(tmp_path)
+    assert err.value.path == str(tmp_path / "summary.json") and err.value.field in summary
+
+
+def test_a_note_that_is_not_utf8_is_named(tmp_path: Path) -> None:
+    write(tmp_path / "records.jsonl", [record("a")])
+    (tmp_path / "notes.md").write_bytes(b"# caf\xe9\n")  # Latin-1
+    with pytest.raises(InputError, match="not UTF-8") as err:
+        read_run(tmp_path)
+    assert err.value.path == str(tmp_path / "notes.md")
+
+
 def test_a_run_without_summary_still_reads(tmp_path: Path) -> None:
     write(tmp_path / "records.jsonl", [record("a")])
     run = read_run(tmp_path)

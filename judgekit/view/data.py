@@ -126,6 +126,13 @@ def _read_json(path: Path) -> dict[str, Any]:
     return data
 
 
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(path, f"not UTF-8 ({exc.reason} at byte {exc.start})") from None
+
+
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     from judgekit.data import jsonl_objects
 
@@ -163,6 +170,9 @@ def read_run(path: str | Path) -> RunData:
     records, cut, replaced = read_records(records_path)
     summary_path = path / "summary.json"
     summary = _read_json(summary_path) if summary_path.is_file() else {}
+    for part in ("signature", "usage"):  # the parts the page reads fields of
+        if not isinstance(summary.get(part) or {}, dict):
+            raise InputError(summary_path, f"'{part}' must be an object", field=part)
     labels_path = path / "labels.csv"
     run = RunData(
         path=path,
@@ -174,7 +184,7 @@ def read_run(path: str | Path) -> RunData:
         labels=_read_labels(labels_path) if labels_path.is_file() else None,
     )
     run.figures = {p.name: p.read_bytes() for p in sorted(path.glob("*.png"))}
-    run.notes = {p.name: p.read_text(encoding="utf-8") for p in sorted(path.glob("*.md"))}
+    run.notes = {p.name: _read_text(p) for p in sorted(path.glob("*.md"))}
     for name in SIDE_FILES:
         if (path / name).is_file():
             run.side[name] = _read_jsonl(path / name)
