@@ -136,6 +136,32 @@ def test_import_refuses_bad_files_naming_file_and_item(mqm_campaign, tmp_path, c
     assert message in str(err.value) and str(path) in str(err.value)
 
 
+def test_meanings_from_a_run_of_another_pipeline_is_one_located_error(tmp_path) -> None:
+    run = tmp_path / "classify-run"
+    run.mkdir()
+    record = {"key": "k", "stage": "judge", "role": "judge", "model": "m", "status": "ok",
+              "parsed": {"label": "positive"}, "meta": {"item": "r1"}}  # fmt: skip
+    jsonl(run / "records.jsonl", [record])
+    with pytest.raises(InputError, match="not a spilling run") as err:
+        build_campaign(run, "meanings")
+    assert err.value.path == str(run / "records.jsonl") and err.value.line == 1
+
+
+def test_guidelines_or_an_audit_summary_that_cannot_be_read_are_named(tmp_path) -> None:
+    items = jsonl(tmp_path / "segments.jsonl", SEGMENTS)
+    guide = tmp_path / "guide.md"
+    guide.write_bytes(b"# R\xe8gles\n")  # Latin-1
+    with pytest.raises(InputError, match="not UTF-8") as err:
+        build_campaign(items, "mqm", guidelines=guide)
+    assert err.value.path == str(guide)
+    audit = tmp_path / "audit"
+    audit.mkdir()
+    (audit / "summary.json").write_text('{"signature": ', encoding="utf-8")  # cut short
+    with pytest.raises(InputError, match="invalid JSON") as err:
+        build_campaign(audit, "csca")
+    assert err.value.path == str(audit / "summary.json")
+
+
 def test_a_rater_file_that_is_not_utf8_is_named(mqm_campaign, tmp_path) -> None:
     path = tmp_path / "latin1.json"
     path.write_bytes(json.dumps(export(mqm_campaign, {}), ensure_ascii=False).encode() + b"\xff")

@@ -67,10 +67,13 @@ def build_campaign(
     chosen = select_items(found, sample=sample, seed=seed, ids=items, keep=list(expected))
     if guidelines is not None and not guidelines.is_file():
         raise InputError(guidelines, "guidelines file not found", field="--guidelines")
-    text = (
-        guidelines.read_text(encoding="utf-8") if guidelines is not None
-        else default_guidelines(task)
-    )  # fmt: skip
+    try:
+        text = (
+            guidelines.read_text(encoding="utf-8") if guidelines is not None
+            else default_guidelines(task)
+        )  # fmt: skip
+    except UnicodeDecodeError as exc:
+        raise InputError(guidelines, f"not UTF-8 ({exc.reason} at byte {exc.start})") from None
     return Campaign(
         task=task, items=chosen, source=str(source), gold=expected, guidelines=text,
         options=options,
