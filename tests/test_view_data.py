@@ -139,6 +139,21 @@ def test_a_summary_whose_signature_or_usage_is_not_an_object_is_located(
     assert err.value.path == str(tmp_path / "summary.json") and err.value.field in summary
 
 
+@pytest.mark.parametrize("name", ["records.jsonl", "summary.json", "labels.csv", "notes.md"])
+def test_the_report_never_overwrites_one_of_its_inputs(tmp_path: Path, name: str) -> None:
+    from judgekit.view import build_report
+
+    write(tmp_path / "records.jsonl", [record("a")])
+    (tmp_path / "summary.json").write_text("{}", encoding="utf-8")
+    (tmp_path / "labels.csv").write_text("item,rater,label\na,m,x\n", encoding="utf-8")
+    (tmp_path / "notes.md").write_text("# notes\n", encoding="utf-8")
+    before = (tmp_path / name).read_bytes()
+    with pytest.raises(InputError, match="an input of this report") as err:
+        build_report([tmp_path], tmp_path / "." / name)
+    assert err.value.path == str(tmp_path / "." / name)
+    assert (tmp_path / name).read_bytes() == before
+
+
 def test_a_note_that_is_not_utf8_is_named(tmp_path: Path) -> None:
     write(tmp_path / "records.jsonl", [record("a")])
     (tmp_path / "notes.md").write_bytes(b"# caf\xe9\n")  # Latin-1

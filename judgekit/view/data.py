@@ -45,6 +45,7 @@ class RunData:
         figures: PNG name -> bytes, for every ``*.png`` in the directory (sorted by name).
         notes: markdown name -> text, for every ``*.md`` in the directory.
         side: pipeline file name -> its rows (see ``SIDE_FILES``), for those present.
+        files: every file read (the report must not be written over one of them).
     """
 
     path: Path
@@ -57,6 +58,7 @@ class RunData:
     figures: dict[str, bytes] = field(default_factory=dict)
     notes: dict[str, str] = field(default_factory=dict)
     side: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    files: list[Path] = field(default_factory=list)
 
     @property
     def pipeline(self) -> str:
@@ -188,4 +190,6 @@ def read_run(path: str | Path) -> RunData:
     for name in SIDE_FILES:
         if (path / name).is_file():
             run.side[name] = _read_jsonl(path / name)
+    run.files = [records_path, summary_path, labels_path, *(path / n for n in run.side)]
+    run.files += [path / n for n in (*run.figures, *run.notes)]
     return run

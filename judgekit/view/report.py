@@ -16,6 +16,7 @@ from typing import Any
 
 from judgekit import __version__
 from judgekit.data.jsonfile import json_safe
+from judgekit.errors import InputError
 from judgekit.view.compare import against_humans, compare_sources, label_counts, sources
 from judgekit.view.data import RunData, read_run
 from judgekit.view.page import data_uri, notes_html, render_page
@@ -93,10 +94,14 @@ def build_report(
         n_resamples: bootstrap resamples for the CIs (0: no CI). seed: their seed.
 
     Raises:
-        InputError: a path that is not a run directory, or a malformed file (file, line, field).
+        InputError: a path that is not a run directory, a malformed file (file, line, field), or
+            an ``out`` that is one of the files read (records.jsonl, ``labels``...).
     """
     started = time.perf_counter()
     data = [read_run(path) for path in runs]
+    inputs = {f.resolve() for run in data for f in run.files}
+    if Path(out).resolve() in inputs | ({Path(labels).resolve()} if labels is not None else set()):
+        raise InputError(out, "an input of this report (it would be overwritten): give another -o")
     found, links = sources(data)
     pairs = compare_sources(found, links, n_resamples=n_resamples, seed=seed)
     humans = None
