@@ -162,6 +162,17 @@ def test_guidelines_or_an_audit_summary_that_cannot_be_read_are_named(tmp_path) 
     assert err.value.path == str(audit / "summary.json")
 
 
+def test_a_page_is_never_written_over_a_file_that_is_not_a_page(tmp_path) -> None:
+    items = jsonl(tmp_path / "segments.jsonl", SEGMENTS)
+    before = items.read_bytes()
+    for out in (items, tmp_path / "campaign.json"):
+        with pytest.raises(InputError, match="it would be overwritten"):
+            make_page(build_campaign(items, "mqm"), "ana", out)
+    assert items.read_bytes() == before and not (tmp_path / "campaign.json").exists()
+    page = make_page(build_campaign(items, "mqm"), "ana", tmp_path / "ana.html").page
+    make_page(build_campaign(items, "mqm"), "ana", page)  # a page made again: fine
+
+
 def test_a_rater_file_that_is_not_utf8_is_named(mqm_campaign, tmp_path) -> None:
     path = tmp_path / "latin1.json"
     path.write_bytes(json.dumps(export(mqm_campaign, {}), ensure_ascii=False).encode() + b"\xff")

@@ -80,14 +80,22 @@ def build_campaign(
     )  # fmt: skip
 
 
+def _is_page(path: Path) -> bool:
+    with path.open("rb") as handle:
+        return handle.read(15).lower() == b"<!doctype html>"
+
+
 def make_page(campaign: Campaign, rater: str, out: Path, *, show_judge: bool = False) -> MadePage:
     """Write ``rater``'s page to ``out`` and add the rater to ``campaign.json`` beside it.
 
     Raises:
-        InputError: an empty rater name, or ``campaign.json`` there holds another campaign.
+        InputError: an empty rater name, ``campaign.json`` there holds another campaign, or
+            ``out`` is an existing file that is not a page (an items file) or campaign.json.
     """
     if not rater.strip():
         raise InputError(None, "the rater name is empty", field="--rater")
+    if out.name == CAMPAIGN_FILE or (out.is_file() and not _is_page(out)):
+        raise InputError(out, "not a page (it would be overwritten): give another -o", field="-o")
     campaign.raters = [rater]
     target = out.parent / CAMPAIGN_FILE
     write_campaign(campaign, target)
