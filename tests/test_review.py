@@ -173,6 +173,19 @@ def test_a_page_is_never_written_over_a_file_that_is_not_a_page(tmp_path) -> Non
     make_page(build_campaign(items, "mqm"), "ana", page)  # a page made again: fine
 
 
+def test_import_into_a_run_directory_keeps_the_judges_labels(mqm_campaign, tmp_path) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "records.jsonl").write_text("", encoding="utf-8")
+    (run / "labels.csv").write_text("item,rater,label\na,judge,error\n", encoding="utf-8")
+    path = tmp_path / "alice.json"
+    path.write_text(json.dumps(export(mqm_campaign, {})), encoding="utf-8")
+    campaign = read_campaign(mqm_campaign.campaign_file)
+    with pytest.raises(InputError, match="a run directory"):
+        write_outputs(campaign, read_files([path], campaign), run)
+    assert (run / "labels.csv").read_text(encoding="utf-8") == "item,rater,label\na,judge,error\n"
+
+
 def test_a_rater_file_that_is_not_utf8_is_named(mqm_campaign, tmp_path) -> None:
     path = tmp_path / "latin1.json"
     path.write_bytes(json.dumps(export(mqm_campaign, {}), ensure_ascii=False).encode() + b"\xff")

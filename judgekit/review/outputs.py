@@ -30,7 +30,7 @@ from typing import Any
 import pandas as pd
 
 from judgekit.data.jsonfile import write_json
-from judgekit.errors import JudgekitError
+from judgekit.errors import InputError, JudgekitError
 from judgekit.review.campaign import Campaign
 from judgekit.review.checks import Annotation, RaterFile
 
@@ -210,7 +210,13 @@ def _safe(name: str) -> str:
 
 
 def write_outputs(campaign: Campaign, files: list[RaterFile], out: Path) -> dict[str, Any]:
-    """Write every output of the campaign's task into ``out``; return ``import.json``'s content."""
+    """Write every output of the campaign's task into ``out``; return ``import.json``'s content.
+
+    Raises:
+        InputError: ``out`` is a run directory (its labels.csv is the judge's, not to be lost).
+    """
+    if (out / "records.jsonl").is_file():
+        raise InputError(out, "a run directory: its labels.csv is the judge's; give another --out")
     out.mkdir(parents=True, exist_ok=True)
     rows = label_rows(campaign, files)
     written = ["labels.csv", "qc.csv", "qc.json"]
