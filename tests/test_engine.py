@@ -236,3 +236,17 @@ def test_a_summary_or_labels_of_the_wrong_shape_is_located(tmp_path: Path) -> No
     with pytest.raises(InputError) as err:
         result.labels  # noqa: B018
     assert err.value.path == str(tmp_path / "labels.csv")
+
+
+def test_a_negative_limit_is_refused_not_read_as_a_slice(tmp_path: Path) -> None:
+    # limit=-1 used to run every item but the last (items[:-1]), silently
+    with pytest.raises(InputError, match="--limit") as err:
+        judgekit.run(REPO / "configs" / "classify.yaml", limit=-1, out=tmp_path, dry_run=True)
+    assert err.value.field == "--limit"
+
+
+def test_one_override_given_as_a_string_is_one_override(tmp_path: Path) -> None:
+    config = REPO / "configs" / "classify.yaml"
+    one = judgekit.run(config, "classify.task=Tone.", out=tmp_path, dry_run=True)
+    listed = judgekit.run(config, ["classify.task=Tone."], out=tmp_path, dry_run=True)
+    assert one.estimate is not None and one.estimate.calls == listed.estimate.calls == 12
