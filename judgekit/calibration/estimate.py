@@ -357,7 +357,7 @@ def run_estimate(
     labels, n_ties, human_source = inputs.load_human(human, goal, tie_policy, exclude=raters)  # type: ignore[arg-type]
     inputs.check_share_given(goal, judged, labels)
     data = split(judged, labels, human_source.path)
-    table = inputs.item_facets(judge, human, facets) if by else None
+    table = inputs.item_facets(judge, human, facets, by=by) if by else None
     groups = facet_groups(data.index, table, by) if by else None
     signature = Signature(
         pipeline="calibrate-estimate",

@@ -279,7 +279,7 @@ def load_human(
     return values, n_ties, source
 
 
-def item_facets(*paths: str | Path | None) -> pd.DataFrame:
+def item_facets(*paths: str | Path | None, by: str | None = None) -> pd.DataFrame:
     """Facets of each item (one column per facet, indexed by item id as text), from every path.
 
     What each path gives:
@@ -292,7 +292,9 @@ def item_facets(*paths: str | Path | None) -> pd.DataFrame:
     * any other table (CSV, TSV, JSONL) with an ``item``, ``id`` or ``key`` column: its other
       columns (the classify pipeline's items file, for instance).
 
-    The first path that gives an item a facet value wins.
+    The first path that gives an item a facet value wins. Within one table, an item whose rows
+    give the facet ``by`` two values is an :class:`InputError` (file, line, field); other
+    columns (a rater's own answers) keep their first value.
     """
     frames = []
     for path in paths:
@@ -302,9 +304,9 @@ def item_facets(*paths: str | Path | None) -> pd.DataFrame:
         if path.is_dir():
             frames.append(_run_facets(path))
             if (path / "labels.csv").is_file():
-                frames.append(_table_facets(path / "labels.csv"))
+                frames.append(_table_facets(path / "labels.csv", by))
         elif path.is_file() and not _is_mqm_tsv(path):
-            frames.append(_table_facets(path))
+            frames.append(_table_facets(path, by))
     frames = [f for f in frames if not f.empty]
     if not frames:
         return pd.DataFrame(index=pd.Index([], name="item"))
@@ -350,7 +352,7 @@ def _run_facets(run_dir: Path) -> pd.DataFrame:
     return pd.DataFrame()
 
 
-def _table_facets(path: Path) -> pd.DataFrame:
+def _table_facets(path: Path, by: str | None = None) -> pd.DataFrame:
     table = read_table(path)
     header, rows = table.columns, table.rows
     key = next((c for c in ("item", "id", "key") if c in header), None)
@@ -359,16 +361,17 @@ def _table_facets(path: Path) -> pd.DataFrame:
     skip = set(LONG_COLUMNS) if all(c in header for c in LONG_COLUMNS) else {key}
     columns = [c for c in header if c not in skip]
     facets: dict[str, dict[str, Any]] = {}
-    for _, row in rows:
-        entry = facets.setdefault(str(row.get(key)).strip(), {})
+    for line, row in rows:
+        item = str(row.get(key)).strip()
+        entry = facets.setdefault(item, {})
         for column in columns:
             value = row.get(column)
-            if (
-                column not in entry
-                and value not in (None, "")
-                and not isinstance(value, (dict, list))
-            ):
-                entry[column] = str(value).strip()
+            if value in (None, "") or isinstance(value, (dict, list)):
+                continue
+            value = str(value).strip()
+            if entry.setdefault(column, value) != value and column == by:  # one value per item
+                raise InputError(path, f"item '{item}': {column} is both '{entry[column]}' and "
+                                 f"'{value}'", line=line, field=column)  # fmt: skip
     return pd.DataFrame.from_dict(facets, orient="index", columns=columns or None)
 
 

@@ -200,7 +200,9 @@ def run_plan(
         data = split(judged, labels, pilot_source.path)
         sources["pilot"] = pilot_source.to_dict()
     inputs.check_share_given(goal, data["judge"], data["human"].fillna(0.0))
-    groups = facet_groups(data.index, inputs.item_facets(judge, pilot, facets) if by else None, by)
+    groups = facet_groups(
+        data.index, inputs.item_facets(judge, pilot, facets, by=by) if by else None, by
+    )
     plans = []
     for value in sorted(set(groups)):
         part = data[groups == value]
