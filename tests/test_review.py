@@ -186,6 +186,22 @@ def test_import_into_a_run_directory_keeps_the_judges_labels(mqm_campaign, tmp_p
     assert (run / "labels.csv").read_text(encoding="utf-8") == "item,rater,label\na,judge,error\n"
 
 
+def test_postedit_sides_that_are_not_text_are_one_located_error(tmp_path) -> None:
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text('{"id": "p1", "original_source": "a", "original_english": "b", '
+                     '"source": "c", "english": NaN}\n', encoding="utf-8")  # fmt: skip
+    with pytest.raises(InputError, match="text") as err:
+        build_campaign(pairs, "postedit")
+    assert (err.value.path, err.value.line, err.value.field) == (str(pairs), 1, "english")
+
+
+def test_page_data_holds_no_nan_that_json_parse_refuses() -> None:
+    from judgekit.review.page import script_json
+
+    assert json.loads(script_json({"x": float("nan"), "y": [float("inf")]})) == {
+        "x": None, "y": [None]}  # fmt: skip
+
+
 def test_a_rater_file_that_is_not_utf8_is_named(mqm_campaign, tmp_path) -> None:
     path = tmp_path / "latin1.json"
     path.write_bytes(json.dumps(export(mqm_campaign, {}), ensure_ascii=False).encode() + b"\xff")

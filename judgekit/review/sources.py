@@ -47,7 +47,11 @@ def postedit_items(source: Path) -> list[ReviewItem]:
     for line, row in _jsonl(path):
         if row.get("excluded"):
             continue
-        _need(path, line, row, ("id", "original_source", "original_english", "source", "english"))
+        sides = ("original_source", "original_english", "source", "english")
+        _need(path, line, row, ("id", *sides))
+        for side in sides:
+            if not isinstance(row[side], str):
+                raise InputError(path, f"'{side}' must be text", line=line, field=side)
         model, locale = row.get("model", ""), row.get("locale", "")
         item_id = "|".join(str(p) for p in (model, locale, row["id"]) if p != "") or str(line)
         data = {
