@@ -154,6 +154,23 @@ def test_the_report_never_overwrites_one_of_its_inputs(tmp_path: Path, name: str
     assert (tmp_path / name).read_bytes() == before
 
 
+def test_judge_pairs_beyond_the_limit_are_said_to_be_left_out(tmp_path: Path) -> None:
+    from judgekit.view import build_report
+
+    runs = []
+    for n in range(9):  # 9 sources: 36 pairs, 28 compared
+        run = tmp_path / f"run{n}"
+        run.mkdir()
+        write(run / "records.jsonl", [record("a")])
+        (run / "labels.csv").write_text(f"item,rater,label\na,judge{n},x\n", encoding="utf-8")
+        runs.append(run)
+    info = build_report(runs, tmp_path / "r.html", n_resamples=0)
+    html = (tmp_path / "r.html").read_text(encoding="utf-8")
+    data = json.loads(html.split('id="judgekit-data">', 1)[1].split("</script>", 1)[0])
+    assert info.pairs == 28 and len(data["pairs"]) == 28
+    assert "8 of 36 judge pairs are not compared" in " ".join(data["runs"][0]["warnings"])
+
+
 def test_a_note_that_is_not_utf8_is_named(tmp_path: Path) -> None:
     write(tmp_path / "records.jsonl", [record("a")])
     (tmp_path / "notes.md").write_bytes(b"# caf\xe9\n")  # Latin-1

@@ -17,7 +17,14 @@ from typing import Any
 from judgekit import __version__
 from judgekit.data.jsonfile import json_safe
 from judgekit.errors import InputError
-from judgekit.view.compare import against_humans, compare_sources, label_counts, sources
+from judgekit.view.compare import (
+    MAX_PAIRS,
+    against_humans,
+    compare_sources,
+    label_counts,
+    shared_pairs,
+    sources,
+)
 from judgekit.view.data import RunData, read_run
 from judgekit.view.page import data_uri, notes_html, render_page
 from judgekit.view.profiles import extras, profile
@@ -120,6 +127,12 @@ def build_report(
         "pairs": pairs,
         "humans": humans,
     }
+    total = shared_pairs(found)
+    if total > len(pairs):  # said on the first run's card, never silent
+        payload["runs"][0]["warnings"].append(
+            f"{total - len(pairs)} of {total} judge pairs are not compared (at most {MAX_PAIRS}, "
+            "8 sources, are): give fewer runs to compare the others"
+        )
     notes = [(i, name, text) for i, run in enumerate(data) for name, text in run.notes.items()]
     title = "judgekit view: " + ", ".join(run.name for run in data)
     page = render_page(payload, title, notes_html(notes))
