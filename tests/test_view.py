@@ -308,3 +308,35 @@ def test_two_spilling_judges_compare_meaning_by_meaning(base: Path) -> None:
     assert len(differ) == 5 * 2  # meanings 2 and 5 of every judged item
     assert {unit.rsplit("|", 1)[1] for unit in differ} == {"m1", "m4"}
     assert pair["agreement"]["value"] == pytest.approx(15 / 25)
+
+
+def test_malformed_spans_of_a_segment_leave_the_detail_pane_whole(base: Path, driver) -> None:
+    run = base / "errors-malformed"
+    run.mkdir()
+    rec = {"key": "k", "stage": "judge", "role": "judge", "route": "hosted_vllm/m", "model": "m",
+           "prompt_id": "p", "prompt_hash": "h", "status": "ok", "meta": {"id": "a"}}  # fmt: skip
+    (run / "records.jsonl").write_text(json.dumps(rec) + "\n", encoding="utf-8")
+    (run / "summary.json").write_text('{"signature": {"pipeline": "errors"}}', encoding="utf-8")
+    segments = [  # spans as no judgekit run writes them: a text, bad offsets, not objects
+        {"id": "a", "source": "src", "translation": "one two", "errors": "NE major"},
+        {"id": "b", "source": "src", "translation": "one two",
+         "errors": [None, 3, {"start": "0", "end": 3}, {"start": 5, "end": 2},
+                    {"start": 0, "end": 99},
+                    {"start": 0, "end": 3, "type": "NE", "severity": "major"}]},
+    ]  # fmt: skip
+    (run / "segments.jsonl").write_text(
+        "".join(json.dumps(s) + "\n" for s in segments), encoding="utf-8"
+    )
+    page = base / "errors-malformed.html"
+    cli("view", str(run), "-o", str(page))
+    open_report(driver, page, "#item=a")
+    assert text_of(driver, "#detail .spans[data-side=translation]") == "one two"
+    rec["meta"] = {"id": "b"}
+    (run / "records.jsonl").write_text(json.dumps(rec) + "\n", encoding="utf-8")
+    cli("view", str(run), "-o", str(page))
+    open_report(driver, page, "#item=b")
+    assert text_of(driver, "#detail .spans[data-side=translation]") == "oneNE \u00b7 major two"
+    marks = driver.execute_script("return Array.from(document.querySelectorAll("
+                                  "'#detail .spans[data-side=translation] mark'))"
+                                  ".map(m => m.textContent)")  # fmt: skip
+    assert marks == ["one"]  # only the one well-formed span

@@ -59,7 +59,9 @@ function spanText(text, errors, side) {
 function errorsContext(run, i) {
   var seg = DATA.runs[run].extras.segments[table(run).text("item", i)];
   if (!seg) return null;
-  var errors = seg.errors || [];
+  var errors = (Array.isArray(seg.errors) ? seg.errors : []).filter(function (e) {  // spans only
+    return e !== null && typeof e === "object" && Number.isInteger(e.start) && Number.isInteger(e.end) && e.start < e.end;
+  });
   return el("div", { cls: "errors-context" }, [
     el("h3", { text: "translation with the judge's spans (" + errors.length + " errors, MQM " + fmt(seg.mqm) + ")" }),
     spanText(seg.translation, errors, "translation"),
