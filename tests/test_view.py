@@ -340,3 +340,26 @@ def test_malformed_spans_of_a_segment_leave_the_detail_pane_whole(base: Path, dr
                                   "'#detail .spans[data-side=translation] mark'))"
                                   ".map(m => m.textContent)")  # fmt: skip
     assert marks == ["one"]  # only the one well-formed span
+
+
+def test_a_spilling_record_of_the_wrong_shape_leaves_the_detail_pane_whole(
+    base: Path, driver
+) -> None:
+    run = base / "spilling-malformed"
+    run.mkdir()
+    meta = {"generator": "g", "lang": "de", "word": "head", "sample": 0, "translation": "Kopf"}
+    common = {"route": "r", "prompt_id": "p", "prompt_hash": "h", "status": "ok", "meta": meta}
+    rows = [common | {"key": "g1", "stage": "generate", "role": "generator", "model": "g",
+                      "parsed": {"meanings": [None, {"meaning": "top", "examples": 5}, 3]}},
+            common | {"key": "j1", "stage": "judge", "role": "judge", "model": "m",
+                      "parsed": {"valid": "yes"}}]  # fmt: skip
+    (run / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    (run / "summary.json").write_text('{"signature": {"pipeline": "spilling"}}', encoding="utf-8")
+    page = base / "spilling-malformed.html"
+    cli("view", str(run), "-o", str(page))
+    open_report(driver, page, "#item=g|de|head|s0&key=j1")
+    shown = driver.execute_script(
+        "return Array.from(document.querySelectorAll('#detail .meaning')).map(m => m.textContent)"
+    )
+    assert shown == ["2. top"]  # the one meaning that is an object; no verdicts from "yes"
+    assert "raw" in text_of(driver, "#detail")  # the pane went on past the meanings

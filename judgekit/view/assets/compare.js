@@ -11,12 +11,14 @@ function metaOf(run, i) {
 
 function meaningsBox(meanings, verdicts) {
   var box = el("div", { cls: "meanings" }, [el("h3", { text: "the 5 meanings" + (verdicts ? " and the judge's verdicts" : "") })]);
-  (meanings || []).forEach(function (m, k) {
+  verdicts = Array.isArray(verdicts) ? verdicts : null;  // shapes as no judgekit run writes them
+  (Array.isArray(meanings) ? meanings : []).forEach(function (m, k) {
+    if (m === null || typeof m !== "object") return;
     var v = verdicts ? verdicts[k] : undefined;
     box.appendChild(el("div", { cls: "meaning" + (v === true ? " valid" : v === false ? " invalid" : "") }, [
       v === undefined ? null : el("span", { cls: "verdict", text: v ? "valid \u2713 " : "invalid \u2717 " }),
       el("span", { text: (k + 1) + ". " + m.meaning }),
-      el("div", { cls: "muted", text: (m.examples || []).join(" \u00b7 ") })]));
+      el("div", { cls: "muted", text: (Array.isArray(m.examples) ? m.examples : []).join(" \u00b7 ") })]));
   });
   return box;
 }
