@@ -202,6 +202,21 @@ def test_page_data_holds_no_nan_that_json_parse_refuses() -> None:
         "x": None, "y": [None]}  # fmt: skip
 
 
+@pytest.mark.parametrize(
+    "text",
+    ['{"format": "judgekit-review-campaign/1"}',
+     '{"format": "judgekit-review-campaign/1", "task": "mqm", "items": [1]}',
+     '{"format": "judgekit-review-campaign/1", "task": "mqm", "items": [{"id": "a"}]}',
+     b'{"format": "judgekit-review-campaign/1", "guidelines": "\xe9"}'],
+)  # fmt: skip
+def test_a_malformed_campaign_file_is_one_located_error(tmp_path, text) -> None:
+    path = tmp_path / "campaign.json"
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    with pytest.raises(InputError) as err:
+        read_campaign(tmp_path)
+    assert err.value.path == str(path)
+
+
 def test_a_rater_file_that_is_not_utf8_is_named(mqm_campaign, tmp_path) -> None:
     path = tmp_path / "latin1.json"
     path.write_bytes(json.dumps(export(mqm_campaign, {}), ensure_ascii=False).encode() + b"\xff")
