@@ -363,3 +363,15 @@ def test_a_spilling_record_of_the_wrong_shape_leaves_the_detail_pane_whole(
     )
     assert shown == ["2. top"]  # the one meaning that is an object; no verdicts from "yes"
     assert "raw" in text_of(driver, "#detail")  # the pane went on past the meanings
+
+
+@pytest.mark.parametrize("fragment", ["#item=r03&run=-1", "#item=%E0%A4%A&run=1.5"])
+def test_a_deep_link_with_a_bad_run_or_encoding_still_says_what_it_found(
+    classify: tuple, driver, fragment: str
+) -> None:
+    *_, page = classify
+    open_report(driver, page, fragment)
+    detail = text_of(driver, "#detail")
+    assert "r03" in detail or "No record of item" in detail, detail
+    errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+    assert not errors, errors

@@ -203,10 +203,15 @@ function openDeepLink() {
   var m = {};
   location.hash.replace(/^#/, "").split("&").forEach(function (kv) {
     var k = kv.indexOf("=");
-    if (k > 0) m[kv.slice(0, k)] = decodeURIComponent(kv.slice(k + 1));
+    if (k <= 0) return;
+    var v = kv.slice(k + 1);
+    try { v = decodeURIComponent(v); } catch (e) { /* a bad %-escape: the text as typed */ }
+    m[kv.slice(0, k)] = v;
   });
   if (m.item === undefined && m.key === undefined) return false;
-  var run = Math.min(Number(m.run) || 0, DATA.runs.length - 1), t = table(run);
+  var run = Number(m.run || 0);  // a run index that is not one of the runs: the first
+  if (!Number.isInteger(run) || run < 0 || run >= DATA.runs.length) run = 0;
+  var t = table(run);
   var i = m.key !== undefined ? t.find("key", m.key) : -1;
   if (i < 0 && m.item !== undefined) i = t.find("item", m.item);
   showTab("items"); showItems(run);
