@@ -161,3 +161,16 @@ def test_a_zero_width_interval_is_flagged(tmp_path: Path):
                     "--width", "0.1", "--target", "share:CS")  # fmt: skip
     assert plan.returncode == 0, plan.stderr
     assert "sigma 0 in all" in plan.stdout, plan.stdout
+
+
+def test_the_item_list_is_never_written_over_an_input(tmp_path: Path):
+    judge, _ = _four_items(tmp_path, {})
+    before = judge.read_bytes()
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "labels.csv").write_bytes(before)
+    for source, out in ((judge, judge), (run_dir, run_dir / "labels.csv")):
+        result = judgekit("calibrate", "plan", "--judge", str(source), "--width", "0.3", "--kappa",
+                          "0.5", "--target", "share:CS", "--items-out", str(out))  # fmt: skip
+        assert result.returncode == 2 and "an input of this plan" in result.stderr, result.stderr
+        assert out.read_bytes() == before

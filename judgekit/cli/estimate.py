@@ -137,6 +137,11 @@ def plan_command(
 
     if (pilot is None) == (kappa is None):
         raise InputError(None, "give exactly one of --pilot LABELS and --kappa K", field="--pilot")
+    if items_out is not None and items_out.exists():  # an input file, or a file of an input run
+        inputs = [p.resolve() for p in (judge, pilot, facets) if p is not None]
+        if items_out.resolve() in inputs or items_out.resolve().parent in inputs:
+            raise InputError(items_out, "an input of this plan (it would be overwritten): give "
+                             "another --items-out", field="--items-out")  # fmt: skip
     result = run_plan(
         str(judge), width, pilot=str(pilot) if pilot else None, kappa=kappa, target=target,
         by=by, facets=str(facets) if facets else None, judge_raters=judge_rater or None,
