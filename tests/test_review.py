@@ -401,6 +401,20 @@ def test_cli_make_takes_items_from_a_file_and_refuses_sample_with_items(tmp_path
     assert "Copyright (c) 2009-2015, Kevin Decker" in html and "diffWordsWithSpace" in html
 
 
+def test_an_item_list_file_is_one_id_a_line_with_or_without_a_bom(tmp_path) -> None:
+    rows = [dict(SEGMENTS[0], id="q1,2"), dict(SEGMENTS[1], id="b")]  # an id with a comma
+    items = jsonl(tmp_path / "segments.jsonl", rows)
+    ids = tmp_path / "ids.txt"
+    ids.write_bytes("\ufeffq1,2\r\n\r\nb\r\n".encode())  # as Windows Notepad saves it
+    done = subprocess.run(
+        [sys.executable, "-m", "judgekit", "review", "make", str(items), "--task", "mqm",
+         "--rater", "r", "-o", str(tmp_path / "c" / "r.html"), "--items", f"@{ids}"],
+        cwd=REPO, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert [i.id for i in read_campaign(tmp_path / "c").items] == ["q1,2", "b"]
+
+
 def _pairs(tmp_path: Path) -> Path:
     from review_runs import PAIRS
 
