@@ -421,3 +421,25 @@ def _pairs(tmp_path: Path) -> Path:
     rows = [{"id": p["id"], "original_source": p["source"], "original_english": p["english"],
              "source": p["localised"][0], "english": p["localised"][1]} for p in PAIRS]  # fmt: skip
     return jsonl(tmp_path / "pairs.jsonl", rows)
+
+
+def test_postedit_files_of_raters_whose_names_differ_only_in_non_latin_letters_both_stay(
+    tmp_path,
+) -> None:
+    made = make_page(build_campaign(_pairs(tmp_path), "postedit"), "李", tmp_path / "c" / "a.html")
+    campaign = read_campaign(made.campaign_file)
+    paths = []
+    for n, rater in enumerate(["李", "王", "a b", "a-b"]):
+        items = [{"id": i.id, "hash": i.hash, "done": True, "seconds": 1.0,
+                  "answer": {"source": f"{rater} {i.data['llm']['source']}",
+                             "english": i.data["llm"]["english"], "confirmed": True}}
+                 for i in campaign.items]  # fmt: skip
+        data = {"format": "judgekit-review/1", "campaign": campaign.id, "task": "postedit",
+                "rater": rater, "show_judge": False, "items": items}  # fmt: skip
+        paths.append(tmp_path / f"r{n}.json")
+        paths[-1].write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    write_outputs(campaign, read_files(paths, campaign), tmp_path / "out")
+    folders = sorted((tmp_path / "out" / "postedit").iterdir())
+    assert len(folders) == 4  # one folder per rater: none written over another's
+    edited = {(f / "source.edited.txt").read_text(encoding="utf-8").split()[0] for f in folders}
+    assert edited == {"李", "王", "a", "a-b"}

@@ -22,6 +22,7 @@ Into the output folder, from the done items of every rater:
 
 from __future__ import annotations
 
+import hashlib
 import re
 import statistics
 from pathlib import Path
@@ -206,7 +207,13 @@ def postedit_outputs(campaign: Campaign, files: list[RaterFile], out: Path) -> l
 
 
 def _safe(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", name) or "rater"
+    """A folder name for rater ``name``: the name itself where it is one (letters of any script,
+    digits, ``.``, ``_``, ``-``), else its cleaned form plus 8 hex digits of its SHA-256, so that
+    two raters (``a b`` and ``a-b``) never share a folder."""
+    safe = re.sub(r"[^\w.-]+", "-", name)
+    if safe != name or safe.strip(".") == "":
+        safe = f"{safe}-{hashlib.sha256(name.encode('utf-8')).hexdigest()[:8]}".lstrip(".")
+    return safe
 
 
 def write_outputs(campaign: Campaign, files: list[RaterFile], out: Path) -> dict[str, Any]:
