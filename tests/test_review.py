@@ -120,6 +120,7 @@ def _set(path: tuple, **values):
         (_set((), items=["a"]), "'items' must be a list of objects"),
         (_set(("items", 0), done="false"), "item 'a': 'done' must be true or false"),
         (_set((), rater=["alice"]), "no rater name"),
+        (_set((), rater="ali\tce\n"), "rater name with a tab or line break"),
     ],
 )  # fmt: skip
 def test_import_refuses_bad_files_naming_file_and_item(mqm_campaign, tmp_path, change, message):

@@ -16,6 +16,7 @@ file and the item:
 from __future__ import annotations
 
 import json
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,8 @@ def read_export(path: Path, campaign: Campaign) -> RaterFile:
     rater = rater.strip() if isinstance(rater, str) else ""
     if not rater:
         raise InputError(path, "no rater name", field="rater")
+    if any(unicodedata.category(c) in ("Cc", "Zl", "Zp") for c in rater):  # TSV cells hold none
+        raise InputError(path, f"rater name with a tab or line break: {rater!r}", field="rater")
     rows = raw.get("items")
     if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
         raise InputError(path, "'items' must be a list of objects", field="items")
