@@ -218,6 +218,12 @@ def test_a_malformed_campaign_file_is_one_located_error(tmp_path, text) -> None:
     assert err.value.path == str(path)
 
 
+def test_a_page_for_a_rater_name_with_a_line_break_is_refused(tmp_path) -> None:
+    items = jsonl(tmp_path / "segments.jsonl", SEGMENTS)
+    with pytest.raises(InputError, match="tab or line break"):
+        make_page(build_campaign(items, "mqm"), "ana\nbel", tmp_path / "c" / "a.html")
+
+
 def test_a_rater_file_that_is_not_utf8_is_named(mqm_campaign, tmp_path) -> None:
     path = tmp_path / "latin1.json"
     path.write_bytes(json.dumps(export(mqm_campaign, {}), ensure_ascii=False).encode() + b"\xff")

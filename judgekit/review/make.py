@@ -7,6 +7,7 @@ go too; ``judgekit review import`` checks the raters' files against it.
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -94,6 +95,8 @@ def make_page(campaign: Campaign, rater: str, out: Path, *, show_judge: bool = F
     """
     if not rater.strip():
         raise InputError(None, "the rater name is empty", field="--rater")
+    if any(unicodedata.category(c) in ("Cc", "Zl", "Zp") for c in rater):  # as review import
+        raise InputError(None, f"rater name with a tab or line break: {rater!r}", field="--rater")
     if out.name == CAMPAIGN_FILE or (out.is_file() and not _is_page(out)):
         raise InputError(out, "not a page (it would be overwritten): give another -o", field="-o")
     campaign.raters = [rater]
