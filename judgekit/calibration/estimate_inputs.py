@@ -79,12 +79,12 @@ class Target:
     def __str__(self) -> str:
         return f"share:{self.label}" if self.kind == "share" else self.kind
 
-    def value(self, label: Any, where: str) -> float:
+    def value(self, label: Any, where: str, path: str | Path | None = None) -> float:
         """The number an item's label stands for (a share or rate in {0, 1}).
 
         Raises:
             InputError: a ``rate`` label that is not boolean, or a ``mean`` label that is not a
-                number; ``where`` names the file, item and rater.
+                number; ``path`` is the file, ``where`` names the item and rater.
         """
         if self.kind == "share":
             return float(str(label) == self.label)
@@ -95,17 +95,21 @@ class Target:
             if word in TRUE_WORDS:
                 return 0.0
             raise InputError(
-                None, f"{where}: label '{label}' is not boolean (rate needs true/false)"
+                path,
+                f"{where}: label '{label}' is not boolean (rate needs true/false)",
+                field="label",
             )
         if isinstance(label, bool) or not isinstance(label, (int, float, np.number)):
             try:
                 number = float(str(label))
             except ValueError:
-                raise InputError(None, f"{where}: label '{label}' is not a number") from None
+                raise InputError(
+                    path, f"{where}: label '{label}' is not a number", field="label"
+                ) from None
         else:
             number = float(label)
         if not math.isfinite(number):
-            raise InputError(None, f"{where}: label '{label}' is not finite")
+            raise InputError(path, f"{where}: label '{label}' is not finite", field="label")
         return number
 
 
@@ -217,7 +221,7 @@ def _rater_values(table: LabelTable, raters: list[Any], target: Target, file: Pa
         column = table.frame[rater]
         column = column[column.notna()]
         columns[str(rater)] = pd.Series(
-            [target.value(v, f"{file}: item '{i}', rater '{rater}'") for i, v in column.items()],
+            [target.value(v, f"item '{i}', rater '{rater}'", file) for i, v in column.items()],
             index=[str(i) for i in column.index],
             dtype=float,
         )
@@ -273,8 +277,8 @@ def load_human(
     kept = apply_ties(pairs, tie_policy)["reference"]
     if tie_policy != "exclude":
         n_ties = 0
-    where = f"{file}: human majority label"
-    values = pd.Series([target.value(v, where) if v != TIE else 0.0 for v in kept],
+    where = "human majority label"
+    values = pd.Series([target.value(v, where, file) if v != TIE else 0.0 for v in kept],
                        index=kept.index, dtype=float)  # fmt: skip
     return values, n_ties, source
 
