@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from judgekit.config import RunConfig, load_config
-from judgekit.errors import JudgekitError
+from judgekit.errors import InputError, JudgekitError
 from judgekit.pipelines import get_pipeline
 from judgekit.results import RunResult, load_run
 
@@ -103,8 +103,9 @@ def run(
 
     Args:
         config: a YAML run config (path) or a loaded :class:`~judgekit.config.RunConfig`.
-        overrides: ``KEY=VALUE`` assignments, as ``--set`` (``judge.model=openai/gpt-4o``).
-        limit: items to run (spilling: words); 0 = all; None = the config's.
+        overrides: ``KEY=VALUE`` assignments, as ``--set`` (``judge.model=openai/gpt-4o``);
+            one string is one assignment.
+        limit: items to run (spilling: words), >= 0; 0 = all; None = the config's.
         out: output directory (None = the config's ``out``).
         no_cache: neither read nor write the response cache.
         retry_errors: call again the tasks recorded as ``error`` (no answer), once.
@@ -126,6 +127,10 @@ def run(
             model: preflight), or an endpoint refuses every task (401, 404...).
         KeyboardInterrupt: Ctrl-C or SIGTERM; what was recorded stays, a rerun resumes.
     """
+    if isinstance(overrides, str):  # one KEY=VALUE, not its characters
+        overrides = [overrides]
+    if limit is not None and limit < 0:  # not a slice: -1 would drop the last item
+        raise InputError(None, f"must be >= 0 (0 = all), got {limit}", field="--limit")
     cfg = _config(config, overrides)
     if limit is not None:
         cfg.limit = limit

@@ -60,7 +60,21 @@ class RunResult:
     @property
     def summary(self) -> RunSummary | None:
         """The typed ``summary.json`` (a pipeline's own sub-model; None for a dry run)."""
-        return None if self.summary_data is None else parse_summary(self.summary_data)
+        from pydantic import ValidationError
+
+        if self.summary_data is None:
+            return None
+        try:
+            return parse_summary(self.summary_data)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"])
+            field = str(first["loc"][0]) if first["loc"] else None
+            raise InputError(
+                self.out_dir / "summary.json",
+                f"not a {self.pipeline or 'run'} summary ({where}: {first['msg']})",
+                field=field,
+            ) from None
 
     @property
     def files(self) -> dict[str, Path]:
@@ -93,7 +107,10 @@ class RunResult:
         path = self.out_dir / "labels.csv"
         if not path.is_file():
             return None
-        return pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8")
+        try:
+            return pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8")
+        except (ValueError, pd.errors.EmptyDataError) as exc:  # ParserError, UnicodeDecodeError
+            raise InputError(path, f"not a label table ({str(exc).splitlines()[0]})") from None
 
     @property
     def all_failed(self) -> bool:
@@ -143,7 +160,9 @@ def load_run(path: Path | str) -> RunResult:
 
     Raises:
         InputError: ``path`` is not a finished run directory (no ``summary.json``), or its
-            summary is not JSON.
+            summary is not UTF-8, not JSON, not an object or its signature not an object
+            (``RunResult.summary`` and ``labels`` raise it for a summary or a labels.csv of
+            the wrong shape).
     """
     out_dir = Path(path)
     summary_path = out_dir / "summary.json"
@@ -151,7 +170,13 @@ def load_run(path: Path | str) -> RunResult:
         raise InputError(out_dir, "not a finished run directory: no summary.json in it")
     try:
         data = json.loads(summary_path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise InputError(summary_path, f"not UTF-8 ({exc.reason} at byte {exc.start})") from None
     except json.JSONDecodeError as exc:
         raise InputError(summary_path, f"not JSON ({exc.msg})", line=exc.lineno) from None
+    if not isinstance(data, dict):
+        raise InputError(summary_path, "expected a JSON object")
+    if not isinstance(data.get("signature") or {}, dict):
+        raise InputError(summary_path, "'signature' must be an object", field="signature")
     pipeline = str((data.get("signature") or {}).get("pipeline", ""))
     return RunResult(out_dir, pipeline=pipeline, summary_data=data)

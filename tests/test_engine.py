@@ -209,3 +209,44 @@ def test_spilling_without_a_generator_is_one_located_line_exit_2(tmp_path: Path)
 def test_load_run_of_a_directory_without_a_summary_is_located(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no summary.json"):
         judgekit.load_run(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("summary", "message"),
+    [(b"[1]", "expected a JSON object"), (b"NaN", "expected a JSON object"),
+     (b'{"a": "\xff"}', "not UTF-8"), (b'{"signature": "x"}', "'signature' must be an object")],
+)  # fmt: skip
+def test_load_run_of_a_malformed_summary_is_located(
+    tmp_path: Path, summary: bytes, message: str
+) -> None:
+    (tmp_path / "summary.json").write_bytes(summary)
+    with pytest.raises(InputError, match=message) as err:
+        judgekit.load_run(tmp_path)
+    assert err.value.path == str(tmp_path / "summary.json")
+
+
+def test_a_summary_or_labels_of_the_wrong_shape_is_located(tmp_path: Path) -> None:
+    sig = {"pipeline": "classify"}
+    (tmp_path / "summary.json").write_text(json.dumps({"signature": sig, "items": 5}), "utf-8")
+    (tmp_path / "labels.csv").write_text("", encoding="utf-8")
+    result = judgekit.load_run(tmp_path)
+    with pytest.raises(InputError, match="items") as err:
+        result.summary  # noqa: B018 (the property reads and checks the file)
+    assert err.value.path == str(tmp_path / "summary.json")
+    with pytest.raises(InputError) as err:
+        result.labels  # noqa: B018
+    assert err.value.path == str(tmp_path / "labels.csv")
+
+
+def test_a_negative_limit_is_refused_not_read_as_a_slice(tmp_path: Path) -> None:
+    # limit=-1 used to run every item but the last (items[:-1]), silently
+    with pytest.raises(InputError, match="--limit") as err:
+        judgekit.run(REPO / "configs" / "classify.yaml", limit=-1, out=tmp_path, dry_run=True)
+    assert err.value.field == "--limit"
+
+
+def test_one_override_given_as_a_string_is_one_override(tmp_path: Path) -> None:
+    config = REPO / "configs" / "classify.yaml"
+    one = judgekit.run(config, "classify.task=Tone.", out=tmp_path, dry_run=True)
+    listed = judgekit.run(config, ["classify.task=Tone."], out=tmp_path, dry_run=True)
+    assert one.estimate is not None and one.estimate.calls == listed.estimate.calls == 12

@@ -322,3 +322,23 @@ def test_vectorised_draws_equal_one_by_one_estimates():
     for method, c in result.items():
         assert c.coverage == pytest.approx(covered[method] / draws)
         assert c.mean_width == pytest.approx(widths[method])
+
+
+def test_an_item_with_two_values_of_a_facet_is_one_located_error(tmp_path: Path):
+    facets = tmp_path / "facets.csv"
+    facets.write_text("item,lang\na,de\nb,de\na,fr\n", encoding="utf-8")
+    with pytest.raises(InputError, match="item 'a': lang is both 'de' and 'fr'") as err:
+        item_facets(facets, by="lang")
+    assert err.value.line == 4 and err.value.field == "lang"
+    assert item_facets(facets).loc["a", "lang"] == "de"  # a column not estimated by: the first
+    long = write_long(tmp_path / "long.csv", [("a", "h1", "CS"), ("a", "h2", "CA")])
+    long.write_text("item,rater,label,lang\na,h1,CS,de\na,h2,CA,de\n", encoding="utf-8")
+    assert item_facets(long).loc["a", "lang"] == "de"  # the same value on every rater's row
+
+
+def test_a_bad_label_value_names_its_file_not_the_command_line(tmp_path: Path):
+    judge = write_long(tmp_path / "judge.csv", [("a", "j", "1.5"), ("b", "j", "NaN")])
+    with pytest.raises(InputError) as err:
+        load_judge(judge, Target.parse("mean"))
+    assert err.value.path == str(judge) and err.value.field == "label"
+    assert "item 'b', rater 'j': label 'nan' is not finite" in str(err.value).lower()

@@ -132,3 +132,45 @@ def test_estimate_in_a_run_directory_is_shown_by_view(labelled: tuple[Path, Path
     assert row in note
     page = build_report([run_dir], tmp_path / "report.html").path.read_text(encoding="utf-8")
     assert "estimate.md" in page and sha[:16] in page and f"{ppi['estimate']:.4f}" in page
+
+
+def _four_items(tmp_path: Path, human_labels: dict[str, str]) -> tuple[Path, Path]:
+    judge = write_long(
+        tmp_path / "judge.csv", [(i, "j", "CS" if i in "ac" else "CA") for i in "abcd"]
+    )
+    human = write_long(tmp_path / "human.csv", [(i, "h", lab) for i, lab in human_labels.items()])
+    return judge, human
+
+
+def test_a_share_of_a_label_nobody_gave_is_an_error_not_a_certain_zero(tmp_path: Path):
+    judge, human = _four_items(tmp_path, {"a": "CS", "b": "CA", "c": "CS"})
+    for command in (["estimate", "--human", str(human)], ["plan", "--width", "0.1",
+                                                          "--kappa", "0.5"]):  # fmt: skip
+        result = judgekit("calibrate", *command, "--judge", str(judge), "--target", "share:cs")
+        assert result.returncode == 2 and "Traceback" not in result.stderr
+        assert "no judge or human label is 'cs'" in result.stderr, result.stderr
+
+
+def test_a_zero_width_interval_is_flagged(tmp_path: Path):
+    judge, human = _four_items(tmp_path, {"a": "CS", "b": "CS", "c": "CS"})  # humans all agree
+    result = judgekit("calibrate", "estimate", "--judge", str(judge), "--human", str(human),
+                      "--target", "share:CS")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "zero-width CI in all (classical, ppi++)" in result.stdout, result.stdout
+    plan = judgekit("calibrate", "plan", "--judge", str(judge), "--pilot", str(human),
+                    "--width", "0.1", "--target", "share:CS")  # fmt: skip
+    assert plan.returncode == 0, plan.stderr
+    assert "sigma 0 in all" in plan.stdout, plan.stdout
+
+
+def test_the_item_list_is_never_written_over_an_input(tmp_path: Path):
+    judge, _ = _four_items(tmp_path, {})
+    before = judge.read_bytes()
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "labels.csv").write_bytes(before)
+    for source, out in ((judge, judge), (run_dir, run_dir / "labels.csv")):
+        result = judgekit("calibrate", "plan", "--judge", str(source), "--width", "0.3", "--kappa",
+                          "0.5", "--target", "share:CS", "--items-out", str(out))  # fmt: skip
+        assert result.returncode == 2 and "an input of this plan" in result.stderr, result.stderr
+        assert out.read_bytes() == before

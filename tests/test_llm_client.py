@@ -4,6 +4,7 @@ usage and cost, strategies over the fast transport, streamed records, keys from 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import time
 
@@ -280,3 +281,18 @@ def test_dry_run_counts_only_usable_cache_entries(tmp_path) -> None:
     estimate = dry_run(tasks, client.runlog, cache)
     assert (estimate.cached, estimate.calls) == (1, 2)
     assert client.prefetch(tasks) == 1 and client.cache_rejected == 1
+
+
+def test_an_answer_with_a_lone_surrogate_is_recorded_not_a_crash(server, tmp_path) -> None:
+    # "\ud800" is valid JSON but no UTF-8 text can hold it: the record could not be written
+    server.answer_fn = lambda request: '{"valid": [true, false, true, true, false]}\ud800'
+    try:
+        client = LLMClient(RunLog(tmp_path))
+        (rec,) = run(client, task("s", "[[fault:ok]]", spec(server, max_reasks=0)))
+    finally:
+        server.answer_fn = None
+    assert rec.raw is not None and "\ud800" not in rec.raw and "\ufffd" in rec.raw
+    assert rec.status in ("ok", "unscored")  # recorded, whatever the parser made of it
+    client.runlog.close()
+    (line,) = (tmp_path / "records.jsonl").read_text(encoding="utf-8").splitlines()
+    assert json.loads(line)["raw"] == rec.raw  # written, and readable from records.jsonl

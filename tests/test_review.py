@@ -114,6 +114,13 @@ def _set(path: tuple, **values):
         (_set(ERR, start=9), "[9, 17) mark '😀 opened', not 'opened'"),
         (_set(ERR, type="OMI"), "OMI is marked in the translation"),
         (_set(ERR[:3], no_errors=True), "'no errors' must be chosen exactly"),
+        (_set(ERR, type=["MIS"]), "item 'a': error 1: unknown type '['MIS']'"),
+        (_set(ERR, type={"id": "MIS"}), "item 'a': error 1: unknown type"),
+        (_set((), items={"a": {}}), "'items' must be a list of objects"),
+        (_set((), items=["a"]), "'items' must be a list of objects"),
+        (_set(("items", 0), done="false"), "item 'a': 'done' must be true or false"),
+        (_set((), rater=["alice"]), "no rater name"),
+        (_set((), rater="ali\tce\n"), "rater name with a tab or line break"),
     ],
 )  # fmt: skip
 def test_import_refuses_bad_files_naming_file_and_item(mqm_campaign, tmp_path, change, message):
@@ -128,6 +135,101 @@ def test_import_refuses_bad_files_naming_file_and_item(mqm_campaign, tmp_path, c
     with pytest.raises(InputError) as err:
         read_files([path], read_campaign(mqm_campaign.campaign_file))
     assert message in str(err.value) and str(path) in str(err.value)
+
+
+def test_meanings_from_a_run_of_another_pipeline_is_one_located_error(tmp_path) -> None:
+    run = tmp_path / "classify-run"
+    run.mkdir()
+    record = {"key": "k", "stage": "judge", "role": "judge", "model": "m", "status": "ok",
+              "parsed": {"label": "positive"}, "meta": {"item": "r1"}}  # fmt: skip
+    jsonl(run / "records.jsonl", [record])
+    with pytest.raises(InputError, match="not a spilling run") as err:
+        build_campaign(run, "meanings")
+    assert err.value.path == str(run / "records.jsonl") and err.value.line == 1
+
+
+def test_guidelines_or_an_audit_summary_that_cannot_be_read_are_named(tmp_path) -> None:
+    items = jsonl(tmp_path / "segments.jsonl", SEGMENTS)
+    guide = tmp_path / "guide.md"
+    guide.write_bytes(b"# R\xe8gles\n")  # Latin-1
+    with pytest.raises(InputError, match="not UTF-8") as err:
+        build_campaign(items, "mqm", guidelines=guide)
+    assert err.value.path == str(guide)
+    audit = tmp_path / "audit"
+    audit.mkdir()
+    (audit / "summary.json").write_text('{"signature": ', encoding="utf-8")  # cut short
+    with pytest.raises(InputError, match="invalid JSON") as err:
+        build_campaign(audit, "csca")
+    assert err.value.path == str(audit / "summary.json")
+
+
+def test_a_page_is_never_written_over_a_file_that_is_not_a_page(tmp_path) -> None:
+    items = jsonl(tmp_path / "segments.jsonl", SEGMENTS)
+    before = items.read_bytes()
+    for out in (items, tmp_path / "campaign.json"):
+        with pytest.raises(InputError, match="it would be overwritten"):
+            make_page(build_campaign(items, "mqm"), "ana", out)
+    assert items.read_bytes() == before and not (tmp_path / "campaign.json").exists()
+    page = make_page(build_campaign(items, "mqm"), "ana", tmp_path / "ana.html").page
+    make_page(build_campaign(items, "mqm"), "ana", page)  # a page made again: fine
+
+
+def test_import_into_a_run_directory_keeps_the_judges_labels(mqm_campaign, tmp_path) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "records.jsonl").write_text("", encoding="utf-8")
+    (run / "labels.csv").write_text("item,rater,label\na,judge,error\n", encoding="utf-8")
+    path = tmp_path / "alice.json"
+    path.write_text(json.dumps(export(mqm_campaign, {})), encoding="utf-8")
+    campaign = read_campaign(mqm_campaign.campaign_file)
+    with pytest.raises(InputError, match="a run directory"):
+        write_outputs(campaign, read_files([path], campaign), run)
+    assert (run / "labels.csv").read_text(encoding="utf-8") == "item,rater,label\na,judge,error\n"
+
+
+def test_postedit_sides_that_are_not_text_are_one_located_error(tmp_path) -> None:
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text('{"id": "p1", "original_source": "a", "original_english": "b", '
+                     '"source": "c", "english": NaN}\n', encoding="utf-8")  # fmt: skip
+    with pytest.raises(InputError, match="text") as err:
+        build_campaign(pairs, "postedit")
+    assert (err.value.path, err.value.line, err.value.field) == (str(pairs), 1, "english")
+
+
+def test_page_data_holds_no_nan_that_json_parse_refuses() -> None:
+    from judgekit.review.page import script_json
+
+    assert json.loads(script_json({"x": float("nan"), "y": [float("inf")]})) == {
+        "x": None, "y": [None]}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['{"format": "judgekit-review-campaign/1"}',
+     '{"format": "judgekit-review-campaign/1", "task": "mqm", "items": [1]}',
+     '{"format": "judgekit-review-campaign/1", "task": "mqm", "items": [{"id": "a"}]}',
+     b'{"format": "judgekit-review-campaign/1", "guidelines": "\xe9"}'],
+)  # fmt: skip
+def test_a_malformed_campaign_file_is_one_located_error(tmp_path, text) -> None:
+    path = tmp_path / "campaign.json"
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    with pytest.raises(InputError) as err:
+        read_campaign(tmp_path)
+    assert err.value.path == str(path)
+
+
+def test_a_page_for_a_rater_name_with_a_line_break_is_refused(tmp_path) -> None:
+    items = jsonl(tmp_path / "segments.jsonl", SEGMENTS)
+    with pytest.raises(InputError, match="tab or line break"):
+        make_page(build_campaign(items, "mqm"), "ana\nbel", tmp_path / "c" / "a.html")
+
+
+def test_a_rater_file_that_is_not_utf8_is_named(mqm_campaign, tmp_path) -> None:
+    path = tmp_path / "latin1.json"
+    path.write_bytes(json.dumps(export(mqm_campaign, {}), ensure_ascii=False).encode() + b"\xff")
+    with pytest.raises(InputError, match="not UTF-8") as err:
+        read_files([path], read_campaign(mqm_campaign.campaign_file))
+    assert str(path) in str(err.value)
 
 
 def test_cli_import_error_is_one_line_exit_2_and_two_files_of_one_rater(mqm_campaign, tmp_path):
@@ -193,6 +295,32 @@ def test_label_studio_export_round_trips_its_documented_json_with_utf16_offsets(
     spans = {r.rater: (r.start, r.end) for r in rows}
     assert spans["ann@x.org"] == (b.index("दुनिया"), b.index("दुनिया") + 6) != (u16, u16 + 6)
     assert spans["labelstudio-7"] == (None, None)
+
+
+@pytest.mark.parametrize(
+    ("annotations", "message"),
+    [
+        (["x"], "task 1: 'annotations' must be a list of objects"),
+        ({"completed_by": 1}, "task 1: 'annotations' must be a list of objects"),
+        ([{"completed_by": 1, "result": ["x"]}], "task 1: an annotation's 'result' must be"),
+        ([{"completed_by": 1, "result": [{"from_name": "errors_translation", "value": [1]}]}],
+         "task 1: an annotation's 'result' must be"),
+        ([{"completed_by": 1, "result": [{"from_name": "errors_translation", "value": {
+            "start": 0, "end": 2, "text": "x", "labels": ["NE"]}}]}],
+         "item 'a': span label 'NE' is not TYPE/severity"),
+    ],
+)  # fmt: skip
+def test_a_malformed_label_studio_export_is_one_error_naming_file_and_task(
+    mqm_campaign, tmp_path, annotations, message
+) -> None:
+    item = mqm_campaign.campaign.items[0]
+    data = {"judgekit_id": item.id, "judgekit_hash": item.hash,
+            "judgekit_campaign": mqm_campaign.campaign.id}  # fmt: skip
+    path = tmp_path / "ls.json"
+    path.write_text(json.dumps([{"data": data, "annotations": annotations}]), encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        read_files([path], read_campaign(mqm_campaign.campaign_file))
+    assert message in str(err.value) and str(path) in str(err.value)
 
 
 def _choice(name: str, value: str) -> dict:
@@ -280,9 +408,45 @@ def test_cli_make_takes_items_from_a_file_and_refuses_sample_with_items(tmp_path
     assert "Copyright (c) 2009-2015, Kevin Decker" in html and "diffWordsWithSpace" in html
 
 
+def test_an_item_list_file_is_one_id_a_line_with_or_without_a_bom(tmp_path) -> None:
+    rows = [dict(SEGMENTS[0], id="q1,2"), dict(SEGMENTS[1], id="b")]  # an id with a comma
+    items = jsonl(tmp_path / "segments.jsonl", rows)
+    ids = tmp_path / "ids.txt"
+    ids.write_bytes("\ufeffq1,2\r\n\r\nb\r\n".encode())  # as Windows Notepad saves it
+    done = subprocess.run(
+        [sys.executable, "-m", "judgekit", "review", "make", str(items), "--task", "mqm",
+         "--rater", "r", "-o", str(tmp_path / "c" / "r.html"), "--items", f"@{ids}"],
+        cwd=REPO, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert [i.id for i in read_campaign(tmp_path / "c").items] == ["q1,2", "b"]
+
+
 def _pairs(tmp_path: Path) -> Path:
     from review_runs import PAIRS
 
     rows = [{"id": p["id"], "original_source": p["source"], "original_english": p["english"],
              "source": p["localised"][0], "english": p["localised"][1]} for p in PAIRS]  # fmt: skip
     return jsonl(tmp_path / "pairs.jsonl", rows)
+
+
+def test_postedit_files_of_raters_whose_names_differ_only_in_non_latin_letters_both_stay(
+    tmp_path,
+) -> None:
+    made = make_page(build_campaign(_pairs(tmp_path), "postedit"), "李", tmp_path / "c" / "a.html")
+    campaign = read_campaign(made.campaign_file)
+    paths = []
+    for n, rater in enumerate(["李", "王", "a b", "a-b"]):
+        items = [{"id": i.id, "hash": i.hash, "done": True, "seconds": 1.0,
+                  "answer": {"source": f"{rater} {i.data['llm']['source']}",
+                             "english": i.data["llm"]["english"], "confirmed": True}}
+                 for i in campaign.items]  # fmt: skip
+        data = {"format": "judgekit-review/1", "campaign": campaign.id, "task": "postedit",
+                "rater": rater, "show_judge": False, "items": items}  # fmt: skip
+        paths.append(tmp_path / f"r{n}.json")
+        paths[-1].write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    write_outputs(campaign, read_files(paths, campaign), tmp_path / "out")
+    folders = sorted((tmp_path / "out" / "postedit").iterdir())
+    assert len(folders) == 4  # one folder per rater: none written over another's
+    edited = {(f / "source.edited.txt").read_text(encoding="utf-8").split()[0] for f in folders}
+    assert edited == {"李", "王", "a", "a-b"}

@@ -308,3 +308,70 @@ def test_two_spilling_judges_compare_meaning_by_meaning(base: Path) -> None:
     assert len(differ) == 5 * 2  # meanings 2 and 5 of every judged item
     assert {unit.rsplit("|", 1)[1] for unit in differ} == {"m1", "m4"}
     assert pair["agreement"]["value"] == pytest.approx(15 / 25)
+
+
+def test_malformed_spans_of_a_segment_leave_the_detail_pane_whole(base: Path, driver) -> None:
+    run = base / "errors-malformed"
+    run.mkdir()
+    rec = {"key": "k", "stage": "judge", "role": "judge", "route": "hosted_vllm/m", "model": "m",
+           "prompt_id": "p", "prompt_hash": "h", "status": "ok", "meta": {"id": "a"}}  # fmt: skip
+    (run / "records.jsonl").write_text(json.dumps(rec) + "\n", encoding="utf-8")
+    (run / "summary.json").write_text('{"signature": {"pipeline": "errors"}}', encoding="utf-8")
+    segments = [  # spans as no judgekit run writes them: a text, bad offsets, not objects
+        {"id": "a", "source": "src", "translation": "one two", "errors": "NE major"},
+        {"id": "b", "source": "src", "translation": "one two",
+         "errors": [None, 3, {"start": "0", "end": 3}, {"start": 5, "end": 2},
+                    {"start": 0, "end": 99},
+                    {"start": 0, "end": 3, "type": "NE", "severity": "major"}]},
+    ]  # fmt: skip
+    (run / "segments.jsonl").write_text(
+        "".join(json.dumps(s) + "\n" for s in segments), encoding="utf-8"
+    )
+    page = base / "errors-malformed.html"
+    cli("view", str(run), "-o", str(page))
+    open_report(driver, page, "#item=a")
+    assert text_of(driver, "#detail .spans[data-side=translation]") == "one two"
+    rec["meta"] = {"id": "b"}
+    (run / "records.jsonl").write_text(json.dumps(rec) + "\n", encoding="utf-8")
+    cli("view", str(run), "-o", str(page))
+    open_report(driver, page, "#item=b")
+    assert text_of(driver, "#detail .spans[data-side=translation]") == "oneNE \u00b7 major two"
+    marks = driver.execute_script("return Array.from(document.querySelectorAll("
+                                  "'#detail .spans[data-side=translation] mark'))"
+                                  ".map(m => m.textContent)")  # fmt: skip
+    assert marks == ["one"]  # only the one well-formed span
+
+
+def test_a_spilling_record_of_the_wrong_shape_leaves_the_detail_pane_whole(
+    base: Path, driver
+) -> None:
+    run = base / "spilling-malformed"
+    run.mkdir()
+    meta = {"generator": "g", "lang": "de", "word": "head", "sample": 0, "translation": "Kopf"}
+    common = {"route": "r", "prompt_id": "p", "prompt_hash": "h", "status": "ok", "meta": meta}
+    rows = [common | {"key": "g1", "stage": "generate", "role": "generator", "model": "g",
+                      "parsed": {"meanings": [None, {"meaning": "top", "examples": 5}, 3]}},
+            common | {"key": "j1", "stage": "judge", "role": "judge", "model": "m",
+                      "parsed": {"valid": "yes"}}]  # fmt: skip
+    (run / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    (run / "summary.json").write_text('{"signature": {"pipeline": "spilling"}}', encoding="utf-8")
+    page = base / "spilling-malformed.html"
+    cli("view", str(run), "-o", str(page))
+    open_report(driver, page, "#item=g|de|head|s0&key=j1")
+    shown = driver.execute_script(
+        "return Array.from(document.querySelectorAll('#detail .meaning')).map(m => m.textContent)"
+    )
+    assert shown == ["2. top"]  # the one meaning that is an object; no verdicts from "yes"
+    assert "raw" in text_of(driver, "#detail")  # the pane went on past the meanings
+
+
+@pytest.mark.parametrize("fragment", ["#item=r03&run=-1", "#item=%E0%A4%A&run=1.5"])
+def test_a_deep_link_with_a_bad_run_or_encoding_still_says_what_it_found(
+    classify: tuple, driver, fragment: str
+) -> None:
+    *_, page = classify
+    open_report(driver, page, fragment)
+    detail = text_of(driver, "#detail")
+    assert "r03" in detail or "No record of item" in detail, detail
+    errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+    assert not errors, errors

@@ -53,6 +53,20 @@ def test_a_bad_record_line_is_one_located_error(tmp_path: Path, line: str, field
     assert err.value.line == 2 and err.value.field == field and err.value.path == str(path)
 
 
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [({"meta": "item a"}, "meta"), ({"stage": 3}, "stage"), ({"latency_s": "slow"}, "latency_s"),
+     ({"reason": {"why": 1}}, "reason"), ({"model": None}, "model")],
+)  # fmt: skip
+def test_a_record_field_of_the_wrong_type_is_one_located_error(
+    tmp_path: Path, change: dict, field: str
+) -> None:
+    path = write(tmp_path / "records.jsonl", [record("a"), record("b") | change])
+    with pytest.raises(InputError) as err:
+        read_records(path)
+    assert err.value.line == 2 and err.value.field == field and err.value.path == str(path)
+
+
 def test_view_of_a_folder_that_is_not_a_run_exits_2_with_one_line(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "judgekit", "view", str(tmp_path)], cwd=REPO,
                           capture_output=True, text=True, timeout=120)  # fmt: skip
@@ -112,6 +126,57 @@ def test_every_summary_value_carries_its_path() -> None:
     served = blocks[("usage",)]["items"][1]
     assert served[2] == ["usage", "served_by", "m@127.0.0.1:80"]  # a key with dots stays one key
     assert list(blocks)[-1] == ("usage",)  # usage after the pipeline's own parts
+
+
+@pytest.mark.parametrize("summary", [{"signature": "x"}, {"usage": "x"}, {"usage": [1]}])
+def test_a_summary_whose_signature_or_usage_is_not_an_object_is_located(
+    tmp_path: Path, summary: dict
+) -> None:
+    write(tmp_path / "records.jsonl", [record("a")])
+    (tmp_path / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
+    with pytest.raises(InputError, match="must be an object") as err:
+        read_run(tmp_path)
+    assert err.value.path == str(tmp_path / "summary.json") and err.value.field in summary
+
+
+@pytest.mark.parametrize("name", ["records.jsonl", "summary.json", "labels.csv", "notes.md"])
+def test_the_report_never_overwrites_one_of_its_inputs(tmp_path: Path, name: str) -> None:
+    from judgekit.view import build_report
+
+    write(tmp_path / "records.jsonl", [record("a")])
+    (tmp_path / "summary.json").write_text("{}", encoding="utf-8")
+    (tmp_path / "labels.csv").write_text("item,rater,label\na,m,x\n", encoding="utf-8")
+    (tmp_path / "notes.md").write_text("# notes\n", encoding="utf-8")
+    before = (tmp_path / name).read_bytes()
+    with pytest.raises(InputError, match="an input of this report") as err:
+        build_report([tmp_path], tmp_path / "." / name)
+    assert err.value.path == str(tmp_path / "." / name)
+    assert (tmp_path / name).read_bytes() == before
+
+
+def test_judge_pairs_beyond_the_limit_are_said_to_be_left_out(tmp_path: Path) -> None:
+    from judgekit.view import build_report
+
+    runs = []
+    for n in range(9):  # 9 sources: 36 pairs, 28 compared
+        run = tmp_path / f"run{n}"
+        run.mkdir()
+        write(run / "records.jsonl", [record("a")])
+        (run / "labels.csv").write_text(f"item,rater,label\na,judge{n},x\n", encoding="utf-8")
+        runs.append(run)
+    info = build_report(runs, tmp_path / "r.html", n_resamples=0)
+    html = (tmp_path / "r.html").read_text(encoding="utf-8")
+    data = json.loads(html.split('id="judgekit-data">', 1)[1].split("</script>", 1)[0])
+    assert info.pairs == 28 and len(data["pairs"]) == 28
+    assert "8 of 36 judge pairs are not compared" in " ".join(data["runs"][0]["warnings"])
+
+
+def test_a_note_that_is_not_utf8_is_named(tmp_path: Path) -> None:
+    write(tmp_path / "records.jsonl", [record("a")])
+    (tmp_path / "notes.md").write_bytes(b"# caf\xe9\n")  # Latin-1
+    with pytest.raises(InputError, match="not UTF-8") as err:
+        read_run(tmp_path)
+    assert err.value.path == str(tmp_path / "notes.md")
 
 
 def test_a_run_without_summary_still_reads(tmp_path: Path) -> None:

@@ -301,6 +301,16 @@ class EstimateResult:
     ranking: list[dict[str, Any]] | None
     n_ties: int
 
+    @property
+    def zero_width(self) -> dict[str, list[str]]:
+        """facet -> methods whose CI has zero width: the values it rests on are all equal (every
+        human said CS), so the CLT interval claims a certainty the sample cannot give."""
+        out: dict[str, list[str]] = {}
+        for e in self.estimates:
+            if e.ci_low is not None and e.ci_low == e.ci_high:
+                out.setdefault(e.facet, []).append(e.method)
+        return out
+
     def to_dict(self) -> dict[str, Any]:
         """``{"signature": ..., "estimates": [...]}`` (plus ``"ranking"`` when ranked)."""
         out: dict[str, Any] = {
@@ -345,8 +355,9 @@ def run_estimate(
     goal = inputs.Target.parse(target) if target else inputs.default_target(judge)
     judged, raters, judge_source = inputs.load_judge(judge, goal, judge_raters)
     labels, n_ties, human_source = inputs.load_human(human, goal, tie_policy, exclude=raters)  # type: ignore[arg-type]
+    inputs.check_share_given(goal, judged, labels)
     data = split(judged, labels, human_source.path)
-    table = inputs.item_facets(judge, human, facets) if by else None
+    table = inputs.item_facets(judge, human, facets, by=by) if by else None
     groups = facet_groups(data.index, table, by) if by else None
     signature = Signature(
         pipeline="calibrate-estimate",

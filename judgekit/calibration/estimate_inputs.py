@@ -79,12 +79,12 @@ class Target:
     def __str__(self) -> str:
         return f"share:{self.label}" if self.kind == "share" else self.kind
 
-    def value(self, label: Any, where: str) -> float:
+    def value(self, label: Any, where: str, path: str | Path | None = None) -> float:
         """The number an item's label stands for (a share or rate in {0, 1}).
 
         Raises:
             InputError: a ``rate`` label that is not boolean, or a ``mean`` label that is not a
-                number; ``where`` names the file, item and rater.
+                number; ``path`` is the file, ``where`` names the item and rater.
         """
         if self.kind == "share":
             return float(str(label) == self.label)
@@ -95,17 +95,21 @@ class Target:
             if word in TRUE_WORDS:
                 return 0.0
             raise InputError(
-                None, f"{where}: label '{label}' is not boolean (rate needs true/false)"
+                path,
+                f"{where}: label '{label}' is not boolean (rate needs true/false)",
+                field="label",
             )
         if isinstance(label, bool) or not isinstance(label, (int, float, np.number)):
             try:
                 number = float(str(label))
             except ValueError:
-                raise InputError(None, f"{where}: label '{label}' is not a number") from None
+                raise InputError(
+                    path, f"{where}: label '{label}' is not a number", field="label"
+                ) from None
         else:
             number = float(label)
         if not math.isfinite(number):
-            raise InputError(None, f"{where}: label '{label}' is not finite")
+            raise InputError(path, f"{where}: label '{label}' is not finite", field="label")
         return number
 
 
@@ -217,7 +221,7 @@ def _rater_values(table: LabelTable, raters: list[Any], target: Target, file: Pa
         column = table.frame[rater]
         column = column[column.notna()]
         columns[str(rater)] = pd.Series(
-            [target.value(v, f"{file}: item '{i}', rater '{rater}'") for i, v in column.items()],
+            [target.value(v, f"item '{i}', rater '{rater}'", file) for i, v in column.items()],
             index=[str(i) for i in column.index],
             dtype=float,
         )
@@ -273,13 +277,13 @@ def load_human(
     kept = apply_ties(pairs, tie_policy)["reference"]
     if tie_policy != "exclude":
         n_ties = 0
-    where = f"{file}: human majority label"
-    values = pd.Series([target.value(v, where) if v != TIE else 0.0 for v in kept],
+    where = "human majority label"
+    values = pd.Series([target.value(v, where, file) if v != TIE else 0.0 for v in kept],
                        index=kept.index, dtype=float)  # fmt: skip
     return values, n_ties, source
 
 
-def item_facets(*paths: str | Path | None) -> pd.DataFrame:
+def item_facets(*paths: str | Path | None, by: str | None = None) -> pd.DataFrame:
     """Facets of each item (one column per facet, indexed by item id as text), from every path.
 
     What each path gives:
@@ -292,7 +296,9 @@ def item_facets(*paths: str | Path | None) -> pd.DataFrame:
     * any other table (CSV, TSV, JSONL) with an ``item``, ``id`` or ``key`` column: its other
       columns (the classify pipeline's items file, for instance).
 
-    The first path that gives an item a facet value wins.
+    The first path that gives an item a facet value wins. Within one table, an item whose rows
+    give the facet ``by`` two values is an :class:`InputError` (file, line, field); other
+    columns (a rater's own answers) keep their first value.
     """
     frames = []
     for path in paths:
@@ -302,9 +308,9 @@ def item_facets(*paths: str | Path | None) -> pd.DataFrame:
         if path.is_dir():
             frames.append(_run_facets(path))
             if (path / "labels.csv").is_file():
-                frames.append(_table_facets(path / "labels.csv"))
+                frames.append(_table_facets(path / "labels.csv", by))
         elif path.is_file() and not _is_mqm_tsv(path):
-            frames.append(_table_facets(path))
+            frames.append(_table_facets(path, by))
     frames = [f for f in frames if not f.empty]
     if not frames:
         return pd.DataFrame(index=pd.Index([], name="item"))
@@ -350,7 +356,7 @@ def _run_facets(run_dir: Path) -> pd.DataFrame:
     return pd.DataFrame()
 
 
-def _table_facets(path: Path) -> pd.DataFrame:
+def _table_facets(path: Path, by: str | None = None) -> pd.DataFrame:
     table = read_table(path)
     header, rows = table.columns, table.rows
     key = next((c for c in ("item", "id", "key") if c in header), None)
@@ -359,17 +365,32 @@ def _table_facets(path: Path) -> pd.DataFrame:
     skip = set(LONG_COLUMNS) if all(c in header for c in LONG_COLUMNS) else {key}
     columns = [c for c in header if c not in skip]
     facets: dict[str, dict[str, Any]] = {}
-    for _, row in rows:
-        entry = facets.setdefault(str(row.get(key)).strip(), {})
+    for line, row in rows:
+        item = str(row.get(key)).strip()
+        entry = facets.setdefault(item, {})
         for column in columns:
             value = row.get(column)
-            if (
-                column not in entry
-                and value not in (None, "")
-                and not isinstance(value, (dict, list))
-            ):
-                entry[column] = str(value).strip()
+            if value in (None, "") or isinstance(value, (dict, list)):
+                continue
+            value = str(value).strip()
+            if entry.setdefault(column, value) != value and column == by:  # one value per item
+                raise InputError(path, f"item '{item}': {column} is both '{entry[column]}' and "
+                                 f"'{value}'", line=line, field=column)  # fmt: skip
     return pd.DataFrame.from_dict(facets, orient="index", columns=columns or None)
+
+
+def check_share_given(goal: Target, *values: pd.Series) -> None:
+    """Refuse a ``share:LABEL`` that no judge or human gave: a misspelt label (``cs`` for
+    ``CS``) would otherwise be estimated as a share of exactly 0.
+
+    Raises:
+        InputError: every value of ``values`` (judge, human) is 0 (field ``--target``).
+    """
+    if goal.kind == "share" and not any(bool((v > 0).any()) for v in values):
+        raise InputError(
+            None, f"no judge or human label is '{goal.label}' (labels are compared as text, "
+            "case included)", field="--target",
+        )  # fmt: skip
 
 
 DEFAULT_TARGETS = {"errors": "mean", "spilling": "rate", "cultural": "share:CS"}

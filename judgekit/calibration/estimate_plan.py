@@ -199,7 +199,10 @@ def run_plan(
         labels, _, pilot_source = inputs.load_human(pilot, goal, tie_policy, exclude=raters)  # type: ignore[arg-type]
         data = split(judged, labels, pilot_source.path)
         sources["pilot"] = pilot_source.to_dict()
-    groups = facet_groups(data.index, inputs.item_facets(judge, pilot, facets) if by else None, by)
+    inputs.check_share_given(goal, data["judge"], data["human"].fillna(0.0))
+    groups = facet_groups(
+        data.index, inputs.item_facets(judge, pilot, facets, by=by) if by else None, by
+    )
     plans = []
     for value in sorted(set(groups)):
         part = data[groups == value]

@@ -94,6 +94,11 @@ def estimate_command(
         console.print(
             f"{result.n_ties} human-labelled items left out: their votes tie ({tie_policy})"
         )
+    for facet, methods in result.zero_width.items():
+        console.print(
+            f"zero-width CI in {facet} ({', '.join(methods)}): the values it rests on are all "
+            "equal, a certainty so few labels cannot give; label more items"
+        )
     if result.ranking:
         ranks = Table(title=f"Ranking by PPI++ ({rank} is better; simultaneous CIs, Bonferroni)")
         for column in ("rank", "facet", "estimate", "CI", "rank interval"):
@@ -132,6 +137,11 @@ def plan_command(
 
     if (pilot is None) == (kappa is None):
         raise InputError(None, "give exactly one of --pilot LABELS and --kappa K", field="--pilot")
+    if items_out is not None and items_out.exists():  # an input file, or a file of an input run
+        inputs = [p.resolve() for p in (judge, pilot, facets) if p is not None]
+        if items_out.resolve() in inputs or items_out.resolve().parent in inputs:
+            raise InputError(items_out, "an input of this plan (it would be overwritten): give "
+                             "another --items-out", field="--items-out")  # fmt: skip
     result = run_plan(
         str(judge), width, pilot=str(pilot) if pilot else None, kappa=kappa, target=target,
         by=by, facets=str(facets) if facets else None, judge_raters=judge_rater or None,
@@ -155,6 +165,12 @@ def plan_command(
     console.print(view)
     sample = "stratified over " + by if by else "simple random"
     console.print(f"sample: {len(result.items)} items ({sample}, seed {seed}, sized for {method})")
+    for p in result.plans:
+        if p.sigma == 0:
+            console.print(
+                f"sigma 0 in {p.facet}: every {'pilot' if p.source == 'pilot' else 'judge'} "
+                "value is equal, so its size rests on no spread; a larger pilot plans it"
+            )
     if not all(p.reachable for p in result.plans):
         console.print("not reachable: even labelling every item gives a wider interval")
     if items_out is not None:

@@ -47,8 +47,11 @@ def make(
 
     ids = None
     if items is not None:
-        text = Path(items[1:]).read_text(encoding="utf-8") if items.startswith("@") else items
-        ids = [i.strip() for i in text.replace("\n", ",").split(",") if i.strip()]
+        if items.startswith("@"):  # one id a line (ids may hold commas), a BOM dropped
+            lines = Path(items[1:]).read_text(encoding="utf-8-sig").splitlines()
+        else:
+            lines = items.split(",")
+        ids = [i.strip() for i in lines if i.strip()]
     campaign = build_campaign(source, task, guidelines=guidelines, sample=sample, seed=seed,
                               items=ids, gold=gold)  # fmt: skip
     made = make_page(campaign, rater, out, show_judge=show_judge)

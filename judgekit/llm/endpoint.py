@@ -7,6 +7,7 @@ An :class:`Endpoint` is one server (or one API route) with its own admission lim
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -19,10 +20,18 @@ from judgekit.llm.spec import Deployment, ModelSpec
 from judgekit.llm.structured import OutputFormat
 from judgekit.llm.usage import Prices, prices_for
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # JSON can escape one; UTF-8 cannot hold it
+
 
 @dataclass
 class Completion:
-    """One answer as received: raw text, finish reason, usage, and who served it."""
+    """One answer as received: raw text, finish reason, usage, and who served it.
+
+    A lone UTF-16 surrogate in the text (a server may send the JSON escape ``\\ud800``) is
+    replaced by U+FFFD, as a UTF-8 decoder does with a bad byte: no record, cache entry or
+    report could hold it. A backend's ``parsed`` answer is then dropped, to be parsed again
+    from the replaced text.
+    """
 
     raw: str | None
     finish_reason: str | None
@@ -33,6 +42,10 @@ class Completion:
     spec: ModelSpec
     parsed: BaseModel | None = None  # set when the backend validated already (instructor)
     health: EndpointHealth | None = None  # the serving endpoint's (set by the sender)
+
+    def __post_init__(self) -> None:
+        if self.raw is not None and _LONE_SURROGATE.search(self.raw):
+            self.raw, self.parsed = _LONE_SURROGATE.sub("\ufffd", self.raw), None
 
 
 def litellm_route(spec: ModelSpec) -> str:

@@ -186,10 +186,20 @@ def read_campaign(path: Path) -> Campaign:
         raise InputError(path, "campaign file not found")
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise InputError(path, f"not UTF-8 ({exc.reason} at byte {exc.start})") from None
     except json.JSONDecodeError as exc:
         raise InputError(path, f"invalid JSON: {exc.msg}", line=exc.lineno) from None
     if not isinstance(raw, dict) or raw.get("format") != CAMPAIGN_FORMAT:
         raise InputError(path, f"not a judgekit campaign file (format {CAMPAIGN_FORMAT})")
+    rows = raw.get("items")
+    if (
+        not isinstance(raw.get("task"), str)
+        or not isinstance(rows, list)
+        or not all(isinstance(i, dict) and "id" in i and "data" in i for i in rows)
+    ):
+        raise InputError(path, "a campaign needs a 'task' and 'items' (objects with id and "
+                         "data)", field="items")  # fmt: skip
     items = [ReviewItem(i["id"], i["data"], i.get("judge")) for i in raw["items"]]
     for item, stored in zip(items, raw["items"], strict=True):
         if item.hash != stored.get("hash"):

@@ -102,11 +102,12 @@ def check_mqm(path: Path, campaign: Campaign, item: ReviewItem, answer: dict[str
     for n, err in enumerate(errors, 1):
         if not isinstance(err, dict):
             raise _bad(path, item, f"error {n} is not an object")
-        side, kind = err.get("side"), types.get(err.get("type"))
+        side, kind_id = err.get("side"), err.get("type")
+        kind = types.get(kind_id) if isinstance(kind_id, str) else None
         if side not in ("source", "translation"):
             raise _bad(path, item, f"error {n}: side '{side}' (source or translation)")
         if kind is None:
-            raise _bad(path, item, f"error {n}: unknown type '{err.get('type')}'")
+            raise _bad(path, item, f"error {n}: unknown type '{kind_id}'")
         if (kind["quote_from"] == "source") != (side == "source"):
             raise _bad(path, item, f"error {n}: type {kind['id']} is marked in the {side}")
         if err.get("severity") not in severities:

@@ -16,6 +16,7 @@ file and the item:
 from __future__ import annotations
 
 import json
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -29,12 +30,14 @@ def read_json(path: Path) -> Any:
     """The JSON value of ``path``.
 
     Raises:
-        InputError: missing file or invalid JSON (with its line).
+        InputError: missing file, not UTF-8, or invalid JSON (with its line).
     """
     if not path.is_file():
         raise InputError(path, "file not found")
     try:
         return json.loads(path.read_text(encoding="utf-8-sig"))
+    except UnicodeDecodeError as exc:
+        raise InputError(path, f"not UTF-8 ({exc.reason} at byte {exc.start})") from None
     except json.JSONDecodeError as exc:
         raise InputError(path, f"invalid JSON: {exc.msg}", line=exc.lineno) from None
 
@@ -50,14 +53,22 @@ def read_export(path: Path, campaign: Campaign) -> RaterFile:
         )
     if raw.get("task") != campaign.task:
         raise InputError(path, f"task {raw.get('task')}, not {campaign.task}", field="task")
-    rater = str(raw.get("rater") or "").strip()
+    rater = raw.get("rater")
+    rater = rater.strip() if isinstance(rater, str) else ""
     if not rater:
         raise InputError(path, "no rater name", field="rater")
+    if any(unicodedata.category(c) in ("Cc", "Zl", "Zp") for c in rater):  # TSV cells hold none
+        raise InputError(path, f"rater name with a tab or line break: {rater!r}", field="rater")
+    rows = raw.get("items")
+    if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
+        raise InputError(path, "'items' must be a list of objects", field="items")
     items = campaign.by_id()
     annotations = []
-    for row in raw.get("items") or []:
+    for row in rows:
         item = check_item(path, items, row.get("id"), row.get("hash"))
-        done = bool(row.get("done"))
+        done = row.get("done")
+        if not isinstance(done, bool):
+            raise InputError(path, f"item '{item.id}': 'done' must be true or false", field="done")
         answer = row.get("answer")
         if done:
             check_answer(path, campaign, item, answer)

@@ -172,12 +172,33 @@ def answer_of(path: Path, campaign: Campaign, item: ReviewItem, result: list[dic
     errors = []
     for side in ("source", "translation"):
         for value in by_name.get(f"errors_{side}", []):
-            kind, severity = str((value.get("labels") or ["/"])[0]).split("/", 1)
+            label = str((value.get("labels") or ["/"])[0])
+            if "/" not in label:
+                raise InputError(path, f"item '{item.id}': span label '{label}' is not "
+                                 "TYPE/severity", field="result")  # fmt: skip
+            kind, severity = label.split("/", 1)
             start, end = _span(path, item, side, value)
             errors.append({"side": side, "start": start, "end": end, "text": value.get("text"),
                            "type": kind, "severity": severity})  # fmt: skip
     none = one.get("no_errors") == "no errors"
     return {"no_errors": none, "errors": errors} if (none or errors) else None
+
+
+def _annotations(path: Path, n: int, annotations: Any) -> list[dict[str, Any]]:
+    """Task ``n``'s annotations, checked to be objects whose ``result`` is a list of objects
+    with an object ``value`` (the shape of Label Studio's JSON export)."""
+    annotations = [] if annotations is None else annotations
+    if not isinstance(annotations, list) or not all(isinstance(a, dict) for a in annotations):
+        raise InputError(path, f"task {n}: 'annotations' must be a list of objects",
+                         field="annotations")  # fmt: skip
+    for ann in annotations:
+        result = ann.get("result") or []
+        if not isinstance(result, list) or not all(
+            isinstance(r, dict) and isinstance(r.get("value") or {}, dict) for r in result
+        ):
+            raise InputError(path, f"task {n}: an annotation's 'result' must be a list of "
+                             "objects with an object 'value'", field="result")  # fmt: skip
+    return annotations
 
 
 def read_labelstudio(path: Path, tasks: list[Any], campaign: Campaign) -> list[RaterFile]:
@@ -198,7 +219,7 @@ def read_labelstudio(path: Path, tasks: list[Any], campaign: Campaign) -> list[R
             raise InputError(path, f"task {n}: campaign {data.get('judgekit_campaign')}, not "
                              f"{campaign.id}", field="judgekit_campaign")  # fmt: skip
         item = check_item(path, items, data["judgekit_id"], data.get("judgekit_hash"))
-        for ann in task.get("annotations") or []:
+        for ann in _annotations(path, n, task.get("annotations")):
             if ann.get("was_cancelled"):
                 continue
             answer = answer_of(path, campaign, item, ann.get("result") or [])

@@ -7,6 +7,7 @@ go too; ``judgekit review import`` checks the raters' files against it.
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,24 +68,37 @@ def build_campaign(
     chosen = select_items(found, sample=sample, seed=seed, ids=items, keep=list(expected))
     if guidelines is not None and not guidelines.is_file():
         raise InputError(guidelines, "guidelines file not found", field="--guidelines")
-    text = (
-        guidelines.read_text(encoding="utf-8") if guidelines is not None
-        else default_guidelines(task)
-    )  # fmt: skip
+    try:
+        text = (
+            guidelines.read_text(encoding="utf-8") if guidelines is not None
+            else default_guidelines(task)
+        )  # fmt: skip
+    except UnicodeDecodeError as exc:
+        raise InputError(guidelines, f"not UTF-8 ({exc.reason} at byte {exc.start})") from None
     return Campaign(
         task=task, items=chosen, source=str(source), gold=expected, guidelines=text,
         options=options,
     )  # fmt: skip
 
 
+def _is_page(path: Path) -> bool:
+    with path.open("rb") as handle:
+        return handle.read(15).lower() == b"<!doctype html>"
+
+
 def make_page(campaign: Campaign, rater: str, out: Path, *, show_judge: bool = False) -> MadePage:
     """Write ``rater``'s page to ``out`` and add the rater to ``campaign.json`` beside it.
 
     Raises:
-        InputError: an empty rater name, or ``campaign.json`` there holds another campaign.
+        InputError: an empty rater name, ``campaign.json`` there holds another campaign, or
+            ``out`` is an existing file that is not a page (an items file) or campaign.json.
     """
     if not rater.strip():
         raise InputError(None, "the rater name is empty", field="--rater")
+    if any(unicodedata.category(c) in ("Cc", "Zl", "Zp") for c in rater):  # as review import
+        raise InputError(None, f"rater name with a tab or line break: {rater!r}", field="--rater")
+    if out.name == CAMPAIGN_FILE or (out.is_file() and not _is_page(out)):
+        raise InputError(out, "not a page (it would be overwritten): give another -o", field="-o")
     campaign.raters = [rater]
     target = out.parent / CAMPAIGN_FILE
     write_campaign(campaign, target)

@@ -22,6 +22,7 @@ Into the output folder, from the done items of every rater:
 
 from __future__ import annotations
 
+import hashlib
 import re
 import statistics
 from pathlib import Path
@@ -30,7 +31,7 @@ from typing import Any
 import pandas as pd
 
 from judgekit.data.jsonfile import write_json
-from judgekit.errors import JudgekitError
+from judgekit.errors import InputError, JudgekitError
 from judgekit.review.campaign import Campaign
 from judgekit.review.checks import Annotation, RaterFile
 
@@ -206,11 +207,23 @@ def postedit_outputs(campaign: Campaign, files: list[RaterFile], out: Path) -> l
 
 
 def _safe(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", name) or "rater"
+    """A folder name for rater ``name``: the name itself where it is one (letters of any script,
+    digits, ``.``, ``_``, ``-``), else its cleaned form plus 8 hex digits of its SHA-256, so that
+    two raters (``a b`` and ``a-b``) never share a folder."""
+    safe = re.sub(r"[^\w.-]+", "-", name)
+    if safe != name or safe.strip(".") == "":
+        safe = f"{safe}-{hashlib.sha256(name.encode('utf-8')).hexdigest()[:8]}".lstrip(".")
+    return safe
 
 
 def write_outputs(campaign: Campaign, files: list[RaterFile], out: Path) -> dict[str, Any]:
-    """Write every output of the campaign's task into ``out``; return ``import.json``'s content."""
+    """Write every output of the campaign's task into ``out``; return ``import.json``'s content.
+
+    Raises:
+        InputError: ``out`` is a run directory (its labels.csv is the judge's, not to be lost).
+    """
+    if (out / "records.jsonl").is_file():
+        raise InputError(out, "a run directory: its labels.csv is the judge's; give another --out")
     out.mkdir(parents=True, exist_ok=True)
     rows = label_rows(campaign, files)
     written = ["labels.csv", "qc.csv", "qc.json"]

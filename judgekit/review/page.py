@@ -69,8 +69,11 @@ def render_markdown(text: str) -> str:
 
 
 def script_json(value: Any) -> str:
-    """JSON safe inside ``<script>``: ``<``, ``>``, ``&`` and U+2028/9 as ``\\u`` escapes."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    """JSON safe inside ``<script>``: ``<``, ``>``, ``&`` and U+2028/9 as ``\\u`` escapes, NaN and
+    infinities as null (no page is left unreadable by ``JSON.parse``)."""
+    from judgekit.data.jsonfile import json_safe  # NaN, which JSON.parse refuses: null
+
+    text = json.dumps(json_safe(value), ensure_ascii=False, separators=(",", ":"))
     for char in ("<", ">", "&", "\u2028", "\u2029"):
         text = text.replace(char, f"\\u{ord(char):04x}")
     return text

@@ -21,7 +21,6 @@ answer comes along where the run has one (shown only with ``--show-judge``).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +47,11 @@ def postedit_items(source: Path) -> list[ReviewItem]:
     for line, row in _jsonl(path):
         if row.get("excluded"):
             continue
-        _need(path, line, row, ("id", "original_source", "original_english", "source", "english"))
+        sides = ("original_source", "original_english", "source", "english")
+        _need(path, line, row, ("id", *sides))
+        for side in sides:
+            if not isinstance(row[side], str):
+                raise InputError(path, f"'{side}' must be text", line=line, field=side)
         model, locale = row.get("model", ""), row.get("locale", "")
         item_id = "|".join(str(p) for p in (model, locale, row["id"]) if p != "") or str(line)
         data = {
@@ -73,16 +76,23 @@ def meanings_items(source: Path) -> list[ReviewItem]:
 
     gens: dict[tuple, dict[str, Any]] = {}
     judged: dict[tuple, list[bool]] = {}
-    for _, rec in _jsonl(_records(source)):
+    path = _records(source)
+    for line, rec in _jsonl(path):
         meta, stage = rec.get("meta") or {}, rec.get("stage")
         if rec.get("status") != "ok" or stage not in ("generate", "judge"):
             continue
-        who = rec["model"] if stage == "generate" else meta.get("generator")
+        parsed = rec.get("parsed")
+        valid = parsed.get("valid") if isinstance(parsed, dict) else None
+        if not isinstance(parsed, dict) or (stage == "judge" and not isinstance(valid, list)):
+            what = "meanings" if stage == "generate" else "5 verdicts ('valid')"
+            raise InputError(path, f"not a spilling run: a {stage} record without its {what}",
+                             line=line, field="parsed")  # fmt: skip
+        who = rec.get("model") if stage == "generate" else meta.get("generator")
         key = (who, meta.get("lang"), meta.get("word"), meta.get("sample"))
         if stage == "generate":
-            gens[key] = {"translation": meta.get("translation"), "answer": rec["parsed"]}
+            gens[key] = {"translation": meta.get("translation"), "answer": parsed}
         else:
-            judged[key] = list(rec["parsed"]["valid"])
+            judged[key] = list(valid)  # type: ignore[arg-type]
     dictionaries: dict[str, Any] = {}
     items = []
     for key, gen in gens.items():
@@ -151,7 +161,12 @@ def csca_items(source: Path) -> list[ReviewItem]:
     summary = source / "summary.json"
     if not summary.is_file():
         raise InputError(source, "not a run directory: no summary.json in it")
-    signature = json.loads(summary.read_text(encoding="utf-8")).get("signature", {})
+    from judgekit.review.importer import read_json  # UTF-8 and JSON errors, located
+
+    raw = read_json(summary)
+    signature = raw.get("signature") if isinstance(raw, dict) else None
+    if not isinstance(signature, dict):
+        raise InputError(summary, "not a run summary: no signature object", field="signature")
     files, language = signature.get("items"), (signature.get("options") or {}).get("language")
     if not files:
         raise InputError(summary, "not a cultural audit: no items in its signature")

@@ -83,6 +83,12 @@ def _confusion(a: pd.Series, b: pd.Series) -> dict[str, Any]:
             "data": table.to_numpy().tolist()}  # fmt: skip
 
 
+def shared_pairs(found: list[dict[str, Any]]) -> int:
+    """How many pairs of sources share at least one unit (compared or not)."""
+    units = [set(s["labels"]) for s in found]
+    return sum(1 for i, a in enumerate(units) for b in units[i + 1 :] if a & b)
+
+
 def compare_sources(
     found: list[dict[str, Any]],
     links: list[dict[tuple[str, str], int]],

@@ -45,6 +45,7 @@ class RunData:
         figures: PNG name -> bytes, for every ``*.png`` in the directory (sorted by name).
         notes: markdown name -> text, for every ``*.md`` in the directory.
         side: pipeline file name -> its rows (see ``SIDE_FILES``), for those present.
+        files: every file read (the report must not be written over one of them).
     """
 
     path: Path
@@ -57,6 +58,7 @@ class RunData:
     figures: dict[str, bytes] = field(default_factory=dict)
     notes: dict[str, str] = field(default_factory=dict)
     side: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    files: list[Path] = field(default_factory=list)
 
     @property
     def pipeline(self) -> str:
@@ -69,7 +71,8 @@ def read_records(path: Path) -> tuple[list[dict[str, Any]], int, int]:
 
     Raises:
         InputError: a complete line is not a JSON record with a ``key`` and a ``status`` of
-            ok / unscored / error (names the file, line and field).
+            ok / unscored / error, or a field of it does not have the type of
+            :class:`judgekit.runlog.Record` (names the file, line and field).
     """
     current: dict[str, dict[str, Any]] = {}
     cut = replaced = 0
@@ -90,10 +93,29 @@ def read_records(path: Path) -> tuple[list[dict[str, Any]], int, int]:
                 raise InputError(
                     path, "status must be ok, unscored or error", line=number, field="status"
                 )
+            _check_record(path, number, data)
             if current.pop(data["key"], None) is not None:
                 replaced += 1
             current[data["key"]] = data
     return list(current.values()), cut, replaced
+
+
+def _check_record(path: Path, number: int, data: dict[str, Any]) -> None:
+    """Raise an InputError (line, first bad field) unless ``data`` is a
+    :class:`judgekit.runlog.Record` (as ``judgekit.load_run`` reads it); ``data`` is kept as is."""
+    from pydantic import ValidationError
+
+    from judgekit.runlog import Record
+
+    try:
+        Record.__pydantic_validator__.validate_python(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise InputError(
+            path, f"not a judgekit record ({where}: {first['msg']})", line=number,
+            field=str(first["loc"][0]) if first["loc"] else None,
+        ) from None  # fmt: skip
 
 
 def _read_json(path: Path) -> dict[str, Any]:
@@ -104,6 +126,13 @@ def _read_json(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise InputError(path, "expected a JSON object")
     return data
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(path, f"not UTF-8 ({exc.reason} at byte {exc.start})") from None
 
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -143,6 +172,9 @@ def read_run(path: str | Path) -> RunData:
     records, cut, replaced = read_records(records_path)
     summary_path = path / "summary.json"
     summary = _read_json(summary_path) if summary_path.is_file() else {}
+    for part in ("signature", "usage"):  # the parts the page reads fields of
+        if not isinstance(summary.get(part) or {}, dict):
+            raise InputError(summary_path, f"'{part}' must be an object", field=part)
     labels_path = path / "labels.csv"
     run = RunData(
         path=path,
@@ -154,8 +186,10 @@ def read_run(path: str | Path) -> RunData:
         labels=_read_labels(labels_path) if labels_path.is_file() else None,
     )
     run.figures = {p.name: p.read_bytes() for p in sorted(path.glob("*.png"))}
-    run.notes = {p.name: p.read_text(encoding="utf-8") for p in sorted(path.glob("*.md"))}
+    run.notes = {p.name: _read_text(p) for p in sorted(path.glob("*.md"))}
     for name in SIDE_FILES:
         if (path / name).is_file():
             run.side[name] = _read_jsonl(path / name)
+    run.files = [records_path, summary_path, labels_path, *(path / n for n in run.side)]
+    run.files += [path / n for n in (*run.figures, *run.notes)]
     return run

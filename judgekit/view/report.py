@@ -16,7 +16,15 @@ from typing import Any
 
 from judgekit import __version__
 from judgekit.data.jsonfile import json_safe
-from judgekit.view.compare import against_humans, compare_sources, label_counts, sources
+from judgekit.errors import InputError
+from judgekit.view.compare import (
+    MAX_PAIRS,
+    against_humans,
+    compare_sources,
+    label_counts,
+    shared_pairs,
+    sources,
+)
 from judgekit.view.data import RunData, read_run
 from judgekit.view.page import data_uri, notes_html, render_page
 from judgekit.view.profiles import extras, profile
@@ -93,10 +101,14 @@ def build_report(
         n_resamples: bootstrap resamples for the CIs (0: no CI). seed: their seed.
 
     Raises:
-        InputError: a path that is not a run directory, or a malformed file (file, line, field).
+        InputError: a path that is not a run directory, a malformed file (file, line, field), or
+            an ``out`` that is one of the files read (records.jsonl, ``labels``...).
     """
     started = time.perf_counter()
     data = [read_run(path) for path in runs]
+    inputs = {f.resolve() for run in data for f in run.files}
+    if Path(out).resolve() in inputs | ({Path(labels).resolve()} if labels is not None else set()):
+        raise InputError(out, "an input of this report (it would be overwritten): give another -o")
     found, links = sources(data)
     pairs = compare_sources(found, links, n_resamples=n_resamples, seed=seed)
     humans = None
@@ -115,6 +127,12 @@ def build_report(
         "pairs": pairs,
         "humans": humans,
     }
+    total = shared_pairs(found)
+    if total > len(pairs):  # said on the first run's card, never silent
+        payload["runs"][0]["warnings"].append(
+            f"{total - len(pairs)} of {total} judge pairs are not compared (at most {MAX_PAIRS}, "
+            "8 sources, are): give fewer runs to compare the others"
+        )
     notes = [(i, name, text) for i, run in enumerate(data) for name, text in run.notes.items()]
     title = "judgekit view: " + ", ".join(run.name for run in data)
     page = render_page(payload, title, notes_html(notes))

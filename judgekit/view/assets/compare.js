@@ -11,12 +11,14 @@ function metaOf(run, i) {
 
 function meaningsBox(meanings, verdicts) {
   var box = el("div", { cls: "meanings" }, [el("h3", { text: "the 5 meanings" + (verdicts ? " and the judge's verdicts" : "") })]);
-  (meanings || []).forEach(function (m, k) {
+  verdicts = Array.isArray(verdicts) ? verdicts : null;  // shapes as no judgekit run writes them
+  (Array.isArray(meanings) ? meanings : []).forEach(function (m, k) {
+    if (m === null || typeof m !== "object") return;
     var v = verdicts ? verdicts[k] : undefined;
     box.appendChild(el("div", { cls: "meaning" + (v === true ? " valid" : v === false ? " invalid" : "") }, [
       v === undefined ? null : el("span", { cls: "verdict", text: v ? "valid \u2713 " : "invalid \u2717 " }),
       el("span", { text: (k + 1) + ". " + m.meaning }),
-      el("div", { cls: "muted", text: (m.examples || []).join(" \u00b7 ") })]));
+      el("div", { cls: "muted", text: (Array.isArray(m.examples) ? m.examples : []).join(" \u00b7 ") })]));
   });
   return box;
 }
@@ -59,7 +61,9 @@ function spanText(text, errors, side) {
 function errorsContext(run, i) {
   var seg = DATA.runs[run].extras.segments[table(run).text("item", i)];
   if (!seg) return null;
-  var errors = seg.errors || [];
+  var errors = (Array.isArray(seg.errors) ? seg.errors : []).filter(function (e) {  // spans only
+    return e !== null && typeof e === "object" && Number.isInteger(e.start) && Number.isInteger(e.end) && e.start < e.end;
+  });
   return el("div", { cls: "errors-context" }, [
     el("h3", { text: "translation with the judge's spans (" + errors.length + " errors, MQM " + fmt(seg.mqm) + ")" }),
     spanText(seg.translation, errors, "translation"),
@@ -199,10 +203,15 @@ function openDeepLink() {
   var m = {};
   location.hash.replace(/^#/, "").split("&").forEach(function (kv) {
     var k = kv.indexOf("=");
-    if (k > 0) m[kv.slice(0, k)] = decodeURIComponent(kv.slice(k + 1));
+    if (k <= 0) return;
+    var v = kv.slice(k + 1);
+    try { v = decodeURIComponent(v); } catch (e) { /* a bad %-escape: the text as typed */ }
+    m[kv.slice(0, k)] = v;
   });
   if (m.item === undefined && m.key === undefined) return false;
-  var run = Math.min(Number(m.run) || 0, DATA.runs.length - 1), t = table(run);
+  var run = Number(m.run || 0);  // a run index that is not one of the runs: the first
+  if (!Number.isInteger(run) || run < 0 || run >= DATA.runs.length) run = 0;
+  var t = table(run);
   var i = m.key !== undefined ? t.find("key", m.key) : -1;
   if (i < 0 && m.item !== undefined) i = t.find("item", m.item);
   showTab("items"); showItems(run);
