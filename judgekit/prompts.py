@@ -65,3 +65,17 @@ def load_prompt(prompt_id: str, directory: Path | None = None) -> Prompt:
         siblings = sorted(p.stem for p in path.parent.glob("*.txt")) if path.parent.exists() else []
         raise JudgekitError(f"no prompt '{prompt_id}' ({path}); available here: {siblings}")
     return Prompt(id=prompt_id, text=path.read_text(encoding="utf-8"), path=path)
+
+
+def fill_placeholders(template: Prompt, values: dict[str, str]) -> Prompt:
+    """``template`` with the placeholders named in ``values`` (``$name`` or ``${name}``)
+    replaced now, the others left for :meth:`Prompt.render`; a literal ``$`` in a value is
+    escaped for that second rendering. The text, hence the hash, holds the values (a rubric
+    changed changes the prompt's hash)."""
+    import re
+
+    text = template.text
+    for name, value in values.items():
+        escaped = value.replace("$", "$$")
+        text = re.sub(rf"\$(?:{name}\b|\{{{name}\}})", lambda _m, v=escaped: v, text)
+    return Prompt(id=template.id, text=text, path=template.path)

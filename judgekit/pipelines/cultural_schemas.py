@@ -16,7 +16,6 @@ the item and a short rationale.
 from __future__ import annotations
 
 import hashlib
-import re
 import unicodedata
 from functools import cache
 from typing import Annotated, Any, ClassVar, Literal
@@ -34,7 +33,7 @@ from pydantic import (
 
 from judgekit.data import rubric_path
 from judgekit.errors import InputError
-from judgekit.prompts import Prompt, load_prompt
+from judgekit.prompts import Prompt, fill_placeholders, load_prompt
 
 MAX_EVIDENCE = 3
 MAX_QUOTE_CHARS = 100
@@ -216,11 +215,7 @@ def annotate_prompt(variant: str, rubric: Rubric) -> Prompt:
         JudgekitError: no such prompt variant.
     """
     template = load_prompt(f"cultural/annotate.{variant}")
-    text = template.text
-    for name, value in render_rubric(rubric).items():
-        escaped = value.replace("$", "$$")
-        text = re.sub(rf"\$(?:{name}\b|\{{{name}\}})", lambda _m, v=escaped: v, text)
-    return Prompt(id=template.id, text=text, path=template.path)
+    return fill_placeholders(template, render_rubric(rubric))
 
 
 def normalise(text: str) -> str:

@@ -31,7 +31,6 @@ seed by :func:`items_from_mqm` (config ``mqm_sample:``; the run writes them to `
 from __future__ import annotations
 
 import random
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,7 +55,7 @@ from judgekit.pipelines.localisation_schemas import (
     locate,
     read_records,
 )
-from judgekit.prompts import Prompt, load_prompt
+from judgekit.prompts import Prompt, fill_placeholders, load_prompt
 from judgekit.runlog import join_key
 
 RUBRIC_PLACEHOLDERS = ("typology", "typology_brief", "severities")
@@ -90,11 +89,7 @@ def judge_prompt(variant: str, rubric: Rubric) -> Prompt:
         JudgekitError: no such prompt variant.
     """
     template = load_prompt(f"localisation/errors.{variant}")
-    text = template.text
-    for name, value in render_typology(rubric).items():
-        value = value.replace("$", "$$")
-        text = re.sub(rf"\$(?:{name}\b|\{{{name}\}})", lambda _m, v=value: v, text)
-    return Prompt(id=template.id, text=text, path=template.path)
+    return fill_placeholders(template, render_typology(rubric))
 
 
 class MQMSample(BaseModel):
