@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from judgekit.data import resolve_path
+from judgekit.data.atomic import write_frame, write_text
 from judgekit.data.jsonfile import write_json
 from judgekit.errors import JudgekitError
 from judgekit.metrics.common_items import segment_key, system_coverage
@@ -293,7 +294,7 @@ def _write_tables(run_dir: Path, cal: dict[str, Any]) -> None:
         [{"metric": m, "value": v, "ci_low": c[0] if c else None, "ci_high": c[1] if c else None,
           "n": n, "note": note} for m, v, c, n, note in rows]
     )  # fmt: skip
-    frame.to_csv(run_dir / "calibration.csv", index=False)
+    write_frame(frame, run_dir / "calibration.csv", index=False)
     lines = ["| metric | value | 95% CI | n | note |", "|---|---|---|---|---|"]
     for m, v, c, n, note in rows:
         cis = f"{_fmt(c[0])}..{_fmt(c[1])}" if c else ""
@@ -304,7 +305,7 @@ def _write_tables(run_dir: Path, cal: dict[str, Any]) -> None:
     gem = cal.get("gemba_reference")
     if gem:
         lines.append(f"GEMBA-MQM: {gem['note']}; overlap check: {gem['overlap']}.")
-    (run_dir / "calibration.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_text(run_dir / "calibration.md", "\n".join(lines) + "\n")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -28,6 +28,7 @@ from judgekit.calibration.grid_config import (
     model_scores_spec,
 )
 from judgekit.calibration.judge import judge_vs_humans
+from judgekit.data.atomic import write_frame
 from judgekit.data.jsonfile import write_json
 from judgekit.errors import InputError, JudgekitError
 from judgekit.labels.majority import TIE, judge_labels, majority_vote
@@ -242,7 +243,7 @@ def write_grid(result: GridResult, out: Path, stats: dict[str, dict[str, int]]) 
     rows = result.rows.copy()
     rows["records_shared"] = [stats.get(c, {}).get("shared", 0) for c in rows["cell"]]
     rows["records_new"] = [stats.get(c, {}).get("new", 0) for c in rows["cell"]]
-    rows.to_csv(out / "grid.csv", index=False)
+    write_frame(rows, out / "grid.csv", index=False)
     metric = result.grid.options.metric
     vmin, vmax = METRIC_RANGE[metric]
     heatmap(
@@ -255,11 +256,11 @@ def write_grid(result: GridResult, out: Path, stats: dict[str, dict[str, int]]) 
         summary = _summary(directories[row["cell"]])
         payload["cells"].append({**row, "run_signature": summary.get("signature")})
     if result.pairs is not None:
-        result.pairs.to_csv(out / "pairwise_agreement.csv", index=False)
+        write_frame(result.pairs, out / "pairwise_agreement.csv", index=False)
         percent = agreement_matrix(result.pairs, "percent_agreement")
         kappa = agreement_matrix(result.pairs, "cohen_kappa")
-        percent.to_csv(out / "agreement_matrix.csv")
-        kappa.to_csv(out / "kappa_matrix.csv")
+        write_frame(percent, out / "agreement_matrix.csv")
+        write_frame(kappa, out / "kappa_matrix.csv")
         short = {c.name: f"{c.judge}\n{c.prompt}" for c in result.cells}  # fits under a column
         heatmap(
             percent.rename(index=short, columns=short), out / "agreement_matrix.png",
@@ -268,7 +269,7 @@ def write_grid(result: GridResult, out: Path, stats: dict[str, dict[str, int]]) 
         )  # fmt: skip
         payload["pairwise"] = result.pairs.to_dict(orient="records")
     if result.model_scores is not None:
-        result.model_scores.rename_axis("cell").to_csv(out / "model_scores.csv")
+        write_frame(result.model_scores.rename_axis("cell"), out / "model_scores.csv")
         payload["model_scores"] = result.model_scores.to_dict(orient="index")
     payload["kendalls_w"] = result.kendall
     payload["notes"] = result.notes

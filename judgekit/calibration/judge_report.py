@@ -19,6 +19,7 @@ import pandas as pd
 from judgekit.calibration.aat import alt_test
 from judgekit.calibration.judge import human_ceiling, judge_vs_humans
 from judgekit.calibration.results import AltTestResult, CeilingReport, JudgeReport
+from judgekit.data.atomic import write_frame
 from judgekit.data.jsonfile import write_json
 from judgekit.errors import JudgekitError
 from judgekit.labels.table import LabelTable
@@ -116,8 +117,8 @@ def write_judge_calibration(result: JudgeCalibration, signature: dict[str, Any],
         | {"ci_low": r["ci"][0] if r["ci"] else None, "ci_high": r["ci"][1] if r["ci"] else None}
         for r in result.rows
     ]
-    pd.DataFrame(csv_rows).to_csv(out / "judge_calibration.csv", index=False)
-    result.report.confusion.to_csv(out / "confusion_matrix.csv")
-    result.report.per_class.to_csv(out / "per_class.csv", index=False)
+    write_frame(pd.DataFrame(csv_rows), out / "judge_calibration.csv", index=False)
+    write_frame(result.report.confusion, out / "confusion_matrix.csv")
+    write_frame(result.report.per_class, out / "per_class.csv", index=False)
     if result.alt is not None:
-        result.alt.per_annotator.to_csv(out / "alt_test.csv", index=False)
+        write_frame(result.alt.per_annotator, out / "alt_test.csv", index=False)

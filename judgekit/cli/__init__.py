@@ -8,6 +8,7 @@ import sys
 
 from judgekit.cli.root import COMMANDS, app, load_command
 from judgekit.errors import JudgekitError
+from judgekit.interrupt import request_stop
 
 __all__ = ["app", "main"]
 
@@ -20,13 +21,14 @@ def _register() -> None:
 
 def main() -> None:
     """Entry point: run the app and turn every JudgekitError into one clear line, exit code 2."""
-    # SIGTERM takes Ctrl-C's way (inside a run, asyncio cancels the run's tasks cleanly; run
-    # logs are closed and embedded servers stopped), then exits 143, not 130
+    # SIGTERM stops a run as Ctrl-C does (its tasks are cancelled cleanly, run logs closed,
+    # embedded servers stopped), then exits 143, not 130. It is handled here, not turned into
+    # a SIGINT: a job started in the background by a script has SIGINT ignored.
     terminated: list[bool] = []
 
     def on_sigterm(*_: object) -> None:
         terminated.append(True)
-        signal.raise_signal(signal.SIGINT)
+        request_stop()
 
     signal.signal(signal.SIGTERM, on_sigterm)
     try:

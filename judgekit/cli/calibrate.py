@@ -26,6 +26,7 @@ from judgekit.cli.estimate import estimate_command, plan_command
 from judgekit.cli.output import plain_console
 from judgekit.cli.root import app
 from judgekit.cli.validity import validity_command
+from judgekit.data.atomic import write_frame
 from judgekit.errors import InputError
 from judgekit.labels.files import parse_categories, resolve_labels_path
 from judgekit.labels.majority import TIE_POLICIES
@@ -87,7 +88,7 @@ def _write(out: Path, stem: str, payload: dict[str, Any], rows: list[dict[str, A
     from judgekit.data.jsonfile import write_json
 
     write_json(out / f"{stem}.json", payload)
-    pd.DataFrame(rows).to_csv(out / f"{stem}.csv", index=False)
+    write_frame(pd.DataFrame(rows), out / f"{stem}.csv", index=False)
 
 
 def _check_choice(name: str, value: str, choices: tuple[str, ...]) -> None:

@@ -17,6 +17,7 @@ import typer
 from rich.table import Table
 
 from judgekit.cli.output import plain_console
+from judgekit.data.atomic import write_text
 from judgekit.data.jsonfile import json_safe
 from judgekit.errors import InputError
 
@@ -149,7 +150,7 @@ def plan_command(
     )  # fmt: skip
     if items_out is not None:
         items_out.parent.mkdir(parents=True, exist_ok=True)
-        items_out.write_text("".join(f"{i}\n" for i in result.items), encoding="utf-8")
+        write_text(items_out, "".join(f"{i}\n" for i in result.items))
     if as_json:
         print(json.dumps(json_safe(result.to_dict()), ensure_ascii=False))
         return

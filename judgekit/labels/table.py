@@ -24,6 +24,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from judgekit.data.atomic import write_frame
 from judgekit.data.tables import read_table
 from judgekit.errors import InputError, JudgekitError
 from judgekit.labels.files import (
@@ -137,7 +138,7 @@ class LabelTable:
 
     def write_csv(self, path: str | Path) -> None:
         """Write the table in long format (``item,rater,label``), the run-directory layout."""
-        self.to_long().to_csv(path, index=False)
+        write_frame(self.to_long(), path, index=False)
 
     # -- constructors -------------------------------------------------------------------------
     @classmethod

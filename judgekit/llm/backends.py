@@ -11,7 +11,7 @@ limiter about 429s and the endpoint's health about answers and refusals (``healt
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from judgekit.llm.endpoint import Completion, Endpoint, litellm_route, make_endpoint
@@ -33,6 +33,9 @@ class Sender:
     def __init__(self, transport: AiohttpTransport) -> None:
         self.transport = transport
         self.on_notice: Callable[[str], None] | None = None  # an endpoint's outage began/ended
+        # awaited once a slot is taken, before the request goes: no request is sent while the
+        # run log cannot be written (a full disk; ``RunLog.wait_writable``)
+        self.before_send: Callable[[], Awaitable[None]] | None = None
         self._tools = ToolsProvider()
 
     async def send(
@@ -79,6 +82,14 @@ class Sender:
             if gated:
                 await ep.health.leave()
             raise
+        if self.before_send is not None:
+            try:
+                await self.before_send()
+            except BaseException:
+                ep.limiter.release()
+                if gated:
+                    await ep.health.leave()
+                raise
         if state is not None:
             state.queued += time.monotonic() - start
             state.sent()

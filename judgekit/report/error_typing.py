@@ -24,6 +24,7 @@ import pandas as pd
 
 from judgekit.calibration.error_typing import calibrate_errors
 from judgekit.data import resolve_path
+from judgekit.data.atomic import open_output, save_figure, write_frame
 from judgekit.data.jsonfile import write_json
 from judgekit.metrics.common_items import common_mean, segment_key, system_coverage
 from judgekit.pipelines.error_typing import ErrorsRun
@@ -90,7 +91,7 @@ def plot_type_counts(table: pd.DataFrame, rubric: Rubric, path: Path, title: str
     ax.legend(handles=[plt.Rectangle((0, 0), 1, 1, color=c) for c in ("tab:orange", "tab:blue")],
               labels=["locale-specific", "general"], loc="upper right")  # fmt: skip
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path, dpi=120)
     plt.close(fig)
     return path
 
@@ -105,25 +106,25 @@ def write_report(run: ErrorsRun, records: list[Record], out_dir: Path) -> dict[s
         item = items[r.id]
         seg = {**asdict(r), "source": item.source, "translation": item.translation}
         segments.append(seg)
-    with (out_dir / "segments.jsonl").open("w", encoding="utf-8") as fh:
+    with open_output(out_dir / "segments.jsonl") as fh:
         for seg in segments:
             fh.write(json.dumps(seg, ensure_ascii=False) + "\n")
     flat = [{k: s[k] for k in ("id", "system", "doc", "seg_id", "status", "reason", "mqm")}
             | {"n_errors": len(s["errors"])} | r.flags(ids)
             for s, r in zip(segments, run.results, strict=True)]  # fmt: skip
-    pd.DataFrame(flat).to_csv(out_dir / "segments.csv", index=False)
+    write_frame(pd.DataFrame(flat), out_dir / "segments.csv", index=False)
     err_rows = [{"id": s["id"], "system": s["system"], **e} for s in segments for e in s["errors"]]
     columns = ["id", "system", "type", "severity", "quote", "side", "start", "end", "mqm_category"]
-    pd.DataFrame(err_rows, columns=columns).to_csv(out_dir / "errors.csv", index=False)
+    write_frame(pd.DataFrame(err_rows, columns=columns), out_dir / "errors.csv", index=False)
     table = type_counts(segments, run.rubric)
-    table.to_csv(out_dir / "type_counts.csv", index=False)
+    write_frame(table, out_dir / "type_counts.csv", index=False)
     figure = plot_type_counts(table, run.rubric, out_dir / "type_counts.png",
                               f"Error types (judge: {run.judge.label})").name  # fmt: skip
     status = Counter(s["status"] for s in segments)
     reasons = Counter(s["reason"].split(":", 1)[0] for s in segments if s["reason"])
     opts = run.options
     data_files = [opts.items or opts.mqm_sample.tsv]  # type: ignore[union-attr]
-    with (out_dir / "items.jsonl").open("w", encoding="utf-8") as fh:
+    with open_output(out_dir / "items.jsonl") as fh:
         for item in run.items:
             fh.write(item.model_dump_json(exclude_none=True) + "\n")
     summary: dict[str, Any] = {

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from judgekit.data import jsonl_objects
+from judgekit.data.atomic import write_text
 from judgekit.errors import InputError
 
 TASKS = ("postedit", "meanings", "csca", "mqm")
@@ -169,7 +170,7 @@ def write_campaign(campaign: Campaign, path: Path) -> None:
         campaign.raters = list(dict.fromkeys(old.raters + campaign.raters))
     path.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(campaign.to_json(), ensure_ascii=False, indent=1)
-    path.write_text(text + "\n", encoding="utf-8")
+    write_text(path, text + "\n")
 
 
 def read_campaign(path: Path) -> Campaign:

@@ -30,6 +30,7 @@ from typing import Any
 
 import pandas as pd
 
+from judgekit.data.atomic import write_frame, write_text
 from judgekit.data.jsonfile import write_json
 from judgekit.errors import InputError, JudgekitError
 from judgekit.review.campaign import Campaign
@@ -191,11 +192,9 @@ def postedit_outputs(campaign: Campaign, files: list[RaterFile], out: Path) -> l
             )
             versions = tuple([_norm(t) for t in v] for v in versions)
             for name, lines in zip(("original", "llm", "edited"), versions, strict=True):
-                (folder / f"{side}.{name}.txt").write_text(
-                    "".join(x + "\n" for x in lines), "utf-8"
-                )
+                write_text(folder / f"{side}.{name}.txt", "".join(x + "\n" for x in lines))
             sides[side] = versions
-        (folder / "ids.txt").write_text("".join(a.item + "\n" for a in done), encoding="utf-8")
+        write_text(folder / "ids.txt", "".join(a.item + "\n" for a in done))
         stats = postedit_stats(sides, tokenize="13a")
         for a, d in zip(done, stats.detail, strict=True):
             row: dict[str, Any] = {"rater": f.rater, "item": a.item, "status": d.status,
@@ -228,24 +227,24 @@ def write_outputs(campaign: Campaign, files: list[RaterFile], out: Path) -> dict
     rows = label_rows(campaign, files)
     written = ["labels.csv", "qc.csv", "qc.json"]
     frame = pd.DataFrame(rows, columns=_columns(campaign.task))
-    frame.to_csv(out / "labels.csv", index=False)
+    write_frame(frame, out / "labels.csv", index=False)
     notes: dict[str, Any] = {}
     if campaign.task == "csca":
         for q in CSCA_QUESTIONS:
             part = frame[["item", "rater", q]].rename(columns={q: "label"})
-            part.to_csv(out / f"labels.{q}.csv", index=False)
+            write_frame(part, out / f"labels.{q}.csv", index=False)
             written.append(f"labels.{q}.csv")
     elif campaign.task == "mqm":
         tsv, changed = mqm_rows(campaign, files)
-        (out / "human_mqm.tsv").write_text("".join("\t".join(r) + "\n" for r in tsv), "utf-8")
+        write_text(out / "human_mqm.tsv", "".join("\t".join(r) + "\n" for r in tsv))
         written.append("human_mqm.tsv")
         notes["tsv_cells_with_tabs_or_breaks_replaced"] = changed
     elif campaign.task == "postedit":
         pe = postedit_outputs(campaign, files, out)
-        pd.DataFrame(pe).to_csv(out / "postedit.csv", index=False)
+        write_frame(pd.DataFrame(pe), out / "postedit.csv", index=False)
         written += ["postedit.csv", "postedit/<rater>/<side>.{original,llm,edited}.txt"]
     qc = qc_rows(campaign, files)
-    pd.DataFrame(qc).to_csv(out / "qc.csv", index=False)
+    write_frame(pd.DataFrame(qc), out / "qc.csv", index=False)
     summary = {
         "campaign": campaign.id, "task": campaign.task, "raters": [f.rater for f in files],
         "labels": len(rows), "qc": qc, "files": written, **notes,
