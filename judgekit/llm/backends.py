@@ -72,7 +72,13 @@ class Sender:
 
     async def _admit(self, ep: Endpoint, tokens: int, state: CallState | None) -> bool:
         """Wait out an outage, for a place before the endpoint's first answer (True if one was
-        taken), then for a slot; count the request as sent once admitted."""
+        taken), then for a slot, then (``before_send``) for the run log to be writable; count
+        the request as sent once admitted.
+
+        Raises:
+            JudgekitError: the endpoint's stop verdict (``health.py``), or the run log cannot
+                be written (``OutputError``); the slot is given back, nothing is sent.
+        """
         start = time.monotonic()
         await ep.health.wait_ready()
         gated = await ep.health.enter()
@@ -82,14 +88,15 @@ class Sender:
             if gated:
                 await ep.health.leave()
             raise
-        if self.before_send is not None:
-            try:
+        try:
+            ep.health.check()  # refused alike while this waited for its slot: not sent
+            if self.before_send is not None:
                 await self.before_send()
-            except BaseException:
-                ep.limiter.release()
-                if gated:
-                    await ep.health.leave()
-                raise
+        except BaseException:
+            ep.limiter.release()
+            if gated:
+                await ep.health.leave()
+            raise
         if state is not None:
             state.queued += time.monotonic() - start
             state.sent()
