@@ -296,6 +296,8 @@ class _Session:
         result.cache_rejected = self.client.cache_rejected
         result.warnings = list(self.warnings)
         if self.cache is not None:
+            result.cache_rejected += self.cache.unreadable
+            result.cache_pickled = self.cache.pickled
             result.cache_write_errors = self.cache.write_errors
             result.cache_write_error = self.cache.write_error
 

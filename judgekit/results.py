@@ -34,7 +34,10 @@ class RunResult:
             typed form.
         elapsed_s: wall seconds of the run (0 for :func:`load_run`).
         requests: HTTP attempts this process sent (retries and re-asks included).
-        cache_rejected: cache entries that were not valid answers (their tasks were called).
+        cache_rejected: cache entries that were not valid answers (their tasks were called):
+            not JSON, or not an answer of the task's schema.
+        cache_pickled: cache entries in the pickle format of earlier judgekit versions, never
+            unpickled (their tasks were called; the fresh answers replace them as JSON).
         cache_write_errors, cache_write_error: answers the cache could not store, and why.
         warnings: the endpoint warnings of the run, one line each (an endpoint that ignores
             the JSON schema: :mod:`judgekit.llm.health`).
@@ -49,6 +52,7 @@ class RunResult:
     elapsed_s: float = 0.0
     requests: int = 0
     cache_rejected: int = 0
+    cache_pickled: int = 0
     cache_write_errors: int = 0
     cache_write_error: str = ""
     warnings: list[str] = field(default_factory=list)
