@@ -30,6 +30,7 @@ from judgekit.errors import InputError
 from judgekit.labels.files import parse_categories, resolve_labels_path
 from judgekit.labels.majority import TIE_POLICIES
 from judgekit.labels.table import LabelTable, load_labels
+from judgekit.labels.vocabulary import canonical_id
 from judgekit.metrics.agreement import (
     cohen_kappa,
     fleiss_kappa,
@@ -216,7 +217,7 @@ def _pick_judge(table: LabelTable, rater: str | None, path: Path) -> str:
             )
         return table.raters[0]
     for r in table.raters:
-        if str(r) == rater:
+        if str(r) == canonical_id(rater):  # rater names are NFC text, as the tables hold them
             return r
     raise InputError(path, f"no rater '{rater}' (raters: {', '.join(names)})", field="rater")
 
@@ -251,6 +252,7 @@ def judge_command(
     result = calibrate_judge(
         judge_table.column(rater), humans, tie_policy=tie_policy, epsilon=epsilon, q=q,
         min_items=min_items, n_resamples=n_resamples, seed=seed, confidence=confidence,
+        judge_name=f"the judge ({judge_table.source})",
     )  # fmt: skip
     print_judge_calibration(result, console)
     if out is not None:

@@ -5,7 +5,9 @@ Into the output folder, from the done items of every rater:
 * ``labels.csv``: long ``item,rater,label`` (``judgekit calibrate agreement|judge``). meanings:
   one row per meaning, item ``<item>|m<i>``, label ``true``/``false`` (as a spilling run's
   ``labels.csv``); csca: label = CS/CA, plus one column per other question, and
-  ``labels.<question>.csv`` per question; mqm: ``error``/``no-error`` per segment; postedit: the
+  ``labels.<question>.csv`` per question; mqm: per segment ``no-error`` or the worst severity
+  of its errors (``minor``/``major``/``critical``), the scheme the errors judge's labels use in
+  ``judgekit view`` (:func:`judgekit.labels.vocabulary.mqm_segment_label`); postedit: the
   segment's ``kept``/``edited``/``reverted``.
 * mqm: ``human_mqm.tsv``, Google's MQM TSV (Marot's columns ``system doc seg_id rater source
   target category severity``, plus ``type``): one row per error with the span in ``<v>..</v>``
@@ -32,6 +34,7 @@ import pandas as pd
 
 from judgekit.data.jsonfile import write_json
 from judgekit.errors import InputError, JudgekitError
+from judgekit.labels.vocabulary import mqm_segment_label
 from judgekit.review.campaign import Campaign
 from judgekit.review.checks import Annotation, RaterFile
 
@@ -56,7 +59,8 @@ def label_rows(campaign: Campaign, files: list[RaterFile]) -> list[dict[str, Any
             rows.append({"item": a.item, "rater": a.rater, "label": ans["cs_label"]}
                         | {q: ans[q] for q in CSCA_QUESTIONS})  # fmt: skip
         elif campaign.task == "mqm":
-            label = "no-error" if ans["no_errors"] else "error"
+            severities = [e["severity"] for e in ans["errors"]]
+            label = mqm_segment_label(bool(ans["no_errors"]), severities)
             rows.append({"item": a.item, "rater": a.rater, "label": label})
         else:
             rows.append(
