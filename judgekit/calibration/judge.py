@@ -12,8 +12,8 @@
 
 Labels are compared in the label vocabulary's text form (``1`` and ``"1"`` match, ``TRUE``
 is ``true``: :mod:`judgekit.labels.vocabulary`), after the overlap check of
-:mod:`judgekit.labels.overlap` (disjoint label sets are an error). Tie policies for an item whose human
-votes tie (two or more categories share the top count):
+:mod:`judgekit.labels.overlap` (disjoint label sets are an error). Tie policies for an item
+whose human votes tie (two or more categories share the top count):
 
 * ``"exclude"``: the item is left out of every metric (and counted in ``n_ties``);
 * ``"error"``: the item stays with reference ``"<tie>"``, which no judge label matches, so it

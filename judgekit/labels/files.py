@@ -67,7 +67,7 @@ def parse_categories(
             None, f"{spec!r}: give distinct, non-empty categories", field="--categories"
         )
     numeric = all_numeric(present)
-    cats = canonical_labels(names, numeric=True if numeric else False)
+    cats = canonical_labels(names, numeric=bool(numeric))
     if numeric and not all_numeric(cats):
         raise InputError(None, f"{spec!r}: the labels are numbers, so are the categories",
                          field="--categories")  # fmt: skip

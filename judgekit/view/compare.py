@@ -186,7 +186,7 @@ def against_humans(
             continue
         result = report.to_dict()
         folded = result["labels"].get("folded") or {}
-        ref = majority_vote(table).map(lambda v: fold(v, folded))
+        ref = majority_vote(table).map(lambda v, f=folded: fold(v, f))
         wrong = [
             [unit, ref[unit], label, _row(links, source, unit)]
             for unit, label in source["labels"].items()
