@@ -294,12 +294,15 @@ class EstimateResult:
         estimates: every :class:`Estimate`, facet ``"all"`` first.
         ranking: the facet values ranked (:func:`ranking`), or None.
         n_ties: human ties left out (tie policy ``exclude``).
+        labels: how the judge's labels met the humans' (``LabelOverlap.to_dict()`` of
+            :mod:`judgekit.labels.overlap`; None for a ``mean`` target).
     """
 
     signature: dict[str, Any]
     estimates: list[Estimate]
     ranking: list[dict[str, Any]] | None
     n_ties: int
+    labels: dict[str, Any] | None = None
 
     @property
     def zero_width(self) -> dict[str, list[str]]:
@@ -319,6 +322,8 @@ class EstimateResult:
         }
         if self.ranking is not None:
             out["ranking"] = self.ranking
+        if self.labels is not None:
+            out["labels"] = self.labels
         return out
 
 
@@ -340,12 +345,18 @@ def run_estimate(
         rank: ``higher`` or ``lower`` (is better): rank the facet values with PPI++.
         stratified: the human sample was stratified over ``by`` (:func:`estimate_table`).
 
+    The judge's and the humans' label sets are checked first (share and rate targets:
+    :func:`judgekit.calibration.estimate_inputs.load_human`): case-only differences are read
+    as the judge's spelling, with a warning; a partial overlap is a warning.
+
     Raises:
         InputError: bad files, an unknown facet, or human items the judge did not label.
+        LabelSetError: the judge's and the humans' labels share none.
     """
     from importlib.metadata import version
 
     from judgekit.calibration import estimate_inputs as inputs
+    from judgekit.calibration.estimate_facets import item_facets
     from judgekit.labels.majority import TIE_POLICIES
 
     if tie_policy not in TIE_POLICIES:
@@ -354,10 +365,16 @@ def run_estimate(
         raise InputError(None, f"unknown rank order '{rank}' (use higher or lower)", field="--rank")
     goal = inputs.Target.parse(target) if target else inputs.default_target(judge)
     judged, raters, judge_source = inputs.load_judge(judge, goal, judge_raters)
-    labels, n_ties, human_source = inputs.load_human(human, goal, tie_policy, exclude=raters)  # type: ignore[arg-type]
+    labels, n_ties, human_source = inputs.load_human(
+        human,
+        goal,
+        tie_policy,
+        exclude=raters,
+        judge_labels=judge_source.labels,  # type: ignore[arg-type]
+    )
     inputs.check_share_given(goal, judged, labels)
     data = split(judged, labels, human_source.path)
-    table = inputs.item_facets(judge, human, facets, by=by) if by else None
+    table = item_facets(judge, human, facets, by=by) if by else None
     groups = facet_groups(data.index, table, by) if by else None
     signature = Signature(
         pipeline="calibrate-estimate",
@@ -390,4 +407,5 @@ def run_estimate(
     if stratified and groups is None:
         raise InputError(None, "--stratified needs --by (the strata)", field="--stratified")
     rows = estimate_table(data, groups, alpha=alpha, stratified=stratified)
-    return EstimateResult(signature, rows, ranked, n_ties)
+    overlap = human_source.overlap.to_dict() if human_source.overlap is not None else None
+    return EstimateResult(signature, rows, ranked, n_ties, overlap)

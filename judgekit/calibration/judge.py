@@ -185,6 +185,7 @@ def human_ceiling(
     confidence: float = 0.95,
     seed: int = 0,
     judge_name: str = "the judge",
+    declared: Iterable[Hashable] | None = None,
 ) -> CeilingReport:
     """Agreement of each human with the majority of the others, on the judge's footing.
 
@@ -198,7 +199,9 @@ def human_ceiling(
     table = as_label_table(humans)
     predicted = judge_labels(judge, judge_rater) if judge is not None else None
     if predicted is not None:
-        predicted, table, _ = align_labels(predicted, table, judge_name=judge_name)
+        predicted, table, _ = align_labels(
+            predicted, table, declared=declared, judge_name=judge_name
+        )
     frames = []
     for rater in table.raters:
         own = labels_as_text(table.frame[rater])

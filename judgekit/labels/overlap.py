@@ -76,6 +76,12 @@ def _texts(labels: Iterable[Any]) -> set[str]:
     return {t for t in found if t is not None and t not in NOT_LABELS}
 
 
+def case_folds(reference: Iterable[Any], other: Iterable[Any]) -> dict[str, str]:
+    """``other``'s spelling -> ``reference``'s for labels that differ in case alone (rule 2 of
+    the module doc); empty when case tells two labels of one side apart."""
+    return _case_map(_texts(reference), _texts(other))
+
+
 def _case_map(judge: set[str], human: set[str]) -> dict[str, str]:
     """human spelling -> judge spelling for labels that differ in case alone; empty when case
     tells two labels of one side apart."""

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgekit.calibration.cultural import markdown_table, validate
+from judgekit.calibration.cultural import markdown_table, rubric_vocabulary, validate
 from judgekit.data.jsonfile import write_json
 from judgekit.metrics.agreement import cohen_kappa
 from judgekit.metrics.bootstrap import bootstrap_ci
@@ -250,6 +250,7 @@ def _frame_report(
         table = validate(
             frame, run.humans, run.splits, tie_policy=opts.tie_policy,
             n_resamples=opts.n_resamples, seed=run.config.seed,
+            vocabulary=rubric_vocabulary(run.rubric),
         )  # fmt: skip
         table.to_csv(out_dir / "validation.csv", index=False)
         (out_dir / "validation.md").write_text(markdown_table(table), encoding="utf-8")
