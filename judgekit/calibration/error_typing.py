@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgekit.data import resolve_path
+from judgekit.data import jsonl_objects, resolve_path, text_lines
 from judgekit.data.jsonfile import write_json
 from judgekit.errors import JudgekitError
 from judgekit.metrics.common_items import segment_key, system_coverage
@@ -85,7 +85,7 @@ def _wmt_overlap(gemba_dir: Path, sources: list[str]) -> dict[str, Any]:
     files = sorted(folder.glob("*.src.txt")) if folder.is_dir() else []
     if not files:
         return {"checked": False}
-    wmt = {line.strip() for f in files for line in f.read_text(encoding="utf-8").splitlines()}
+    wmt = {line.strip() for f in files for line in text_lines(f)}
     hits = sum(s.strip() in wmt for s in set(sources))
     return {"checked": True, "files": [f.name for f in files], "overlapping_sources": hits}
 
@@ -96,8 +96,7 @@ def _match(run_dir: Path, mqm_tsv: str | Path) -> list[tuple[dict[str, Any], flo
     Raises:
         JudgekitError: none found, or a translation differs from the TSV's target.
     """
-    segments = [json.loads(x) for x in (run_dir / "segments.jsonl").read_text("utf-8").splitlines()
-                if x.strip()]  # fmt: skip
+    segments = [row for _, row in jsonl_objects(run_dir / "segments.jsonl")]  # "\n" only
     by_seg: dict[tuple[str, str, str], list] = defaultdict(list)
     for row in read_mqm_tsv(mqm_tsv):
         by_seg[row.segment].append(row)

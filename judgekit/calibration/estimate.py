@@ -34,6 +34,7 @@ import pandas as pd
 from scipy.stats import norm
 
 from judgekit.errors import InputError, JudgekitError
+from judgekit.metrics.common_items import tied_ranks
 from judgekit.signature import Signature
 
 METHODS = ("classical", "judge_only", "ppi", "ppi++")
@@ -249,7 +250,8 @@ def ranking(
 
     Returns:
         one dict per facet value, best first: ``facet``, ``method``, ``estimate``, ``ci_low``,
-        ``ci_high`` (simultaneous), ``rank``, ``rank_low``, ``rank_high``.
+        ``ci_high`` (simultaneous), ``rank`` (equal estimates share a rank, ``tied`` True:
+        :func:`judgekit.metrics.common_items.tied_ranks`), ``rank_low``, ``rank_high``.
 
     Raises:
         JudgekitError: fewer than 2 facet values, or a facet without a CI.
@@ -267,13 +269,15 @@ def ranking(
         rows.append(est)
     sign = 1.0 if higher_is_better else -1.0
     rows.sort(key=lambda e: -sign * e.estimate)
+    ranks = tied_ranks({e.facet: e.estimate for e in rows}, lower_is_better=not higher_is_better)
     out = []
-    for position, est in enumerate(rows, start=1):
+    for est in rows:
         lo, hi = (est.ci_low, est.ci_high) if higher_is_better else (-est.ci_high, -est.ci_low)
         better = sum(1 for o in rows if _bounds(o, higher_is_better)[0] > hi)
         worse = sum(1 for o in rows if _bounds(o, higher_is_better)[1] < lo)
         out.append({"facet": est.facet, "method": method, "estimate": est.estimate,
-                    "ci_low": est.ci_low, "ci_high": est.ci_high, "rank": position,
+                    "ci_low": est.ci_low, "ci_high": est.ci_high, "rank": ranks[est.facet][0],
+                    "tied": ranks[est.facet][1],
                     "rank_low": 1 + better, "rank_high": len(rows) - worse})  # fmt: skip
     return out
 

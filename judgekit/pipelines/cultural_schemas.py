@@ -32,6 +32,7 @@ from pydantic import (
 )
 
 from judgekit.data import rubric_path
+from judgekit.data.yamltext import load_yaml
 from judgekit.errors import InputError
 from judgekit.prompts import Prompt, fill_placeholders, load_prompt
 
@@ -156,7 +157,7 @@ def load_rubric(name: str = "cultural_sensitivity") -> Rubric:
         raise InputError(path, "rubric not found")
     text = path.read_text(encoding="utf-8")
     try:
-        rubric = Rubric.model_validate(yaml.safe_load(text))
+        rubric = Rubric.model_validate(load_yaml(text))
     except yaml.YAMLError as exc:
         raise InputError(path, f"not valid YAML: {exc}") from None
     except ValidationError as exc:
