@@ -51,18 +51,6 @@ JUDGE_TIE = "<judge tie>"
 CS_CA = ("CS", "CA")
 
 
-def rubric_vocabulary(rubric: Any = None) -> dict[str, list[str]]:
-    """question -> the values a cultural rubric (default: the shipped one) allows
-    (``cs_label``, ``required_knowledge``, ``time_sensitive``): the declared label sets of the
-    label check (:mod:`judgekit.labels.overlap`)."""
-    if rubric is None:
-        from judgekit.pipelines.cultural_schemas import load_rubric
-
-        rubric = load_rubric()
-    return {"cs_label": list(CS_CA), "required_knowledge": rubric.knowledge_ids(),
-            "time_sensitive": rubric.time_ids()}  # fmt: skip
-
-
 COLUMNS = ["subset", "section", "metric", "n", "value", "ci_low", "ci_high", "is_count"]
 
 
@@ -169,7 +157,7 @@ def validate_subset(
     vocabulary: Mapping[str, Sequence[str]] | None = None,
 ) -> list[dict[str, Any]]:
     """The validation rows of one item subset (``keys``: item keys in it); ``vocabulary``:
-    question -> the rubric's values (default: the shipped rubric's, :func:`rubric_vocabulary`),
+    question -> the rubric's values (default: the shipped rubric's, ``Rubric.vocabulary()``),
     for the label check."""
     from judgekit.calibration.judge import majority_vote
 
@@ -190,7 +178,11 @@ def validate_subset(
         k_ties = int((majority_vote(knowledge) == TIE).sum())
         out.add("human majority", "required-knowledge ties", len(keys), k_ties)
     boots = dict(n_resamples=n_resamples, seed=seed)
-    voc = vocabulary if vocabulary is not None else rubric_vocabulary()
+    if vocabulary is None:
+        from judgekit.pipelines.cultural_schemas import load_rubric
+
+        vocabulary = load_rubric().vocabulary()
+    voc = vocabulary
     cs = judge_series(ann, "cs_label", tie_policy)
     if humans.published is not None:
         _vs_published(out, humans.published[humans.published.index.isin(keys)], cs, ann,
@@ -275,7 +267,7 @@ def validate(
 ) -> pd.DataFrame:
     """The validation table (long rows, :data:`COLUMNS`) over all annotated items with human
     votes, each split, and each benchmark when several carry votes; ``splits`` maps item id ->
-    calibration/heldout; ``vocabulary`` the rubric's values (:func:`rubric_vocabulary`).
+    calibration/heldout; ``vocabulary`` the rubric's values (``Rubric.vocabulary()``).
 
     Every comparison checks the judge's labels against the humans' first
     (:mod:`judgekit.labels.overlap`, the rubric's values declared).
@@ -364,7 +356,7 @@ def validate_run(
     Raises:
         InputError: not an audit run directory, an item file gone, or no human votes.
     """
-    from judgekit.data import resolve_path
+    from judgekit.data import stored_path
     from judgekit.data.items import load_items
     from judgekit.labels.human_votes import load_human_votes
     from judgekit.pipelines.cultural_schemas import load_rubric
@@ -383,12 +375,15 @@ def validate_run(
         it
         for f in sig["items"]
         for it in load_items(
-            resolve_path(f["path"]), language=language, benchmark=f["benchmark"]
+            stored_path(f["path"], files["summary.json"]),
+            language=language,
+            benchmark=f["benchmark"],
         ).items
     ]
     rubric = load_rubric(opts.get("rubric", "cultural_sensitivity"))
     cs_of = {v.id: v.cs for v in rubric.required_knowledge}
-    source = human or (sig.get("human") if sig.get("human") != "item fields" else None)
+    stored = sig.get("human") if sig.get("human") != "item fields" else None
+    source = human or (stored_path(stored, files["summary.json"], "human") if stored else None)
     humans = load_human_votes(items, source, cs_of)
     if humans is None:
         raise InputError(run_dir, "no human votes: the items carry none; pass --human")
@@ -398,5 +393,5 @@ def validate_run(
         annotations, humans, splits,
         tie_policy=tie_policy or opts.get("tie_policy", "exclude"),
         n_resamples=opts.get("n_resamples", 1000) if n_resamples is None else n_resamples,
-        seed=int(sig.get("seed", 0)), vocabulary=rubric_vocabulary(rubric),
+        seed=int(sig.get("seed", 0)), vocabulary=rubric.vocabulary(),
     )  # fmt: skip

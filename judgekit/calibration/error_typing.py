@@ -25,6 +25,7 @@ import pandas as pd
 from judgekit.data import jsonl_objects, resolve_path, text_lines
 from judgekit.data.jsonfile import write_json
 from judgekit.errors import JudgekitError
+from judgekit.labels.vocabulary import canonical_id, nfc
 from judgekit.metrics.common_items import segment_key, system_coverage
 from judgekit.metrics.correlation import correlate, correlate_grouped, pair_counts
 from judgekit.metrics.mqm import read_mqm_tsv, segment_mqm, target_spans
@@ -97,16 +98,19 @@ def _match(run_dir: Path, mqm_tsv: str | Path) -> list[tuple[dict[str, Any], flo
         JudgekitError: none found, or a translation differs from the TSV's target.
     """
     segments = [row for _, row in jsonl_objects(run_dir / "segments.jsonl")]  # "\n" only
-    by_seg: dict[tuple[str, str, str], list] = defaultdict(list)
-    for row in read_mqm_tsv(mqm_tsv):
-        by_seg[row.segment].append(row)
+    by_seg: dict[tuple, list] = defaultdict(list)
+    for row in read_mqm_tsv(mqm_tsv):  # ids compared as NFC text (judgekit.labels.vocabulary)
+        by_seg[tuple(canonical_id(x) for x in row.segment)].append(row)
     matched = []
     for s in segments:
-        rows = by_seg.get((s["system"], s["doc"], s["seg_id"]))
+        rows = by_seg.get(tuple(canonical_id(s[k]) for k in ("system", "doc", "seg_id")))
         if rows is None:
             continue
         if rows[0].target != s["translation"]:
-            raise JudgekitError(f"segment {s['id']}: translation differs from {mqm_tsv}")
+            same = nfc(rows[0].target) == nfc(s["translation"])
+            why = (" (the same text in another Unicode normal form, NFC vs NFD: span offsets "
+                   "would not align; normalise both files to NFC)") if same else ""  # fmt: skip
+            raise JudgekitError(f"segment {s['id']}: translation differs from {mqm_tsv}{why}")
         matched.append((s, segment_mqm(rows)[0].score, list(target_spans(rows).values())))
     if not matched:
         raise JudgekitError(f"no segment of {run_dir} is in {mqm_tsv}")

@@ -7,8 +7,9 @@
   Test.
 * ``calibrate grid GRID.yaml``: every judge x every prompt on a labelled set
   (``judgekit.calibration.grid``).
-* ``calibrate validity``, ``estimate``, ``plan``: defined in ``judgekit/cli/validity.py`` and
-  ``judgekit/cli/estimate.py``, registered here.
+* ``calibrate validity``, ``estimate``, ``plan``, ``errors``: defined in
+  ``judgekit/cli/validity.py``, ``judgekit/cli/estimate.py`` and
+  ``judgekit/cli/errors_calibration.py``, registered here.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import pandas as pd
 import typer
 from rich.table import Table
 
+from judgekit.cli.errors_calibration import errors_command
 from judgekit.cli.estimate import estimate_command, plan_command
 from judgekit.cli.output import plain_console
 from judgekit.cli.root import app
@@ -299,7 +301,8 @@ def grid_command(
     print_grid(result, out_dir(spec, out), console)
 
 
-# `calibrate validity`, `estimate` and `plan` live in their own modules, registered here
+# `calibrate validity`, `estimate`, `plan` and `errors` live in their own modules, registered here
 calibrate_app.command("validity")(validity_command)
+calibrate_app.command("errors")(errors_command)
 calibrate_app.command("estimate")(estimate_command)
 calibrate_app.command("plan")(plan_command)

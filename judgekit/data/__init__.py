@@ -30,6 +30,24 @@ def resolve_path(path: str | Path) -> Path:
     return REPO_ROOT / path if (REPO_ROOT / path).exists() else path
 
 
+def stored_path(path: str | Path, summary: Path, field: str = "items") -> Path:
+    """A file that a run's ``summary.json`` names (``signature.items[].path``...), as a path that
+    opens from any directory: runs store it absolute; a run written before they did stored it
+    as given, relative to the directory it was started from, which is tried here and at the
+    repository root (:func:`resolve_path`).
+
+    Raises:
+        InputError: the file is not there (the message names the summary and the field).
+    """
+    found = resolve_path(path)
+    if not found.is_file():
+        hint = "" if Path(path).is_absolute() else (
+            " (a relative path: run this from the directory the run was started in)")  # fmt: skip
+        raise InputError(summary, f"the run's {field} file {path} is not there{hint}",
+                         field=field)  # fmt: skip
+    return found
+
+
 def rubric_path(name: str) -> Path:
     """``rubrics/<name>.yaml`` of the repository, or ``name`` itself when it is a .yaml/.yml
     path (resolved as :func:`resolve_path` does)."""

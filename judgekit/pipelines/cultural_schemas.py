@@ -133,6 +133,16 @@ class Rubric(BaseModel):
     def category_ids(self) -> list[str]:
         return [c.id for c in self.subject_categories]
 
+    def vocabulary(self) -> dict[str, list[str]]:
+        """question -> the values this rubric allows (``cs_label``, ``required_knowledge``,
+        ``time_sensitive``): the declared label sets of the judge-vs-human label check
+        (:mod:`judgekit.labels.overlap`)."""
+        return {
+            "cs_label": [v.id for v in self.cs_labels.values],
+            "required_knowledge": self.knowledge_ids(),
+            "time_sensitive": self.time_ids(),
+        }
+
     def cs_of(self, knowledge: str) -> str:
         """The CS/CA label a required-knowledge value implies (the rubric's rule).
 
