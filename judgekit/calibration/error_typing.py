@@ -92,7 +92,8 @@ def _wmt_overlap(gemba_dir: Path, sources: list[str]) -> dict[str, Any]:
 
 
 def _match(run_dir: Path, mqm_tsv: str | Path) -> list[tuple[dict[str, Any], float, list]]:
-    """``(segment, human MQM, human spans)`` of every segment of the run found in the TSV.
+    """``(segment, human MQM, human spans)`` of every segment of the run found in the TSV, by
+    (system, doc, seg_id), the segment id standing for a missing seg_id.
 
     Raises:
         JudgekitError: none found, or a translation differs from the TSV's target.
@@ -103,7 +104,8 @@ def _match(run_dir: Path, mqm_tsv: str | Path) -> list[tuple[dict[str, Any], flo
         by_seg[tuple(canonical_id(x) for x in row.segment)].append(row)
     matched = []
     for s in segments:
-        rows = by_seg.get(tuple(canonical_id(s[k]) for k in ("system", "doc", "seg_id")))
+        seg_id = s.get("seg_id") or s["id"]  # as review import writes a segment without one
+        rows = by_seg.get(tuple(canonical_id(x) for x in (s["system"], s.get("doc"), seg_id)))
         if rows is None:
             continue
         if rows[0].target != s["translation"]:

@@ -10,7 +10,8 @@ Into the output folder, from the done items of every rater:
   ``judgekit view`` (:func:`judgekit.labels.vocabulary.mqm_segment_label`); postedit: the
   segment's ``kept``/``edited``/``reverted``.
 * mqm: ``human_mqm.tsv``, Google's MQM TSV (Marot's columns ``system doc seg_id rater source
-  target category severity``, plus ``type``): one row per error with the span in ``<v>..</v>``
+  target category severity``, plus ``type``; a segment without a ``seg_id`` gets its item id
+  there, as ``calibrate errors`` matches it): one row per error with the span in ``<v>..</v>``
   (in the source for omissions), one ``No-error`` row per clean segment; categories are the
   rubric types' MQM categories, severities Minor/Major/Critical. Read by
   :func:`judgekit.metrics.mqm.read_mqm_tsv` (errors-run calibration). Tabs and line breaks in a
@@ -116,7 +117,7 @@ def mqm_rows(campaign: Campaign, files: list[RaterFile]) -> tuple[list[list[str]
         for side in ("source", "translation"):
             if "<v>" in d[side] or "</v>" in d[side]:
                 raise JudgekitError(f"item '{a.item}': its {side} holds an MQM span marker <v>")
-        head = [d["system"], d["doc"], d["seg_id"], a.rater]
+        head = [d["system"], d["doc"], d["seg_id"] or a.item, a.rater]  # no seg_id: the item id
         if a.answer["no_errors"]:
             rows.append(head + [d["source"], d["translation"], "No-error", "no-error", ""])
             continue
