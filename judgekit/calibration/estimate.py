@@ -250,8 +250,8 @@ def ranking(
 
     Returns:
         one dict per facet value, best first: ``facet``, ``method``, ``estimate``, ``ci_low``,
-        ``ci_high`` (simultaneous), ``rank`` (equal estimates share a rank, ``tied`` True:
-        :func:`judgekit.metrics.common_items.tied_ranks`), ``rank_low``, ``rank_high``.
+        ``ci_high`` (simultaneous), ``rank`` (ties share one, ``tied``), ``rank_low``,
+        ``rank_high``.
 
     Raises:
         JudgekitError: fewer than 2 facet values, or a facet without a CI.
@@ -298,8 +298,7 @@ class EstimateResult:
         estimates: every :class:`Estimate`, facet ``"all"`` first.
         ranking: the facet values ranked (:func:`ranking`), or None.
         n_ties: human ties left out (tie policy ``exclude``).
-        labels: how the judge's labels met the humans' (``LabelOverlap.to_dict()`` of
-            :mod:`judgekit.labels.overlap`; None for a ``mean`` target).
+        labels: the label check (``LabelOverlap.to_dict()``; None for a ``mean``).
     """
 
     signature: dict[str, Any]
@@ -349,13 +348,10 @@ def run_estimate(
         rank: ``higher`` or ``lower`` (is better): rank the facet values with PPI++.
         stratified: the human sample was stratified over ``by`` (:func:`estimate_table`).
 
-    The judge's and the humans' label sets are checked first (share and rate targets:
-    :func:`judgekit.calibration.estimate_inputs.load_human`): case-only differences are read
-    as the judge's spelling, with a warning; a partial overlap is a warning.
-
     Raises:
         InputError: bad files, an unknown facet, or human items the judge did not label.
-        LabelSetError: the judge's and the humans' labels share none.
+        LabelSetError: the judge's and the humans' labels share none (share and rate targets:
+            the label check of :func:`judgekit.calibration.estimate_inputs.load_human`).
     """
     from importlib.metadata import version
 
@@ -369,13 +365,8 @@ def run_estimate(
         raise InputError(None, f"unknown rank order '{rank}' (use higher or lower)", field="--rank")
     goal = inputs.Target.parse(target) if target else inputs.default_target(judge)
     judged, raters, judge_source = inputs.load_judge(judge, goal, judge_raters)
-    labels, n_ties, human_source = inputs.load_human(
-        human,
-        goal,
-        tie_policy,
-        exclude=raters,
-        judge_labels=judge_source.labels,  # type: ignore[arg-type]
-    )
+    labels, n_ties, human_source = inputs.load_human(human, goal, tie_policy, raters,  # type: ignore[arg-type]
+                                                     judge_source.labels)  # fmt: skip
     inputs.check_share_given(goal, judged, labels)
     data = split(judged, labels, human_source.path)
     table = item_facets(judge, human, facets, by=by) if by else None
@@ -411,5 +402,5 @@ def run_estimate(
     if stratified and groups is None:
         raise InputError(None, "--stratified needs --by (the strata)", field="--stratified")
     rows = estimate_table(data, groups, alpha=alpha, stratified=stratified)
-    overlap = human_source.overlap.to_dict() if human_source.overlap is not None else None
-    return EstimateResult(signature, rows, ranked, n_ties, overlap)
+    overlap = human_source.overlap
+    return EstimateResult(signature, rows, ranked, n_ties, overlap and overlap.to_dict())
