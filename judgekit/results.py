@@ -105,16 +105,26 @@ class RunResult:
     @property
     def labels(self) -> pd.DataFrame | None:
         """The long label table ``item, rater, label`` (``labels.csv``) where the pipeline
-        writes one (classify, spilling, cultural); None otherwise."""
+        writes one (classify, spilling, cultural); None otherwise. Text columns, read by the one
+        table reader in the label vocabulary (:mod:`judgekit.labels.vocabulary`): NFC item ids
+        and rater names, labels in their text form (``""`` where missing)."""
         import pandas as pd
+
+        from judgekit.data.tables import read_table
+        from judgekit.labels.vocabulary import canonical_id, label_text
 
         path = self.out_dir / "labels.csv"
         if not path.is_file():
             return None
-        try:
-            return pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8")
-        except (ValueError, pd.errors.EmptyDataError) as exc:  # ParserError, UnicodeDecodeError
-            raise InputError(path, f"not a label table ({str(exc).splitlines()[0]})") from None
+        table = read_table(path)
+        rows = [dict(row) for _, row in table.rows]
+        for row in rows:
+            for key in ("item", "rater"):
+                if key in row:
+                    row[key] = canonical_id(row[key]) or ""
+            if "label" in row:
+                row["label"] = label_text(row["label"]) or ""
+        return pd.DataFrame(rows, columns=table.columns, dtype=str)
 
     @property
     def all_failed(self) -> bool:

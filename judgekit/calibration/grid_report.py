@@ -31,7 +31,8 @@ from judgekit.calibration.judge import judge_vs_humans
 from judgekit.data.atomic import write_frame
 from judgekit.data.jsonfile import write_json
 from judgekit.errors import InputError, JudgekitError
-from judgekit.labels.majority import TIE, judge_labels, majority_vote
+from judgekit.labels.majority import judge_labels, majority_vote
+from judgekit.labels.overlap import LabelSetError, align_labels
 from judgekit.labels.table import LabelTable, load_labels
 from judgekit.metrics.classification import METRICS
 from judgekit.metrics.concordance import agreement_matrix, kendalls_w, pairwise_agreement
@@ -50,7 +51,9 @@ class GridResult:
             label and a human majority after the tie policy), n_ties, n_without_human (judge
             items no human labelled: ignored), n_human_only (human items the judge did not
             label), and accuracy, macro_f1 ([0, 1]) and kappa ([-1, 1]) with ``_low`` and
-            ``_high`` CI columns (NaN without CIs), and a note when a cell could not be scored.
+            ``_high`` CI columns (NaN without CIs), a note when a cell could not be scored,
+            and ``label_note``: what the label check said (case folded, labels seen on one
+            side only; :mod:`judgekit.labels.overlap`).
         verdicts: items x cells labels (text; None where a cell has no label).
         pairs: pairwise agreement between cells (None with fewer than 2 cells).
         model_scores: cells x models scores (None where cells report none).
@@ -89,22 +92,21 @@ def score_cell(
 ) -> dict[str, Any]:
     """One grid row: the cell's judge against the human majority (see :class:`GridResult`).
 
+    The label sets are checked first (:mod:`judgekit.labels.overlap`): case differences
+    alone are folded, labels seen on one side only are a warning (kept in ``label_note``).
+
     Raises:
-        InputError: the judge and the humans share no label (e.g. "true" vs "True").
+        LabelSetError: the judge and the humans share no label (e.g. "CS" vs "cultural").
     """
     if cell.judge in humans.raters:
         humans = humans.drop([cell.judge])
+    name = f"judge '{cell.judge}' (cell {cell.name})"
+    verdicts, humans, overlap = align_labels(verdicts, humans, judge_name=name)
     reference = majority_vote(humans)
     row: dict[str, Any] = {"judge": cell.judge, "prompt": cell.prompt, "cell": cell.name}
     row["n_judged"] = len(verdicts)
     row["n_without_human"] = int((~verdicts.index.isin(reference.index)).sum())
-    human_labels = set(reference) - {TIE}
-    if len(verdicts) and human_labels and not human_labels & set(verdicts):
-        raise InputError(
-            humans.source,
-            f"no label in common with judge '{cell.judge}' (judge: {sorted(set(verdicts))}, "
-            f"humans: {sorted(human_labels)}); labels are compared as text",
-        )
+    row["label_note"] = "; ".join(overlap.notes)
     try:
         report = judge_vs_humans(
             verdicts,
@@ -114,7 +116,10 @@ def score_cell(
             n_resamples=options.n_resamples,
             confidence=options.confidence,
             seed=options.seed,
+            judge_name=name,
         )
+    except LabelSetError:
+        raise
     except JudgekitError as exc:
         unjudged = int((~reference.index.isin(verdicts.index)).sum())
         row.update(n_compared=0, n_ties=0, n_human_only=unjudged, note=str(exc))

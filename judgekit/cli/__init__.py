@@ -31,6 +31,7 @@ def main() -> None:
         request_stop()
 
     signal.signal(signal.SIGTERM, on_sigterm)
+    _print_warnings()
     try:
         app()  # standalone: typer reports usage errors itself and exits with their code
     except SystemExit:
@@ -45,6 +46,31 @@ def main() -> None:
         _fail(f"an input file is not UTF-8 text ({exc.reason} at byte {exc.start})")
     except OSError as exc:  # unreadable input, unwritable output directory
         _fail(f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc))
+
+
+def _print_warnings() -> None:
+    """Show each :class:`~judgekit.errors.JudgekitWarning` once, as ``warning: MESSAGE`` on
+    stderr (user text never read as markup); other warnings as Python shows them."""
+    import warnings
+
+    from judgekit.errors import JudgekitWarning
+
+    shown: set[str] = set()
+    default = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):  # type: ignore[no-untyped-def]
+        if not issubclass(category, JudgekitWarning):
+            return default(message, category, filename, lineno, file, line)
+        if str(message) not in shown:
+            from rich.text import Text
+
+            from judgekit.cli.output import plain_console
+
+            shown.add(str(message))
+            console = plain_console(stderr=True)
+            console.print(Text("warning: ", style="bold yellow") + Text(str(message)))
+
+    warnings.showwarning = show
 
 
 def _fail(message: str) -> None:

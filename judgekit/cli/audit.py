@@ -123,13 +123,12 @@ def _annotation_index(path: Path) -> pd.DataFrame:
         path = path / "annotations.jsonl"
     if not path.is_file():
         raise InputError(path, "no annotations (a run directory or its annotations.jsonl)")
-    import pandas as pd
+    from judgekit.calibration.cultural import read_annotations
 
-    frame = pd.read_json(path, lines=True, dtype=False)
+    frame = read_annotations(path)
     missing = {"benchmark", "id", "language", *COLUMNS} - set(frame.columns)
     if missing:
         raise InputError(path, f"not an audit annotations file: missing {sorted(missing)}")
-    frame["id"] = frame["id"].astype(str)
     return frame
 
 

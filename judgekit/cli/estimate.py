@@ -105,7 +105,8 @@ def estimate_command(
         for column in ("rank", "facet", "estimate", "CI", "rank interval"):
             ranks.add_column(column, justify="left" if column == "facet" else "right")
         for r in result.ranking:
-            ranks.add_row(str(r["rank"]), r["facet"], _num(r["estimate"]),
+            ranks.add_row(("=" if r.get("tied") else "") + str(r["rank"]), r["facet"],
+                          _num(r["estimate"]),
                           f"[{_num(r['ci_low'])}, {_num(r['ci_high'])}]",
                           f"{r['rank_low']}-{r['rank_high']}")  # fmt: skip
         console.print(ranks)

@@ -37,7 +37,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from judgekit.config import RunConfig
-from judgekit.data import resolve_path
+from judgekit.data import resolve_path, text_lines
 from judgekit.data.atomic import open_output, write_text
 from judgekit.data.jsonfile import write_json
 from judgekit.data.locales import Locale, parse_locale
@@ -130,8 +130,7 @@ def load_pairs(options: LocaliseOptions) -> list[SourcePair]:
     for path in (src, eng):
         if not path.is_file():
             raise InputError(path, "file not found")
-    a = src.read_text(encoding="utf-8").splitlines()
-    b = eng.read_text(encoding="utf-8").splitlines()
+    a, b = text_lines(src), text_lines(eng)  # lines end at "\n" only (U+2028 is text)
     if len(a) != len(b):
         raise InputError(eng, f"{len(b)} lines, but {src} has {len(a)}; files must be aligned")
     return [

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from judgekit.calibration.cultural import markdown_table, validate
+from judgekit.data import resolve_path
 from judgekit.data.atomic import open_output, write_frame, write_text
 from judgekit.data.jsonfile import write_json
 from judgekit.metrics.agreement import cohen_kappa
@@ -120,10 +121,21 @@ def signature(run: CulturalRun) -> Signature:
         "prompt": {"id": run.prompt.id, "hash": run.prompt.hash},
         "rubric": {"id": run.rubric.id, "version": run.rubric.version, "hash": run.rubric.hash},
         "items": [
-            {"path": str(f.path), "benchmark": f.benchmark, "n": len(f.items), "sha256": f.sha256}
+            {
+                "path": str(Path(f.path).resolve()),
+                "benchmark": f.benchmark,
+                "n": len(f.items),
+                "sha256": f.sha256,
+            }  # absolute: review make and audit validate open it from anywhere
             for f in run.files
-        ],
-        "human": opts.human or ("item fields" if run.humans is not None else None),
+        ],  # fmt: skip
+        "human": (
+            str(resolve_path(opts.human).resolve())
+            if opts.human
+            else "item fields"
+            if run.humans is not None
+            else None
+        ),  # fmt: skip
         "options": opts.model_dump(exclude={"items", "human"}),
         "limit": run.config.limit,
     }
@@ -252,6 +264,7 @@ def _frame_report(
         table = validate(
             frame, run.humans, run.splits, tie_policy=opts.tie_policy,
             n_resamples=opts.n_resamples, seed=run.config.seed,
+            vocabulary=run.rubric.vocabulary(),
         )  # fmt: skip
         write_frame(table, out_dir / "validation.csv", index=False)
         write_text(out_dir / "validation.md", markdown_table(table))

@@ -26,7 +26,7 @@ from judgekit.calibration.error_typing import calibrate_errors
 from judgekit.data import resolve_path
 from judgekit.data.atomic import open_output, save_figure, write_frame
 from judgekit.data.jsonfile import write_json
-from judgekit.metrics.common_items import common_mean, segment_key, system_coverage
+from judgekit.metrics.common_items import common_mean, segment_key, system_coverage, tied_ranks
 from judgekit.pipelines.error_typing import ErrorsRun
 from judgekit.pipelines.localisation_schemas import Rubric, annotation_schema, sha256_file
 from judgekit.runlog import Record, usage_summary
@@ -38,8 +38,10 @@ def type_counts(segments: list[dict[str, Any]], rubric: Rubric) -> pd.DataFrame:
     ``locale_specific``/``general``/``total`` (sums of those counts, as in Table 5),
     ``mean_mqm`` over scored segments (None when none is scored), and the comparison across
     systems: ``n_common`` (segments scored for every system), ``mean_mqm_common`` over them,
-    ``rank`` by it (1 = lowest MQM = best; None without common segments) and ``incomplete``
-    (the system has an unscored segment; for ``all``: some system has)."""
+    ``rank`` by it (1 = lowest MQM = best; None without common segments; systems with equal
+    MQM on the common segments share a rank, ``tied`` True: :func:`judgekit.metrics.
+    common_items.tied_ranks`) and ``incomplete`` (the system has an unscored segment; for
+    ``all``: some system has)."""
     ids = rubric.ids()
     rows = []
     cov = system_coverage(segments)
@@ -58,11 +60,9 @@ def type_counts(segments: list[dict[str, Any]], rubric: Rubric) -> pd.DataFrame:
         row["mean_mqm_common"] = common_mean(scored, segment_key, lambda s: s["mqm"], cov)
         row["incomplete"] = bool(cov.incomplete_groups()) if name == "all" else cov.incomplete(name)
         rows.append(row)
-    ranked = sorted((r["mean_mqm_common"], r["system"]) for r in rows[:-1]
-                    if r["mean_mqm_common"] is not None)  # fmt: skip
-    order = {system: i for i, (_, system) in enumerate(ranked, 1)}
+    ranks = tied_ranks({r["system"]: r["mean_mqm_common"] for r in rows[:-1]})
     for row in rows:
-        row["rank"] = order.get(row["system"])
+        row["rank"], row["tied"] = ranks.get(row["system"], (None, False))
     table = pd.DataFrame(rows)
     table["rank"] = table["rank"].astype("Int64")
     return table

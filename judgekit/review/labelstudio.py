@@ -26,6 +26,7 @@ from typing import Any
 
 from judgekit.data.atomic import write_text
 from judgekit.errors import InputError
+from judgekit.labels.vocabulary import canonical_id
 from judgekit.review.campaign import Campaign, ReviewItem
 from judgekit.review.checks import Annotation, RaterFile, check_answer, check_item
 
@@ -128,9 +129,12 @@ def export_labelstudio(campaign: Campaign, out: Path) -> tuple[Path, Path]:
 
 
 def _rater(completed_by: Any) -> str:
+    """The rater's name (NFC, as every label reader reads names)."""
     if isinstance(completed_by, dict):
-        return str(completed_by.get("email") or f"labelstudio-{completed_by.get('id')}")
-    return f"labelstudio-{completed_by}"
+        name = str(completed_by.get("email") or f"labelstudio-{completed_by.get('id')}")
+    else:
+        name = f"labelstudio-{completed_by}"
+    return canonical_id(name) or name
 
 
 def _u16_to_cp(text: str, u16: int) -> int:

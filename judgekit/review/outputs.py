@@ -5,10 +5,13 @@ Into the output folder, from the done items of every rater:
 * ``labels.csv``: long ``item,rater,label`` (``judgekit calibrate agreement|judge``). meanings:
   one row per meaning, item ``<item>|m<i>``, label ``true``/``false`` (as a spilling run's
   ``labels.csv``); csca: label = CS/CA, plus one column per other question, and
-  ``labels.<question>.csv`` per question; mqm: ``error``/``no-error`` per segment; postedit: the
+  ``labels.<question>.csv`` per question; mqm: per segment ``no-error`` or the worst severity
+  of its errors (``minor``/``major``/``critical``), the scheme the errors judge's labels use in
+  ``judgekit view`` (:func:`judgekit.labels.vocabulary.mqm_segment_label`); postedit: the
   segment's ``kept``/``edited``/``reverted``.
 * mqm: ``human_mqm.tsv``, Google's MQM TSV (Marot's columns ``system doc seg_id rater source
-  target category severity``, plus ``type``): one row per error with the span in ``<v>..</v>``
+  target category severity``, plus ``type``; a segment without a ``seg_id`` gets its item id
+  there, as ``calibrate errors`` matches it): one row per error with the span in ``<v>..</v>``
   (in the source for omissions), one ``No-error`` row per clean segment; categories are the
   rubric types' MQM categories, severities Minor/Major/Critical. Read by
   :func:`judgekit.metrics.mqm.read_mqm_tsv` (errors-run calibration). Tabs and line breaks in a
@@ -33,6 +36,7 @@ import pandas as pd
 from judgekit.data.atomic import write_frame, write_text
 from judgekit.data.jsonfile import write_json
 from judgekit.errors import InputError, JudgekitError
+from judgekit.labels.vocabulary import mqm_segment_label
 from judgekit.review.campaign import Campaign
 from judgekit.review.checks import Annotation, RaterFile
 
@@ -57,7 +61,8 @@ def label_rows(campaign: Campaign, files: list[RaterFile]) -> list[dict[str, Any
             rows.append({"item": a.item, "rater": a.rater, "label": ans["cs_label"]}
                         | {q: ans[q] for q in CSCA_QUESTIONS})  # fmt: skip
         elif campaign.task == "mqm":
-            label = "no-error" if ans["no_errors"] else "error"
+            severities = [e["severity"] for e in ans["errors"]]
+            label = mqm_segment_label(bool(ans["no_errors"]), severities)
             rows.append({"item": a.item, "rater": a.rater, "label": label})
         else:
             rows.append(
@@ -113,7 +118,7 @@ def mqm_rows(campaign: Campaign, files: list[RaterFile]) -> tuple[list[list[str]
         for side in ("source", "translation"):
             if "<v>" in d[side] or "</v>" in d[side]:
                 raise JudgekitError(f"item '{a.item}': its {side} holds an MQM span marker <v>")
-        head = [d["system"], d["doc"], d["seg_id"], a.rater]
+        head = [d["system"], d["doc"], d["seg_id"] or a.item, a.rater]  # no seg_id: the item id
         if a.answer["no_errors"]:
             rows.append(head + [d["source"], d["translation"], "No-error", "no-error", ""])
             continue
