@@ -7,6 +7,8 @@
   Test.
 * ``calibrate grid GRID.yaml``: every judge x every prompt on a labelled set
   (``judgekit.calibration.grid``).
+* ``calibrate compare --human H --judge A=... --judge B=...``: judges against humans and each
+  other, with paired tests and rank clusters (``judgekit/cli/compare.py``).
 * ``calibrate validity``, ``estimate``, ``plan``: defined in ``judgekit/cli/validity.py`` and
   ``judgekit/cli/estimate.py``, registered here.
 """
@@ -22,6 +24,7 @@ import pandas as pd
 import typer
 from rich.table import Table
 
+from judgekit.cli.compare import compare_command
 from judgekit.cli.estimate import estimate_command, plan_command
 from judgekit.cli.output import plain_console
 from judgekit.cli.root import app
@@ -301,3 +304,4 @@ def grid_command(
 calibrate_app.command("validity")(validity_command)
 calibrate_app.command("estimate")(estimate_command)
 calibrate_app.command("plan")(plan_command)
+calibrate_app.command("compare")(compare_command)
