@@ -98,17 +98,29 @@ class CompareResult:
 def _signature(files: list[Path], options: CompareOptions, kind: str) -> dict[str, Any]:
     data = {}
     for path in files:
-        target = path / ("segments.csv" if (path / "segments.csv").is_file() else "labels.csv") \
-            if path.is_dir() else path  # fmt: skip
+        target = (
+            path / ("segments.csv" if (path / "segments.csv").is_file() else "labels.csv")
+            if path.is_dir()
+            else path
+        )
         data[str(target)] = file_hash(target)
-    return Signature(pipeline="calibrate compare", parameters={"kind": kind, **options.parameters()},
-                     data=data, seed=options.seed).as_dict()  # fmt: skip
+    return Signature(
+        pipeline="calibrate compare",
+        parameters={"kind": kind, **options.parameters()},
+        data=data,
+        seed=options.seed,
+    ).as_dict()
 
 
 def _families(found, facet: str, options: CompareOptions, rows, pairs, table) -> None:
     for family in found:
-        r, p = build_family(family, facet, alpha=options.alpha, correction=options.correction,
-                            confidence=options.confidence)  # fmt: skip
+        r, p = build_family(
+            family,
+            facet,
+            alpha=options.alpha,
+            correction=options.correction,
+            confidence=options.confidence,
+        )
         rows += r
         pairs += p
         for j, value in family.values.items():
@@ -179,9 +191,16 @@ def compare_labels(human: SourceSpec, judges: list[SourceSpec], options: Compare
         part = LabelTable(humans.frame.loc[items], humans.source)
         keep = {str(i) for i in items}
         judged = {j: s[s.index.isin(keep)] for j, s in found.items()}
-        result = label_facet(judged, part, facet=facet, tie_policy=options.tie_policy,  # type: ignore[arg-type]
-                             n_resamples=options.n_resamples, confidence=options.confidence,
-                             seed=options.seed, permutations=options.permutations)  # fmt: skip
+        result = label_facet(
+            judged,
+            part,
+            facet=facet,
+            tie_policy=options.tie_policy,  # type: ignore[arg-type]
+            n_resamples=options.n_resamples,
+            confidence=options.confidence,
+            seed=options.seed,
+            permutations=options.permutations,
+        )
         tables[facet] = {}
         _families(result.families, facet, options, rows, pairs, tables[facet])
         rows += result.ceiling
@@ -216,8 +235,11 @@ def _segment_order(keys: pd.Series) -> list[str]:
 
 
 def _score_language(lp, human, judges: dict[str, Any], options: CompareOptions, notes):
-    systems = [s for s in dict.fromkeys(human.seg["system"])
-               if all(s in set(j.seg["system"]) for j in judges.values())]  # fmt: skip
+    systems = [
+        s
+        for s in dict.fromkeys(human.seg["system"])
+        if all(s in set(j.seg["system"]) for j in judges.values())
+    ]
     dropped = [s for s in systems if s in options.exclude_systems]
     systems = [s for s in systems if s not in options.exclude_systems]
     if dropped:
@@ -233,17 +255,22 @@ def _score_language(lp, human, judges: dict[str, Any], options: CompareOptions, 
             facets = read_docs(Path(docs))
         values = [facets.get(seg, {}).get(options.by) for seg in segments]
         if all(v is None for v in values):
-            raise InputError(human.path, f"no '{options.by}' for --by (a score table column, "
-                             "or --docs for MT-Metrics-Eval files)")  # fmt: skip
+            raise InputError(
+                human.path,
+                f"no '{options.by}' for --by (a score table column, "
+                "or --docs for MT-Metrics-Eval files)",
+            )
         parts = {}
         for k, v in enumerate(values):
             if v is not None:
                 parts.setdefault(f"{lp}:{v}" if lp else v, []).append(k)
     out = {}
     for facet, cols in parts.items():
-        cols = np.asarray(cols)
-        cut = lambda m: ScoreMatrix(m.seg[:, cols], m.sys)  # noqa: E731
-        out[facet] = (cut(h), {n: cut(m) for n, m in js.items()})
+        keep = np.asarray(cols)
+        out[facet] = (
+            ScoreMatrix(h.seg[:, keep], h.sys),
+            {n: ScoreMatrix(m.seg[:, keep], m.sys) for n, m in js.items()},
+        )
     return out
 
 
@@ -270,10 +297,17 @@ def compare_scores(human: SourceSpec, judges: list[SourceSpec], options: Compare
         if not per_lp[lp]:
             raise InputError(human_source.path, f"no judge for {lp or 'these scores'}")
         for facet, (h, js) in _score_language(lp, human_source, per_lp[lp], options, notes).items():
-            result = score_facet(h, js, facet=facet, levels=levels, n_resamples=options.n_resamples,
-                                 seed=options.seed, permutations=options.permutations,
-                                 spa_permutations=options.spa_permutations,
-                                 spa_seed=options.spa_seed)  # fmt: skip
+            result = score_facet(
+                h,
+                js,
+                facet=facet,
+                levels=levels,
+                n_resamples=options.n_resamples,
+                seed=options.seed,
+                permutations=options.permutations,
+                spa_permutations=options.spa_permutations,
+                spa_seed=options.spa_seed,
+            )
             tables[facet] = {}
             _families(result.families, facet, options, rows, pairs, tables[facet])
             counts[facet] = result.counts
@@ -298,8 +332,11 @@ def compare(human: str, judges: list[str], options: CompareOptions | None = None
     for spec in judge_specs:
         path = expand(spec, options.lps)[0][1]
         if path.exists() and is_score_path(path) != (kind == "scores"):
-            raise InputError(path, f"a {'label' if kind == 'scores' else 'score'} input among "
-                             f"{kind} judges: compare labels with labels, scores with scores")  # fmt: skip
+            raise InputError(
+                path,
+                f"a {'label' if kind == 'scores' else 'score'} input among "
+                f"{kind} judges: compare labels with labels, scores with scores",
+            )
     run = compare_scores if kind == "scores" else compare_labels
     if kind == "labels" and "item" not in options.levels:
         raise JudgekitError("label judges are compared at --level item")
@@ -307,5 +344,4 @@ def compare(human: str, judges: list[str], options: CompareOptions | None = None
         raise JudgekitError("score judges are compared at --level system or segment")
     rows, pairs, tables, counts, notes, files = run(human_spec, judge_specs, options)
     tests = facet_tests(tables) if len(tables) > 1 else []
-    return CompareResult(kind, rows, pairs, tests, counts, notes,
-                         _signature(files, options, kind))  # fmt: skip
+    return CompareResult(kind, rows, pairs, tests, counts, notes, _signature(files, options, kind))

@@ -10,7 +10,9 @@ A source is given as ``[NAME=]PATH`` (``--human``, ``--judge``); its kind is rea
   gives one label per item and judge, the verdict resolved across the two output orders by
   :func:`judgekit.metrics.pairwise.resolve_verdicts` (policy ``tie``: a position-inconsistent
   judge gets ``tie``, which never matches a gold 1 or 2; a verdict missing in an order leaves
-  the item unlabelled); as ``--human`` it gives the gold labels (rater ``gold``).
+  the item unlabelled); as ``--human`` it gives the gold labels (rater ``gold``). Its facets
+  are ``subset`` (``Adversarial/Neighbor``) and ``set`` (the part before ``/``: ``Natural``,
+  ``Adversarial``).
 * **scores** (:class:`ScoreSource`): an MT-Metrics-Eval v2 segment file ``*.seg.score.tsv``
   (:func:`judgekit.metrics.mteval.read_seg_scores`: per-system blocks in source order, ``None``
   missing; segments keyed by the position in the block), optionally with a system file
@@ -96,8 +98,9 @@ def parse_spec(text: str, option: str) -> SourceSpec:
     path, _, sys_path = rest.partition(",")
     if not path.strip():
         raise InputError(None, f"{text!r}: no path", field=option)
-    return SourceSpec(name and name.strip(), path.strip(), sys_path.strip() or None,
-                      rater.strip() or None)  # fmt: skip
+    return SourceSpec(
+        name and name.strip(), path.strip(), sys_path.strip() or None, rater.strip() or None
+    )
 
 
 def expand(spec: SourceSpec, lps: list[str]) -> list[tuple[str | None, Path, Path | None]]:
@@ -105,18 +108,31 @@ def expand(spec: SourceSpec, lps: list[str]) -> list[tuple[str | None, Path, Pat
     with the lp read from the file name (None when it has none)."""
     if "{lp}" not in spec.path and not (spec.sys and "{lp}" in spec.sys):
         match = LP_PATTERN.match(Path(spec.path).name)
-        return [(match.group(1) if match else None, Path(spec.path),
-                 Path(spec.sys) if spec.sys else None)]  # fmt: skip
+        return [
+            (
+                match.group(1) if match else None,
+                Path(spec.path),
+                Path(spec.sys) if spec.sys else None,
+            )
+        ]
     if not lps:
         raise InputError(None, f"{spec.path}: '{{lp}}' in a path needs --lp", field="--lp")
-    return [(lp, Path(spec.path.replace("{lp}", lp)),
-             Path(spec.sys.replace("{lp}", lp)) if spec.sys else None) for lp in lps]  # fmt: skip
+    return [
+        (
+            lp,
+            Path(spec.path.replace("{lp}", lp)),
+            Path(spec.sys.replace("{lp}", lp)) if spec.sys else None,
+        )
+        for lp in lps
+    ]
 
 
 def is_score_path(path: Path) -> bool:
     """True for score inputs (module doc): an MT-Metrics-Eval segment file, an errors run
     directory, or a table with ``system`` and ``score`` columns."""
-    if path.name.endswith(".seg.score.tsv") or (path.is_dir() and (path / "segments.csv").is_file()):
+    if path.name.endswith(".seg.score.tsv") or (
+        path.is_dir() and (path / "segments.csv").is_file()
+    ):
         return True
     if path.is_file() and path.suffix.lower() in (".csv", ".tsv", ".jsonl"):
         columns = read_table(path, default="csv").columns
@@ -144,10 +160,16 @@ def _verdict_table(path: Path) -> pd.DataFrame | None:
 
 
 def _verdict_source(path: Path, frame: pd.DataFrame, human: bool) -> LabelSource:
-    keys = [i if s is None or pd.isna(s) else f"{s}/{i}" for s, i in zip(frame["subset"], frame["item"], strict=True)]
+    keys = [
+        i if s is None or pd.isna(s) else f"{s}/{i}"
+        for s, i in zip(frame["subset"], frame["item"], strict=True)
+    ]
     frame = frame.assign(key=keys)
-    facets = {k: {"subset": str(s)} for k, s in zip(frame["key"], frame["subset"], strict=True)
-              if s is not None and not pd.isna(s)}  # fmt: skip
+    facets = {
+        k: {"subset": str(s), "set": str(s).split("/")[0]}
+        for k, s in zip(frame["key"], frame["subset"], strict=True)
+        if s is not None and not pd.isna(s)
+    }
     if human:
         gold = frame.drop_duplicates("key").set_index("key")["gold"].dropna()
         return LabelSource(path, {"gold": labels_as_text(gold)}, facets)
@@ -200,8 +222,11 @@ def read_labels(spec: SourceSpec, human: bool = False) -> LabelSource:
         elif spec.name in source.labels:
             source.labels = {spec.name: source.labels[spec.name]}
         else:
-            raise InputError(path, f"several raters ({', '.join(source.labels)}): pick one with "
-                             f"{spec.name}={spec.path}::RATER")  # fmt: skip
+            raise InputError(
+                path,
+                f"several raters ({', '.join(source.labels)}): pick one with "
+                f"{spec.name}={spec.path}::RATER",
+            )
     return source
 
 
@@ -213,16 +238,21 @@ def check_overlap(judge: str, labels: pd.Series, reference: pd.Series, path: Pat
     """
     human_labels = set(reference) - {TIE}
     if len(labels) and human_labels and not human_labels & set(labels):
-        raise InputError(path, f"no label in common with the humans (judge '{judge}': "
-                         f"{sorted(set(labels))[:5]}, humans: {sorted(human_labels)[:5]}); "
-                         "labels are compared as text")  # fmt: skip
+        raise InputError(
+            path,
+            f"no label in common with the humans (judge '{judge}': "
+            f"{sorted(set(labels))[:5]}, humans: {sorted(human_labels)[:5]}); "
+            "labels are compared as text",
+        )
 
 
 def _score_table(path: Path) -> tuple[pd.DataFrame, dict[str, dict[str, str]]]:
     table = read_table(path, default="csv")
     segment = next((c for c in SEGMENT_COLUMNS if c in table.columns), None)
     if segment is None:
-        raise InputError(path, f"a score table needs a segment column ({', '.join(SEGMENT_COLUMNS)})")
+        raise InputError(
+            path, f"a score table needs a segment column ({', '.join(SEGMENT_COLUMNS)})"
+        )
     extra = [c for c in table.columns if c not in ("system", segment, "score")]
     rows, facets = [], {}
     for line, row in table.rows:
@@ -230,10 +260,14 @@ def _score_table(path: Path) -> tuple[pd.DataFrame, dict[str, dict[str, str]]]:
         try:
             score = float("nan") if raw in (None, "", "None", "nan") else float(raw)
         except (TypeError, ValueError):
-            raise InputError(path, f"score {raw!r} is not a number", line=line, field="score") from None
+            raise InputError(
+                path, f"score {raw!r} is not a number", line=line, field="score"
+            ) from None
         key = str(row.get(segment)).strip()
         rows.append((str(row.get("system")).strip(), key, score))
-        facets.setdefault(key, {}).update({c: str(row[c]) for c in extra if row.get(c) not in (None, "")})
+        facets.setdefault(key, {}).update(
+            {c: str(row[c]) for c in extra if row.get(c) not in (None, "")}
+        )
     return pd.DataFrame(rows, columns=["system", "segment", "score"]), facets
 
 
@@ -242,7 +276,11 @@ def _errors_run(path: Path) -> pd.DataFrame:
     for column in ("system", "mqm", "status"):
         if column not in frame.columns:
             raise InputError(path / "segments.csv", f"missing column '{column}'", field=column)
-    key = frame["doc"].astype(str) + "/" + frame["seg_id"].astype(str) if "seg_id" in frame else frame["id"]
+    key = (
+        frame["doc"].astype(str) + "/" + frame["seg_id"].astype(str)
+        if "seg_id" in frame
+        else frame["id"]
+    )
     score = -pd.to_numeric(frame["mqm"], errors="coerce").where(frame["status"] == "ok")
     return pd.DataFrame({"system": frame["system"].astype(str), "segment": key, "score": score})
 

@@ -82,26 +82,53 @@ def _points(pairs: pd.DataFrame, coded: _Coded, tie_policy: TiePolicy) -> dict[s
     scorer = ReferenceScorer(pairs, tie_policy)
     out = {m: scorer.metric(m) for m in ("accuracy", "macro_f1", "kappa")}
     frame = pd.DataFrame({"r": pairs["reference"].to_numpy(), "j": pairs["label"].to_numpy()})
-    out["ac1"] = float(gwet_ac1(frame, categories=coded.universe).value) if len(frame) > 1 else np.nan
+    out["ac1"] = (
+        float(gwet_ac1(frame, categories=coded.universe).value) if len(frame) > 1 else np.nan
+    )
     return out
 
 
-def _ceiling(humans: LabelTable, items: list[str], tie_policy: TiePolicy, facet: str,
-             n_resamples: int, confidence: float, seed: int) -> tuple[list[Row], str]:  # fmt: skip
+def _ceiling(
+    humans: LabelTable,
+    items: list[str],
+    tie_policy: TiePolicy,
+    facet: str,
+    n_resamples: int,
+    confidence: float,
+    seed: int,
+) -> tuple[list[Row], str]:
     if humans.n_raters < 2:
         return [], "human ceiling: one human rater, no held-out human to compare"
     frame = humans.frame.loc[[i for i in humans.frame.index if str(i) in set(items)]]
     try:
-        report = human_ceiling(LabelTable(frame, humans.source), tie_policy=tie_policy,
-                               ci=n_resamples > 0, n_resamples=n_resamples,
-                               confidence=confidence, seed=seed, metrics=CELL_METRICS)  # fmt: skip
+        report = human_ceiling(
+            LabelTable(frame, humans.source),
+            tie_policy=tie_policy,
+            ci=n_resamples > 0,
+            n_resamples=n_resamples,
+            confidence=confidence,
+            seed=seed,
+            metrics=CELL_METRICS,
+        )
     except JudgekitError as exc:
         return [], f"human ceiling: {exc}"
     rows = []
     for name, est in report.humans.items():
         low, high = est.ci if est.ci else (None, None)
-        rows.append(Row(HUMAN_CEILING, facet, LEVEL, name, est.value, low, high, None,
-                        report.n_items, f"{report.n_rows} (human, item) rows"))  # fmt: skip
+        rows.append(
+            Row(
+                HUMAN_CEILING,
+                facet,
+                LEVEL,
+                name,
+                est.value,
+                low,
+                high,
+                None,
+                report.n_items,
+                f"{report.n_rows} (human, item) rows",
+            )
+        )
     return rows, ""
 
 
@@ -125,18 +152,24 @@ def label_facet(
     perm = permutations or PermutationSettings()
     reference = majority_vote(humans)
     items = [i for i in reference.index if all(i in j.index for j in judges.values())]
-    notes = [f"{name}: {len(reference.index.difference(j.index))} human-labelled items not "
-             "labelled (left out for every judge)" for name, j in judges.items()
-             if len(reference.index.difference(j.index))]  # fmt: skip
+    notes = [
+        f"{name}: {len(reference.index.difference(j.index))} human-labelled items not "
+        "labelled (left out for every judge)"
+        for name, j in judges.items()
+        if len(reference.index.difference(j.index))
+    ]
     if not items:
         raise JudgekitError(f"{facet}: no item is labelled by the humans and every judge")
     n_ties = int((reference[items] == TIE).sum())
-    base = apply_ties(pd.DataFrame({"item": items, "reference": reference[items].to_numpy()}),
-                      tie_policy)  # fmt: skip
+    base = apply_ties(
+        pd.DataFrame({"item": items, "reference": reference[items].to_numpy()}), tie_policy
+    )
     if base.empty:
         raise JudgekitError(f"{facet}: every item shared by the judges is a human tie")
-    pairs = {j: base.assign(label=labels[base["item"]].to_numpy()).reset_index(drop=True)
-             for j, labels in judges.items()}  # fmt: skip
+    pairs = {
+        j: base.assign(label=labels[base["item"]].to_numpy()).reset_index(drop=True)
+        for j, labels in judges.items()
+    }
     coded = _Coded(pairs, tie_policy)
     points = {j: _points(p, coded, tie_policy) for j, p in pairs.items()}
     n = len(base)
@@ -161,11 +194,18 @@ def label_facet(
         def delta(a: str, b: str, name: str = name):
             return dists[a][name] - dists[b][name]
 
-        families.append(Family(
-            LEVEL, name, {j: points[j][name] for j in judges},
-            {j: dists[j].get(name) for j in judges}, test, n,
-            delta_dist=delta if weights is not None else None,
-        ))  # fmt: skip
-    ceiling, note = _ceiling(humans, list(base["item"]), tie_policy, facet, n_resamples,
-                             confidence, seed)  # fmt: skip
+        families.append(
+            Family(
+                LEVEL,
+                name,
+                {j: points[j][name] for j in judges},
+                {j: dists[j].get(name) for j in judges},
+                test,
+                n,
+                delta_dist=delta if weights is not None else None,
+            )
+        )
+    ceiling, note = _ceiling(
+        humans, list(base["item"]), tie_policy, facet, n_resamples, confidence, seed
+    )
     return LabelFacet(families, ceiling, n, n_ties, notes + ([note] if note else []))

@@ -58,15 +58,20 @@ def print_compare(result: CompareResult, console: Any) -> None:
             view.add_column(name, justify="right")
         cells = {(r.judge, r.statistic): r for r in rows}
         for judge in judges:
-            view.add_row(judge, *(_cell(cells[judge, s]) if (judge, s) in cells else "-"
-                                  for s in statistics))  # fmt: skip
+            view.add_row(
+                judge, *(_cell(cells[judge, s]) if (judge, s) in cells else "-" for s in statistics)
+            )
         console.print(view)
     for test in result.facet_tests:
         values = ", ".join(f"{f} {v:.3f}" for f, v in test.values.items())
-        q = f"Q = {test.q:.2f}, df = {test.df}, p = {test.p_value:.3g}" if test.q is not None \
-            else "no test (a facet value has no bootstrap spread)"  # fmt: skip
-        console.print(f"facet difference, {test.judge} {test.level} {test.statistic}: "
-                      f"{values}; {q}")  # fmt: skip
+        q = (
+            f"Q = {test.q:.2f}, df = {test.df}, p = {test.p_value:.3g}"
+            if test.q is not None
+            else "no test (a facet value has no bootstrap spread)"
+        )
+        console.print(
+            f"facet difference, {test.judge} {test.level} {test.statistic}: {values}; {q}"
+        )
     for note in result.notes:
         console.print(f"note: {note}")
     console.print("signature: " + Signature(**result.signature).format())
@@ -80,10 +85,14 @@ def plot_compare(result: CompareResult, path: Path) -> Path:
     facets = list(dict.fromkeys(p[0] for p in panels))
     stats = list(dict.fromkeys((p[1], p[2]) for p in panels))
     judges = list(dict.fromkeys(r.judge for r in result.rows if r.judge != HUMAN_CEILING))
-    fig, axes = plt.subplots(len(facets), len(stats), squeeze=False,
-                             figsize=(2.8 * len(stats) + 1.5, 0.32 * len(judges) * len(facets) + 1.6))  # fmt: skip
+    fig, axes = plt.subplots(
+        len(facets),
+        len(stats),
+        squeeze=False,
+        figsize=(2.8 * len(stats) + 1.5, 0.32 * len(judges) * len(facets) + 1.6),
+    )
     colours = plt.get_cmap("tab10")
-    for (facet, level, name) in panels:
+    for facet, level, name in panels:
         ax = axes[facets.index(facet)][stats.index((level, name))]
         rows = [r for r in result.rows if (r.facet, r.level, r.statistic) == (facet, level, name)]
         for k, judge in enumerate(judges):
@@ -95,8 +104,14 @@ def plot_compare(result: CompareResult, path: Path) -> Path:
             if row.ci_low is not None:
                 err = [[max(row.value - row.ci_low, 0)], [max(row.ci_high - row.value, 0)]]
             ax.errorbar(row.value, k, xerr=err, fmt="o", color=colour, capsize=2)
-            ax.annotate(f"#{row.rank}", (row.value, k), textcoords="offset points",
-                        xytext=(4, 4), fontsize=7, color=colour)  # fmt: skip
+            ax.annotate(
+                f"#{row.rank}",
+                (row.value, k),
+                textcoords="offset points",
+                xytext=(4, 4),
+                fontsize=7,
+                color=colour,
+            )
         ceiling = next((r for r in rows if r.judge == HUMAN_CEILING), None)
         if ceiling is not None and ceiling.value is not None:
             ax.axvline(ceiling.value, linestyle="--", color="grey", linewidth=1)
@@ -105,8 +120,9 @@ def plot_compare(result: CompareResult, path: Path) -> Path:
         ax.invert_yaxis()
         ax.set_title(f"{facet} · {name}", fontsize=8)
         ax.tick_params(axis="x", labelsize=7)
-    fig.suptitle("Judges vs humans: value, 95% CI, cluster (#1 = best; dashed: human ceiling)",
-                 fontsize=9)  # fmt: skip
+    fig.suptitle(
+        "Judges vs humans: value, 95% CI, cluster (#1 = best; dashed: human ceiling)", fontsize=9
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -123,8 +139,9 @@ def write_compare(result: CompareResult, out: Path) -> list[Path]:
     written = [out / f for f in FILES]
     if result.facet_tests:
         frame = pd.DataFrame([t.to_dict() for t in result.facet_tests])
-        frame["values"] = [";".join(f"{k}={v}" for k, v in t.values.items())
-                           for t in result.facet_tests]  # fmt: skip
+        frame["values"] = [
+            ";".join(f"{k}={v}" for k, v in t.values.items()) for t in result.facet_tests
+        ]
         frame.to_csv(out / "compare_facets.csv", index=False)
         written.append(out / "compare_facets.csv")
     plot_compare(result, out / "compare.png")

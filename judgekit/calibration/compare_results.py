@@ -110,9 +110,20 @@ def build_family(
             low = high = None
             if family.delta_dist is not None:
                 low, high = _ci(family.delta_dist(a, b), confidence)
-            pairs.append(Pair(a, b, facet, family.level, family.statistic, result.delta,
-                              result.p_value, ci_low=low, ci_high=high,
-                              n_permutations=result.n_permutations))  # fmt: skip
+            pairs.append(
+                Pair(
+                    a,
+                    b,
+                    facet,
+                    family.level,
+                    family.statistic,
+                    result.delta,
+                    result.p_value,
+                    ci_low=low,
+                    ci_high=high,
+                    n_permutations=result.n_permutations,
+                )
+            )
     raw = {(p.a, p.b): p.p_value for p in pairs}
     adjusted = adjust(raw, correction)
     for p in pairs:
@@ -121,8 +132,20 @@ def build_family(
     rows = []
     for judge in order:
         low, high = _ci(family.dists.get(judge), confidence)
-        rows.append(Row(judge, facet, family.level, family.statistic, family.values[judge],
-                        low, high, ranks[judge], family.n, family.notes.get(judge, "")))  # fmt: skip
+        rows.append(
+            Row(
+                judge,
+                facet,
+                family.level,
+                family.statistic,
+                family.values[judge],
+                low,
+                high,
+                ranks[judge],
+                family.n,
+                family.notes.get(judge, ""),
+            )
+        )
     return rows, pairs
 
 
@@ -160,8 +183,10 @@ def facet_tests(
         if len(found) < 2:
             continue
         values = {f: float(v) for f, (v, _) in found.items()}
-        se = {f: float(np.nanstd(d, ddof=1)) if d is not None else math.nan
-              for f, (_, d) in found.items()}  # fmt: skip
+        se = {
+            f: float(np.nanstd(d, ddof=1)) if d is not None else math.nan
+            for f, (_, d) in found.items()
+        }
         q = p = None
         if all(math.isfinite(s) and s > 0 for s in se.values()):
             w = np.array([1 / se[f] ** 2 for f in values])
@@ -170,6 +195,7 @@ def facet_tests(
             q = float((w * (theta - mean) ** 2).sum())
             p = float(stats.chi2.sf(q, len(values) - 1))
         spread = max(values.values()) - min(values.values())
-        out.append(FacetTest(*key, values=values, spread=spread, q=q, df=len(values) - 1,
-                             p_value=p))  # fmt: skip
+        out.append(
+            FacetTest(*key, values=values, spread=spread, q=q, df=len(values) - 1, p_value=p)
+        )
     return out

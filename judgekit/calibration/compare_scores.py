@@ -105,8 +105,9 @@ def _segment_means(side: ScoreMatrix, mask: np.ndarray, weights: np.ndarray) -> 
         return (sums / (mask.astype(float) @ weights.T)).T  # (R, S)
 
 
-def _system_families(human: ScoreMatrix, judges: dict[str, ScoreMatrix], mask: np.ndarray,
-                     s: _Settings) -> tuple[list[Family], list[str]]:  # fmt: skip
+def _system_families(
+    human: ScoreMatrix, judges: dict[str, ScoreMatrix], mask: np.ndarray, s: _Settings
+) -> tuple[list[Family], list[str]]:
     keep = mask.any(axis=1)
     vectors = {j: _system_vectors(m, mask)[keep] for j, m in judges.items()}
     h = _system_vectors(human, mask)[keep]
@@ -131,19 +132,30 @@ def _system_families(human: ScoreMatrix, judges: dict[str, ScoreMatrix], mask: n
             dists[j] = {name: fn(x, y) for name, fn in fns.items()}
     families = []
     for name, fn in fns.items():
+
         def test(a: str, b: str, fn=fn, name=name):
             rng = pair_rng(s.perm.seed, s.facet, "system", name, a, b)
-            return swap_test(lambda x: fn(x, h), zscore(vectors[a]), zscore(vectors[b]), s.perm, rng)
+            return swap_test(
+                lambda x: fn(x, h), zscore(vectors[a]), zscore(vectors[b]), s.perm, rng
+            )
 
         values = {j: float(fn(v[None], h)[0]) for j, v in vectors.items()}
-        families.append(Family("system", name, values, {j: dists[j].get(name) for j in judges},
-                               test, int(h.size)))  # fmt: skip
+        families.append(
+            Family(
+                "system", name, values, {j: dists[j].get(name) for j in judges}, test, int(h.size)
+            )
+        )
     families.append(_spa_family(human, judges, mask[rows], rows, s))
     return families, notes
 
 
-def _spa_family(human: ScoreMatrix, judges: dict[str, ScoreMatrix], sub: np.ndarray,
-                rows: np.ndarray, s: _Settings) -> Family:  # fmt: skip
+def _spa_family(
+    human: ScoreMatrix,
+    judges: dict[str, ScoreMatrix],
+    sub: np.ndarray,
+    rows: np.ndarray,
+    s: _Settings,
+) -> Family:
     columns = np.flatnonzero(sub.all(axis=0))
     if columns.size < 2:
         raise JudgekitError(f"{s.facet}: SPA needs segments scored for every system")
@@ -154,6 +166,7 @@ def _spa_family(human: ScoreMatrix, judges: dict[str, ScoreMatrix], sub: np.ndar
     shape = hs.shape
     values = {j: float(spa_from_p(p_h, pairwise_p_values(v, signs))) for j, v in js.items()}
     dists: dict[str, np.ndarray | None] = {j: None for j in judges}  # no CI (module doc)
+
     def stat(x: np.ndarray) -> np.ndarray:
         return spa_from_p(p_h, pairwise_p_values(x.reshape(-1, *shape), signs))
 
@@ -184,8 +197,9 @@ def _resample_groups(per_group: np.ndarray, n_resamples: int, seed: int) -> np.n
     return (w @ defined) / defined.size
 
 
-def _segment_families(human: ScoreMatrix, judges: dict[str, ScoreMatrix], mask: np.ndarray,
-                      s: _Settings) -> tuple[list[Family], dict[str, float]]:  # fmt: skip
+def _segment_families(
+    human: ScoreMatrix, judges: dict[str, ScoreMatrix], mask: np.ndarray, s: _Settings
+) -> tuple[list[Family], dict[str, float]]:
     h = human.seg[mask]
     js = {j: m.seg[mask] for j, m in judges.items()}
     groups = np.nonzero(mask)[1]
@@ -212,11 +226,17 @@ def _segment_families(human: ScoreMatrix, judges: dict[str, ScoreMatrix], mask: 
                 index = np.stack(cells)[draws].reshape(s.n_resamples, -1)
                 boot = tau_b_resampled(x, h, index)
             else:
-                boot = np.array([tau_b_resampled(x, h, np.concatenate([cells[k] for k in d])[None])[0]
-                                 for d in draws])  # fmt: skip
-            dists[j] = {"tau_b": boot,
-                        "tau_b_item": _resample_groups(taus[j], s.n_resamples, s.seed),
-                        "acc_eq": _resample_groups(shares[j], s.n_resamples, s.seed)}  # fmt: skip
+                boot = np.array(
+                    [
+                        tau_b_resampled(x, h, np.concatenate([cells[k] for k in d])[None])[0]
+                        for d in draws
+                    ]
+                )
+            dists[j] = {
+                "tau_b": boot,
+                "tau_b_item": _resample_groups(taus[j], s.n_resamples, s.seed),
+                "acc_eq": _resample_groups(shares[j], s.n_resamples, s.seed),
+            }
     z = {j: zscore(x) for j, x in js.items()}
     stat_fns = {
         "tau_b": (lambda x: tau_b_rows(x, h), z),
@@ -225,13 +245,15 @@ def _segment_families(human: ScoreMatrix, judges: dict[str, ScoreMatrix], mask: 
     }
     families = []
     for name, (fn, units) in stat_fns.items():
+
         def test(a: str, b: str, fn=fn, units=units, name=name):
             rng = pair_rng(s.perm.seed, s.facet, "segment", name, a, b)
             return swap_test(fn, units[a], units[b], s.perm, rng)
 
         n = int(h.size) if name == "tau_b" else int(bounds.size - 1)
-        family = Family("segment", name, values[name], {j: dists[j].get(name) for j in judges},
-                        test, n)  # fmt: skip
+        family = Family(
+            "segment", name, values[name], {j: dists[j].get(name) for j in judges}, test, n
+        )
         if name == "acc_eq":
             family.notes = {j: f"epsilon {e:.4g}" for j, e in epsilons.items()}
         families.append(family)
@@ -266,10 +288,14 @@ def score_facet(
         mask &= ~np.isnan(m.seg)
     if not mask.any():
         raise JudgekitError(f"{facet}: no segment scored by the humans and every judge")
-    settings = _Settings(facet, n_resamples, seed, permutations or PermutationSettings(),
-                         spa_permutations, spa_seed)  # fmt: skip
-    counts = {"systems": int(mask.any(axis=1).sum()), "segments": int(mask.any(axis=0).sum()),
-              "cells": int(mask.sum())}  # fmt: skip
+    settings = _Settings(
+        facet, n_resamples, seed, permutations or PermutationSettings(), spa_permutations, spa_seed
+    )
+    counts = {
+        "systems": int(mask.any(axis=1).sum()),
+        "segments": int(mask.any(axis=0).sum()),
+        "cells": int(mask.sum()),
+    }
     families: list[Family] = []
     notes: list[str] = []
     epsilons: dict[str, float] = {}

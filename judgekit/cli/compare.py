@@ -28,28 +28,39 @@ def _split(values: list[str]) -> list[str]:
 
 
 def compare_command(
-    human: str = typer.Option(..., help="Human side: labels file or run directory, pairwise "
-                              "verdict table (its gold labels), or scores (SEG[,SYS])."),
+    human: str = typer.Option(
+        ...,
+        help="Human side: labels file or run directory, pairwise "
+        "verdict table (its gold labels), or scores (SEG[,SYS]).",
+    ),
     judge: list[str] = typer.Option(..., "--judge", help=JUDGE_HELP),
-    by: str | None = typer.Option(None, help="Facet: a column of the label file (language, "
-                                  "subset, domain...), language (score files), domain (--docs)."),
-    level: list[str] = typer.Option([], help="item (labels), system, segment (scores); "
-                                    "default: all that apply. Repeatable."),
+    by: str | None = typer.Option(
+        None,
+        help="Facet: a column of the label file (language, "
+        "subset, domain...), language (score files), domain (--docs).",
+    ),
+    level: list[str] = typer.Option(
+        [], help="item (labels), system, segment (scores); default: all that apply. Repeatable."
+    ),
     lp: list[str] = typer.Option([], help="Language pairs for '{lp}' in paths (en-de,zh-en)."),
-    docs: str | None = typer.Option(None, help="MT-Metrics-Eval docs file (domain<TAB>doc a "
-                                    "line) for --by domain; '{lp}' allowed."),
+    docs: str | None = typer.Option(
+        None,
+        help="MT-Metrics-Eval docs file (domain<TAB>doc a line) for --by domain; '{lp}' allowed.",
+    ),
     tie_policy: str = typer.Option("exclude", help="Human ties: exclude|error|own_class."),
     n_resamples: int = typer.Option(1000, help="Bootstrap resamples for the CIs (0 = none)."),
     permutations: int = typer.Option(1000, help="Permutations per paired test (0 = none)."),
-    early_stop: bool = typer.Option(True, help="Stop a test early (blocks of 100, p < 0.02 "
-                                    "or p > 0.5), as the WMT23 tasks did."),
+    early_stop: bool = typer.Option(
+        True, help="Stop a test early (blocks of 100, p < 0.02 or p > 0.5), as the WMT23 tasks did."
+    ),
     alpha: float = typer.Option(0.05, help="Significance level of the clusters."),
     correction: str = typer.Option("none", help="Multiplicity: none (WMT) | holm | bonferroni."),
     seed: int = typer.Option(0, help="Seed of the bootstrap and the permutations."),
     confidence: float = typer.Option(0.95, help="CI level."),
-    exclude_systems: str = typer.Option(",".join(("refA", "synthetic_ref")),
-                                        help="Systems left out (WMT23: the reference, "
-                                        "synthetic_ref)."),
+    exclude_systems: str = typer.Option(
+        ",".join(("refA", "synthetic_ref")),
+        help="Systems left out (WMT23: the reference, synthetic_ref).",
+    ),
     all_systems: bool = typer.Option(False, "--all-systems", help="Keep every system."),
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     out: Path | None = typer.Option(None, help="Write compare.json, CSVs and compare.png here."),
@@ -64,22 +75,34 @@ def compare_command(
     from judgekit.metrics.perm_both import PermutationSettings
 
     levels = tuple(_split(level)) or LEVELS
-    for name, value, choices in (("--level", levels, LEVELS), ("--tie-policy", (tie_policy,),
-                                 TIE_POLICIES), ("--correction", (correction,), CORRECTIONS)):  # fmt: skip
+    for name, value, choices in (
+        ("--level", levels, LEVELS),
+        ("--tie-policy", (tie_policy,), TIE_POLICIES),
+        ("--correction", (correction,), CORRECTIONS),
+    ):
         bad = [v for v in value if v not in choices]
         if bad:
-            raise InputError(None, f"unknown {name} {bad[0]!r} (use {', '.join(choices)})",
-                             field=name)  # fmt: skip
+            raise InputError(
+                None, f"unknown {name} {bad[0]!r} (use {', '.join(choices)})", field=name
+            )
     if permutations < 0 or n_resamples < 0:
         raise InputError(None, "--permutations and --n-resamples must be >= 0")
     options = CompareOptions(
-        levels=levels, by=by, lps=_split(lp), docs=docs, tie_policy=tie_policy,
-        n_resamples=n_resamples, confidence=confidence, seed=seed,
-        permutations=PermutationSettings(n_permutations=permutations, early_stop=early_stop,
-                                         seed=seed),
-        alpha=alpha, correction=correction,
+        levels=levels,
+        by=by,
+        lps=_split(lp),
+        docs=docs,
+        tie_policy=tie_policy,
+        n_resamples=n_resamples,
+        confidence=confidence,
+        seed=seed,
+        permutations=PermutationSettings(
+            n_permutations=permutations, early_stop=early_stop, seed=seed
+        ),
+        alpha=alpha,
+        correction=correction,
         exclude_systems=() if all_systems else tuple(_split([exclude_systems])),
-    )  # fmt: skip
+    )
     result = compare(human, judge, options)
     if json_out:
         from judgekit.data.jsonfile import json_safe

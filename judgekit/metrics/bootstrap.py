@@ -75,9 +75,7 @@ def resample_weights(n_items: int, n_resamples: int, seed: int) -> np.ndarray:
     return counts.reshape(n_resamples, n_items)
 
 
-def percentile_ci(
-    distribution: np.ndarray, confidence: float = 0.95
-) -> tuple[float, float] | None:
+def percentile_ci(distribution: np.ndarray, confidence: float = 0.95) -> tuple[float, float] | None:
     """The percentile interval (Efron & Tibshirani 1993, ch. 13) of a bootstrap distribution;
     NaN replicates are dropped; None when none is left."""
     values = np.asarray(distribution, dtype=float)

@@ -6,8 +6,9 @@ The point estimates are scikit-learn's (``accuracy_score``, ``f1_score(average="
 (:func:`judgekit.metrics.agreement.gwet_ac1`, the two "raters" being the reference and the
 label). Bootstrap replicates are computed from the weighted confusion matrix with the same
 formulas (:func:`cell_metrics`, checked against sklearn with ``sample_weight`` and against
-irrCAC in the tests): sklearn's per-call validation would make 1000 resamples take minutes. Several rows may share an item (the pooled human ceiling); a resample draws items,
-and all of an item's rows move together.
+irrCAC in the tests): sklearn's per-call validation would make 1000 resamples take minutes.
+Several rows may share an item (the pooled human ceiling); a resample draws items, and all of
+an item's rows move together.
 """
 
 from __future__ import annotations

@@ -143,16 +143,21 @@ def tau_b_resampled(judge: np.ndarray, human: np.ndarray, index: np.ndarray) -> 
     """tau-b of ``judge[index[r]]`` against ``human[index[r]]`` for every row r of ``index``
     (shape (B, m), int, repeats allowed: a bootstrap); returns shape (B,)."""
     return _rows_resampled(
-        np.asarray(judge, dtype=float), np.asarray(human, dtype=float),
+        np.asarray(judge, dtype=float),
+        np.asarray(human, dtype=float),
         np.ascontiguousarray(index, dtype=np.int64),
-    )  # fmt: skip
+    )
 
 
 @numba.njit(parallel=True, cache=True)
 def _grouped_rows(
-    judges: np.ndarray, human_sign: np.ndarray, first: np.ndarray, second: np.ndarray,
-    bounds: np.ndarray, human_ties: np.ndarray,
-) -> np.ndarray:  # fmt: skip
+    judges: np.ndarray,
+    human_sign: np.ndarray,
+    first: np.ndarray,
+    second: np.ndarray,
+    bounds: np.ndarray,
+    human_ties: np.ndarray,
+) -> np.ndarray:
     n_groups = bounds.size - 1
     out = np.empty(judges.shape[0])
     for r in numba.prange(judges.shape[0]):
@@ -198,8 +203,11 @@ def group_pairs(groups: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     if not firsts:
         empty = np.empty(0, dtype=np.int64)
         return empty, empty, np.zeros(1, dtype=np.int64)
-    return (np.concatenate(firsts).astype(np.int64), np.concatenate(seconds).astype(np.int64),
-            np.asarray(bound, dtype=np.int64))  # fmt: skip
+    return (
+        np.concatenate(firsts).astype(np.int64),
+        np.concatenate(seconds).astype(np.int64),
+        np.asarray(bound, dtype=np.int64),
+    )
 
 
 def grouped_tau_b_rows(judges: np.ndarray, human: np.ndarray, groups: np.ndarray) -> np.ndarray:
@@ -211,6 +219,10 @@ def grouped_tau_b_rows(judges: np.ndarray, human: np.ndarray, groups: np.ndarray
     sign = np.sign(human[first] - human[second])
     ties = np.add.reduceat((sign == 0).astype(np.int64), bounds[:-1]) if first.size else sign
     return _grouped_rows(
-        np.ascontiguousarray(np.atleast_2d(judges), dtype=float), sign, first, second,
-        bounds, np.asarray(ties, dtype=np.int64),
-    )  # fmt: skip
+        np.ascontiguousarray(np.atleast_2d(judges), dtype=float),
+        sign,
+        first,
+        second,
+        bounds,
+        np.asarray(ties, dtype=np.int64),
+    )
