@@ -17,7 +17,7 @@ import re
 from importlib import resources
 from typing import Any
 
-SCRIPTS = ("core.js", "items.js", "compare.js")  # one classic script, in this order
+SCRIPTS = ("core.js", "items.js", "compare.js", "clusters.js")  # one classic script, in order
 _PLACEHOLDER = re.compile(r"\{\{([A-Z]+)\}\}")
 
 
