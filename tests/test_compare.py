@@ -27,9 +27,11 @@ from judgekit.metrics.classification import cell_metrics
 from judgekit.metrics.clusters import rank_clusters
 from judgekit.metrics.correlation import pair_counts
 from judgekit.metrics.kendall_fast import (
+    GroupedTau,
+    HybridTau,
+    WeightedTau,
     group_pairs,
     grouped_tau_b_rows,
-    tau_b_resampled,
     tau_b_rows,
 )
 from judgekit.metrics.meta_eval import (
@@ -78,16 +80,28 @@ def test_tau_b_kernels_match_scipy_with_ties():
     judges = RNG.integers(0, 8, (6, 300)).astype(float)
     expected = [stats.kendalltau(j, human, variant="b").statistic for j in judges]
     assert tau_b_rows(judges, human) == pytest.approx(expected, abs=1e-12)
-    index = RNG.integers(0, 300, (4, 300))
-    boot = tau_b_resampled(judges[0], human, index)
+    index = RNG.integers(0, 300, (4, 300))  # a bootstrap: the items drawn, as weights
+    weights = np.stack([np.bincount(i, minlength=300) for i in index])
+    boot = WeightedTau(judges[0], human)(weights)
     assert boot == pytest.approx(
         [stats.kendalltau(judges[0][i], human[i]).statistic for i in index], abs=1e-12
     )
+    swap = RNG.integers(0, 2, (5, 300)).astype(bool)  # the two hybrids of a permutation test
+    left, right = HybridTau(judges[0], judges[1], human)(swap)
+    assert left == pytest.approx(tau_b_rows(np.where(swap, judges[1], judges[0]), human))
+    assert right == pytest.approx(tau_b_rows(np.where(swap, judges[0], judges[1]), human))
     groups = np.repeat(np.arange(30), 10)
     per_group = [
         [stats.kendalltau(j[groups == g], human[groups == g]).statistic for g in range(30)]
         for j in judges
     ]
+    left, right = GroupedTau(human, groups).hybrids(judges[0], judges[1])(swap)
+    assert left == pytest.approx(
+        grouped_tau_b_rows(np.where(swap, judges[1], judges[0]), human, groups)
+    )
+    assert right == pytest.approx(
+        grouped_tau_b_rows(np.where(swap, judges[0], judges[1]), human, groups)
+    )
     assert grouped_tau_b_rows(judges, human, groups) == pytest.approx(
         [np.nanmean(p) for p in per_group], abs=1e-12
     )

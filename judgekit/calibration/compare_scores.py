@@ -35,15 +35,17 @@ from judgekit.calibration.compare_results import Family
 from judgekit.errors import JudgekitError
 from judgekit.metrics.bootstrap import resample_weights
 from judgekit.metrics.kendall_fast import (
+    GroupedTau,
+    HybridTau,
+    WeightedTau,
     group_pairs,
-    grouped_tau_b_rows,
-    tau_b_resampled,
     tau_b_rows,
 )
 from judgekit.metrics.meta_eval import (
     SPA_PERMUTATIONS,
     SPA_SEED,
     acc_eq_pairs,
+    complementary_p_values,
     pairwise_accuracy_rows,
     pairwise_p_values,
     pearson_rows,
@@ -51,7 +53,12 @@ from judgekit.metrics.meta_eval import (
     spa_signs,
     zscore,
 )
-from judgekit.metrics.perm_both import PermutationSettings, pair_rng, swap_test
+from judgekit.metrics.perm_both import (
+    PermutationSettings,
+    linear_swap_test,
+    pair_rng,
+    swap_test,
+)
 from judgekit.metrics.tie_calibration import tie_calibration
 
 SYSTEM_STATS = ("pearson", "pairwise_accuracy", "spa")
@@ -173,7 +180,14 @@ def _spa_family(
     def test(a: str, b: str):
         rng = pair_rng(s.perm.seed, s.facet, "system", "spa", a, b)
         za, zb = zscore(js[a].ravel()), zscore(js[b].ravel())
-        return swap_test(stat, za, zb, s.perm, rng)
+        total = (za + zb).reshape(shape)
+
+        def both(swap: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            left = np.where(swap, zb, za).reshape(-1, *shape)
+            p_left, p_right = complementary_p_values(left, total, signs)
+            return spa_from_p(p_h, p_left), spa_from_p(p_h, p_right)
+
+        return swap_test(stat, za, zb, s.perm, rng, pair_stat=both)
 
     family = Family("system", "spa", values, dists, test, int(shape[0]))
     family.notes = {j: f"over {columns.size} segments" for j in judges}
@@ -200,9 +214,10 @@ def _resample_groups(per_group: np.ndarray, n_resamples: int, seed: int) -> np.n
 def _segment_families(
     human: ScoreMatrix, judges: dict[str, ScoreMatrix], mask: np.ndarray, s: _Settings
 ) -> tuple[list[Family], dict[str, float]]:
-    h = human.seg[mask]
-    js = {j: m.seg[mask] for j, m in judges.items()}
-    groups = np.nonzero(mask)[1]
+    cells = mask.T  # segment-major: a segment's cells side by side (the grouped kernels' memory)
+    h = human.seg.T[cells]
+    js = {j: m.seg.T[cells] for j, m in judges.items()}
+    groups = np.nonzero(cells)[0]
     first, second, bounds = group_pairs(groups)
     epsilons, credits = {}, {}
     for j, x in js.items():
@@ -218,38 +233,32 @@ def _segment_families(
     }
     dists: dict[str, dict[str, np.ndarray]] = {j: {} for j in judges}
     if s.n_resamples:
-        cells = [np.flatnonzero(groups == g) for g in range(mask.shape[1]) if mask[:, g].any()]
-        draws = np.random.default_rng(s.seed).integers(0, len(cells), (s.n_resamples, len(cells)))
-        sizes = {c.size for c in cells}
+        segments, cell_segment = np.unique(groups, return_inverse=True)
+        cell_weights = resample_weights(segments.size, s.n_resamples, s.seed)[:, cell_segment]
         for j, x in js.items():
-            if len(sizes) == 1:  # every segment has the same systems: one index row a resample
-                index = np.stack(cells)[draws].reshape(s.n_resamples, -1)
-                boot = tau_b_resampled(x, h, index)
-            else:
-                boot = np.array(
-                    [
-                        tau_b_resampled(x, h, np.concatenate([cells[k] for k in d])[None])[0]
-                        for d in draws
-                    ]
-                )
             dists[j] = {
-                "tau_b": boot,
+                "tau_b": WeightedTau(x, h)(cell_weights),  # segments resampled, systems with them
                 "tau_b_item": _resample_groups(taus[j], s.n_resamples, s.seed),
                 "acc_eq": _resample_groups(shares[j], s.n_resamples, s.seed),
             }
     z = {j: zscore(x) for j, x in js.items()}
-    stat_fns = {
-        "tau_b": (lambda x: tau_b_rows(x, h), z),
-        "tau_b_item": (lambda x: grouped_tau_b_rows(x, h, groups), z),
-        "acc_eq": (lambda x: np.asarray(x, dtype=float) @ weights, credits),
-    }
+    grouped = GroupedTau(h, groups)
+
+    def test_tau(a: str, b: str):
+        rng = pair_rng(s.perm.seed, s.facet, "segment", "tau_b", a, b)
+        both = HybridTau(z[a], z[b], h)
+        return swap_test(lambda x: tau_b_rows(x, h), z[a], z[b], s.perm, rng, pair_stat=both)
+
+    def test_item(a: str, b: str):
+        rng = pair_rng(s.perm.seed, s.facet, "segment", "tau_b_item", a, b)
+        return swap_test(grouped, z[a], z[b], s.perm, rng, pair_stat=grouped.hybrids(z[a], z[b]))
+
+    def test_acc(a: str, b: str):
+        rng = pair_rng(s.perm.seed, s.facet, "segment", "acc_eq", a, b)
+        return linear_swap_test(credits[a], credits[b], weights, s.perm, rng)
+
     families = []
-    for name, (fn, units) in stat_fns.items():
-
-        def test(a: str, b: str, fn=fn, units=units, name=name):
-            rng = pair_rng(s.perm.seed, s.facet, "segment", name, a, b)
-            return swap_test(fn, units[a], units[b], s.perm, rng)
-
+    for name, test in (("tau_b", test_tau), ("tau_b_item", test_item), ("acc_eq", test_acc)):
         n = int(h.size) if name == "tau_b" else int(bounds.size - 1)
         family = Family(
             "segment", name, values[name], {j: dists[j].get(name) for j in judges}, test, n

@@ -114,42 +114,6 @@ def tau_b_rows(judges: np.ndarray, human: np.ndarray) -> np.ndarray:
 
 
 @numba.njit(parallel=True, cache=True)
-def _rows_resampled(judge: np.ndarray, human: np.ndarray, index: np.ndarray) -> np.ndarray:
-    out = np.empty(index.shape[0])
-    for r in numba.prange(index.shape[0]):
-        x, y = judge[index[r]], human[index[r]]
-        order = np.argsort(y, kind="mergesort")
-        ordered = y[order]
-        n = y.size
-        marks = np.empty(n + 1, dtype=np.int64)
-        m = 0
-        marks[m] = 0
-        m += 1
-        for i in range(1, n):
-            if ordered[i] != ordered[i - 1]:
-                marks[m] = i
-                m += 1
-        marks[m] = n
-        starts = marks[: m + 1]
-        n2 = 0
-        for g in range(starts.size - 1):
-            c = starts[g + 1] - starts[g]
-            n2 += c * (c - 1) // 2
-        out[r] = _tau_b_sorted(x, order, starts, n2)
-    return out
-
-
-def tau_b_resampled(judge: np.ndarray, human: np.ndarray, index: np.ndarray) -> np.ndarray:
-    """tau-b of ``judge[index[r]]`` against ``human[index[r]]`` for every row r of ``index``
-    (shape (B, m), int, repeats allowed: a bootstrap); returns shape (B,)."""
-    return _rows_resampled(
-        np.asarray(judge, dtype=float),
-        np.asarray(human, dtype=float),
-        np.ascontiguousarray(index, dtype=np.int64),
-    )
-
-
-@numba.njit(parallel=True, cache=True)
 def _grouped_rows(
     judges: np.ndarray,
     human_sign: np.ndarray,
@@ -210,19 +174,197 @@ def group_pairs(groups: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     )
 
 
+class GroupedTau:
+    """Item-grouped tau-b against a fixed human vector, its within-group pairs listed once:
+    ``GroupedTau(human, groups)(judges)`` is the mean over groups of the within-group tau-b
+    of every row of ``judges`` (shape (B, n)); groups with an undefined tau-b (fewer than 2
+    members, a constant side) are left out of the mean. Returns shape (B,)."""
+
+    def __init__(self, human: np.ndarray, groups: np.ndarray) -> None:
+        human = np.asarray(human, dtype=float)
+        self.first, self.second, self.bounds = group_pairs(np.asarray(groups))
+        self.sign = np.sign(human[self.first] - human[self.second])
+        zero = (self.sign == 0).astype(np.int64)
+        self.ties = np.add.reduceat(zero, self.bounds[:-1]) if self.first.size else zero
+
+    def __call__(self, judges: np.ndarray) -> np.ndarray:
+        rows = np.ascontiguousarray(np.atleast_2d(judges), dtype=float)
+        return _grouped_rows(rows, self.sign, self.first, self.second, self.bounds, self.ties)
+
+    def hybrids(self, a: np.ndarray, b: np.ndarray):
+        """The pair statistic of :func:`judgekit.metrics.perm_both.swap_test` for judges ``a``
+        and ``b``: swap masks (B, n) -> (this statistic of ``where(swap, b, a)``, of
+        ``where(swap, a, b)``), from the sign of each pair's difference in its four cases
+        (which judge each side of the pair comes from), computed once."""
+        a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+        f, s = self.first, self.second
+        cases = [a[f] - a[s], a[f] - b[s], b[f] - a[s], b[f] - b[s]]
+        signs4 = np.sign(np.stack(cases, axis=1)).astype(np.int8)
+        args = (signs4, self.sign, f, s, self.bounds, self.ties)
+        return lambda swap: _grouped_pair_rows(*args, np.ascontiguousarray(swap, dtype=np.int8))
+
+
+@numba.njit(parallel=True, cache=True)
+def _grouped_pair_rows(
+    signs4: np.ndarray, human_sign: np.ndarray, first: np.ndarray, second: np.ndarray,
+    bounds: np.ndarray, human_ties: np.ndarray, swap: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    n_groups = bounds.size - 1
+    left, right = np.empty(swap.shape[0]), np.empty(swap.shape[0])
+    for r in numba.prange(swap.shape[0]):
+        total_l = total_r = 0.0
+        defined_l = defined_r = 0
+        for g in range(n_groups):
+            s_l = s_r = 0.0
+            ties_l = ties_r = 0
+            for p in range(bounds[g], bounds[g + 1]):
+                case = 2 * swap[r, first[p]] + swap[r, second[p]]
+                d_l, d_r = signs4[p, case], signs4[p, 3 - case]
+                if d_l == 0:
+                    ties_l += 1
+                else:
+                    s_l += d_l * human_sign[p]
+                if d_r == 0:
+                    ties_r += 1
+                else:
+                    s_r += d_r * human_sign[p]
+            n0 = bounds[g + 1] - bounds[g]
+            den_l = float(n0 - ties_l) * float(n0 - human_ties[g])
+            den_r = float(n0 - ties_r) * float(n0 - human_ties[g])
+            if den_l > 0:
+                total_l += s_l / np.sqrt(den_l)
+                defined_l += 1
+            if den_r > 0:
+                total_r += s_r / np.sqrt(den_r)
+                defined_r += 1
+        left[r] = total_l / defined_l if defined_l else np.nan
+        right[r] = total_r / defined_r if defined_r else np.nan
+    return left, right
+
+
 def grouped_tau_b_rows(judges: np.ndarray, human: np.ndarray, groups: np.ndarray) -> np.ndarray:
-    """Mean over groups of the within-group tau-b, for every row of ``judges`` (shape (B, n))
-    against ``human`` (n,), groups given by ``groups`` (n,); groups with an undefined tau-b
-    (fewer than 2 members, a constant side) are left out of the mean. Returns shape (B,)."""
-    human = np.asarray(human, dtype=float)
-    first, second, bounds = group_pairs(np.asarray(groups))
-    sign = np.sign(human[first] - human[second])
-    ties = np.add.reduceat((sign == 0).astype(np.int64), bounds[:-1]) if first.size else sign
-    return _grouped_rows(
-        np.ascontiguousarray(np.atleast_2d(judges), dtype=float),
-        sign,
-        first,
-        second,
-        bounds,
-        np.asarray(ties, dtype=np.int64),
-    )
+    """``GroupedTau(human, groups)(judges)`` (see :class:`GroupedTau`)."""
+    return GroupedTau(human, groups)(judges)
+
+
+@numba.njit(cache=True)
+def _bit_prefix(tree: np.ndarray, k: int) -> int:
+    """Sum of the first k counts of a Fenwick tree (labels 0 .. k-1)."""
+    total = 0
+    while k > 0:
+        total += tree[k]
+        k -= k & -k
+    return total
+
+
+@numba.njit(parallel=True, cache=True)
+def _weighted_rows(
+    group: np.ndarray, labels: np.ndarray, n_labels: int, weights: np.ndarray
+) -> np.ndarray:
+    """tau-b of the multisets given by integer ``weights`` (B, m) over m elements sorted by
+    judge value (``group``: equal-value group of each, ascending; ``labels``: the human score
+    level of each): each element counts ``weights[r, k]`` times (0: absent). Pairs of copies of
+    one element are tied on both sides, as in the expanded multiset."""
+    out = np.empty(weights.shape[0])
+    m = labels.size
+    for r in numba.prange(weights.shape[0]):
+        tree = np.zeros(n_labels + 1, dtype=np.int64)
+        count_of = np.zeros(n_labels, dtype=np.int64)
+        buf = np.empty(m, dtype=np.int64)
+        wbuf = np.empty(m, dtype=np.int64)
+        seen, s, n1, n3, pos = 0, 0, 0, 0, 0
+        while pos < m:
+            g, k_in = group[pos], 0
+            while pos < m and group[pos] == g:
+                if weights[r, pos] > 0:
+                    buf[k_in], wbuf[k_in] = labels[pos], weights[r, pos]
+                    k_in += 1
+                pos += 1
+            if k_in == 0:
+                continue
+            total = 0
+            for t in range(k_in):  # smaller human levels seen: +1 a pair, larger: -1
+                k = buf[t]
+                s += wbuf[t] * (2 * _bit_prefix(tree, k) + count_of[k] - seen)
+                total += wbuf[t]
+            n1 += total * (total - 1) // 2
+            if k_in == 1:
+                n3 += total * (total - 1) // 2
+            else:
+                run, last = 0, -1
+                for t in np.argsort(buf[:k_in]):
+                    if buf[t] != last:
+                        n3 += run * (run - 1) // 2
+                        run, last = 0, buf[t]
+                    run += wbuf[t]
+                n3 += run * (run - 1) // 2
+            for t in range(k_in):
+                count_of[buf[t]] += wbuf[t]
+                k = buf[t] + 1
+                while k <= n_labels:
+                    tree[k] += wbuf[t]
+                    k += k & -k
+            seen += total
+        n0 = seen * (seen - 1) // 2
+        n2 = 0
+        for k in range(n_labels):
+            n2 += count_of[k] * (count_of[k] - 1) // 2
+        denominator = float(n0 - n1) * float(n0 - n2)
+        out[r] = s / np.sqrt(denominator) if denominator > 0 else np.nan
+    return out
+
+
+def _levels(human: np.ndarray) -> tuple[np.ndarray, int]:
+    levels, labels = np.unique(np.asarray(human, dtype=float), return_inverse=True)
+    return labels.astype(np.int64), int(levels.size)
+
+
+def _groups(ordered: np.ndarray) -> np.ndarray:
+    return np.r_[0, np.cumsum(ordered[1:] != ordered[:-1])].astype(np.int64)
+
+
+class WeightedTau:
+    """tau-b of one judge against the humans on reweighted elements: ``WeightedTau(judge,
+    human)(weights)`` for integer weights (B, n) (bootstrap counts; 0/1 for a subset) gives
+    the tau-b of each multiset, shape (B,), from one sort of the judge's scores (a Fenwick
+    tree over the human score levels: O(n log K) a row)."""
+
+    def __init__(self, judge: np.ndarray, human: np.ndarray) -> None:
+        x = np.asarray(judge, dtype=float)
+        self.order = np.argsort(x, kind="stable")
+        self.group = _groups(x[self.order])
+        labels, self.n_levels = _levels(human)
+        self.labels = labels[self.order]
+
+    def __call__(self, weights: np.ndarray) -> np.ndarray:
+        w = np.ascontiguousarray(np.asarray(weights, dtype=np.int32)[:, self.order])
+        return _weighted_rows(self.group, self.labels, self.n_levels, w)
+
+
+class HybridTau:
+    """tau-b of the hybrids of two judges' score vectors ``a`` and ``b`` (shape (n,)) against
+    ``human``, straight from permutation swap masks, without sorting each hybrid.
+
+    Every hybrid takes each unit's value from ``a`` or ``b``, so its sorted order is the sorted
+    order of the 2n values of both, filtered (0/1 weights of :func:`_weighted_rows`): that order
+    is computed once. ``HybridTau(a, b, human)(swap)`` gives ``(tau_b(where(swap, b, a)),
+    tau_b(where(swap, a, b)))`` for a bool mask of shape (B, n); the pair statistic of
+    :func:`judgekit.metrics.perm_both.swap_test`.
+    """
+
+    def __init__(self, a: np.ndarray, b: np.ndarray, human: np.ndarray) -> None:
+        a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+        n = a.size
+        values = np.r_[a, b]
+        order = np.argsort(values, kind="stable")
+        self.item = np.r_[np.arange(n), np.arange(n)][order]
+        self.from_b = np.r_[np.zeros(n, bool), np.ones(n, bool)][order]
+        self.group = _groups(values[order])
+        labels, self.n_levels = _levels(human)
+        self.labels = labels[self.item]
+
+    def __call__(self, swap: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        swapped = np.asarray(swap, dtype=np.bool_)[:, self.item]
+        left = np.ascontiguousarray(swapped == self.from_b, dtype=np.int32)  # where(swap, b, a)
+        args = (self.group, self.labels, self.n_levels)
+        return _weighted_rows(*args, left), _weighted_rows(*args, 1 - left)

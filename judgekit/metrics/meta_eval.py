@@ -23,6 +23,7 @@ negated); the human side is one fixed vector or matrix.
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 from judgekit.errors import JudgekitError
@@ -91,14 +92,54 @@ def pairwise_p_values(seg_scores: np.ndarray, signs: np.ndarray) -> np.ndarray:
     batched = scores.ndim == 3
     scores = scores if batched else scores[None]
     n_sets, n_sys, n_seg = scores.shape
-    i, j = np.triu_indices(n_sys, 1)
-    observed = scores.sum(axis=2)  # (B, S)
-    flat = scores.reshape(n_sets * n_sys, n_seg)
-    partial = (signs @ flat.T).reshape(signs.shape[0], n_sets, n_sys)  # (P, B, S)
-    null = partial[:, :, i] - partial[:, :, j]  # (P, B, pairs)
-    test = (observed[:, i] - observed[:, j])[None]
-    p = (null >= test).mean(axis=0)
+    partial = (signs @ scores.reshape(n_sets * n_sys, n_seg).T).reshape(-1, n_sets, n_sys)
+    p = _p_values(partial, scores.sum(axis=2))
     return p if batched else p[0]
+
+
+@numba.njit(parallel=True, cache=True)
+def _count_p(partial: np.ndarray, observed: np.ndarray) -> np.ndarray:
+    n_perm, n_sets, n_sys = partial.shape
+    n_pairs = n_sys * (n_sys - 1) // 2
+    out = np.empty((n_sets, n_pairs))
+    for b in numba.prange(n_sets):
+        k = 0
+        for i in range(n_sys):
+            for j in range(i + 1, n_sys):
+                test = observed[b, i] - observed[b, j]
+                count = 0
+                for p in range(n_perm):
+                    if partial[p, b, i] - partial[p, b, j] >= test:
+                        count += 1
+                out[b, k] = count / n_perm
+                k += 1
+    return out
+
+
+def _p_values(partial: np.ndarray, observed: np.ndarray) -> np.ndarray:
+    """p-values (B, pairs), pairs in ``np.triu_indices`` order, from permuted sums (P, B, S)
+    and observed sums (B, S): the share of permutations whose sum difference is >= the
+    observed one (float32 sums, as MT-Metrics-Eval's ``pce.py``)."""
+    return _count_p(np.ascontiguousarray(partial, dtype=np.float32),
+                    np.ascontiguousarray(observed, dtype=np.float32))  # fmt: skip
+
+
+def complementary_p_values(
+    left: np.ndarray, total: np.ndarray, signs: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`pairwise_p_values` of B score sets ``left`` (B, S, G) and of ``total - left``
+    (``total``: (S, G)) with one matrix product: the two hybrids of a permutation test are
+    complementary (each cell's two values are the two judges'), so their permuted sums are
+    ``signs @ total - signs @ left``."""
+    left = np.asarray(left, dtype=np.float32)
+    n_sets, n_sys, n_seg = left.shape
+    partial = (signs @ left.reshape(n_sets * n_sys, n_seg).T).reshape(-1, n_sets, n_sys)
+    total = np.asarray(total, dtype=np.float32)
+    partial_total = (signs @ total.T)[:, None, :]  # (P, 1, S)
+    observed = left.sum(axis=2)
+    p_left = _p_values(partial, observed)
+    p_right = _p_values(partial_total - partial, total.sum(axis=1)[None] - observed)
+    return p_left, p_right
 
 
 def spa_from_p(human_p: np.ndarray, judge_p: np.ndarray) -> np.ndarray:
