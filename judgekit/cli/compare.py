@@ -27,6 +27,26 @@ def _split(values: list[str]) -> list[str]:
     return [v.strip() for value in values for v in value.split(",") if v.strip()]
 
 
+def _check(levels, tie_policy: str, correction: str, permutations: int, resamples: int) -> None:
+    """One clear error for an unknown choice or a negative count."""
+    from judgekit.calibration.compare import LEVELS
+    from judgekit.errors import InputError
+    from judgekit.labels.majority import TIE_POLICIES
+    from judgekit.metrics.clusters import CORRECTIONS
+
+    for name, value, choices in (
+        ("--level", levels, LEVELS),
+        ("--tie-policy", (tie_policy,), TIE_POLICIES),
+        ("--correction", (correction,), CORRECTIONS),
+    ):
+        bad = [v for v in value if v not in choices]
+        if bad:
+            message = f"unknown {name} {bad[0]!r} (use {', '.join(choices)})"
+            raise InputError(None, message, field=name)
+    if permutations < 0 or resamples < 0:
+        raise InputError(None, "--permutations and --n-resamples must be >= 0")
+
+
 def compare_command(
     human: str = typer.Option(
         ...,
@@ -69,40 +89,17 @@ def compare_command(
     CIs, paired permutation tests, rank clusters, per facet."""
     from judgekit.calibration.compare import LEVELS, CompareOptions, compare
     from judgekit.calibration.compare_report import print_compare, write_compare
-    from judgekit.errors import InputError
-    from judgekit.labels.majority import TIE_POLICIES
-    from judgekit.metrics.clusters import CORRECTIONS
     from judgekit.metrics.perm_both import PermutationSettings
 
     levels = tuple(_split(level)) or LEVELS
-    for name, value, choices in (
-        ("--level", levels, LEVELS),
-        ("--tie-policy", (tie_policy,), TIE_POLICIES),
-        ("--correction", (correction,), CORRECTIONS),
-    ):
-        bad = [v for v in value if v not in choices]
-        if bad:
-            raise InputError(
-                None, f"unknown {name} {bad[0]!r} (use {', '.join(choices)})", field=name
-            )
-    if permutations < 0 or n_resamples < 0:
-        raise InputError(None, "--permutations and --n-resamples must be >= 0")
+    _check(levels, tie_policy, correction, permutations, n_resamples)
     options = CompareOptions(
-        levels=levels,
-        by=by,
-        lps=_split(lp),
-        docs=docs,
-        tie_policy=tie_policy,
-        n_resamples=n_resamples,
-        confidence=confidence,
-        seed=seed,
-        permutations=PermutationSettings(
-            n_permutations=permutations, early_stop=early_stop, seed=seed
-        ),
-        alpha=alpha,
+        levels=levels, by=by, lps=_split(lp), docs=docs, tie_policy=tie_policy,
+        n_resamples=n_resamples, confidence=confidence, seed=seed, alpha=alpha,
         correction=correction,
+        permutations=PermutationSettings(permutations, early_stop=early_stop, seed=seed),
         exclude_systems=() if all_systems else tuple(_split([exclude_systems])),
-    )
+    )  # fmt: skip
     result = compare(human, judge, options)
     if json_out:
         from judgekit.data.jsonfile import json_safe
