@@ -137,6 +137,18 @@ def test_grid_scores_every_judge_and_prompt_against_humans_and_resumes(tmp_path:
             assert grid.loc[cell, "n_compared"] == 55
         assert len(set(grid["accuracy"].round(9))) > 1  # judges and prompts really differ
 
+        # Rank clusters: the same as calibrate compare gives for the cells' labels.
+        specs = [a for c in CELLS for a in ("--judge", f"{c}={out / c}")]
+        doc = json.loads(judgekit("calibrate", "compare", "--human", str(tmp_path / "humans.csv"),
+                                  *specs, "--json", "--n-resamples", "0"))  # fmt: skip
+        for metric in ("accuracy", "kappa"):
+            ranks = {r["judge"]: r["rank"] for r in doc["rows"]
+                     if r["statistic"] == metric and r["judge"] in CELLS}  # fmt: skip
+            assert grid[f"{metric}_rank"].to_dict() == ranks
+        assert grid["accuracy_rank"].min() == 1
+        best = grid["accuracy"].idxmax()
+        assert grid.loc[best, "accuracy_rank"] == 1
+
         # Pairwise agreement among cells, on the 60 items all judged.
         matrix = pd.read_csv(out / "agreement_matrix.csv", index_col=0)
         x, y = labels_of(out / "stub-a__default"), labels_of(out / "stub-b__strict")

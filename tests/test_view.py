@@ -239,6 +239,22 @@ def test_judges_against_humans(classify: tuple, driver) -> None:
     )
 
 
+def test_rank_clusters_in_compare_mode_with_labels(classify: tuple, driver) -> None:
+    _, _, _, page = classify
+    open_report(driver, page)
+    css(driver, '#tabs [data-tab="compare"]').click()
+    card = css(driver, "#tab-compare #clusters")
+    assert "11 items labelled by the humans and every judge" in card.text
+    rows = card.find_elements("css selector", "tbody tr")
+    names = [r.find_element("css selector", "td").text for r in rows]
+    assert names == ["classify-judge-a: judge-a", "classify-judge-b: judge-b"]
+    cells = [r.find_element("css selector", '[data-statistic="accuracy"]') for r in rows]
+    # judge-a agrees with the majority on all 11 items, judge-b on 3: the 8 items where they
+    # differ make p = 1/256 in the paired permutation test, so judge-b is a cluster below
+    assert cells[0].text.startswith("1 [") and cells[0].get_attribute("data-rank") == "1"
+    assert cells[1].text.startswith("0.2727 [") and cells[1].get_attribute("data-rank") == "2"
+
+
 def test_xss_item_is_shown_as_text(classify: tuple, driver) -> None:
     from selenium.common.exceptions import NoAlertPresentException
 

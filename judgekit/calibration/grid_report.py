@@ -7,7 +7,9 @@ counted, human ties follow the tie policy). Among the cells: pairwise percent ag
 Cohen's kappa on the items both judged (:mod:`judgekit.metrics.concordance`), and, where cells
 report one score per model under test (spilling: ``spilling_by_model.csv``), Kendall's W of
 the model rankings the cells induce, over all cells and over the judges of each prompt
-(paper 002 reports W = 0.9176 for 4 judges ranking 16 models).
+(paper 002 reports W = 0.9176 for 4 judges ranking 16 models). The cells are ranked in the rank
+clusters of ``calibrate compare`` (:func:`cell_clusters`: paired permutation tests on the items
+every cell judged; ``<metric>_rank`` columns, 1 = the best cluster).
 """
 
 from __future__ import annotations
@@ -199,15 +201,48 @@ def grid_signature(grid: GridConfig, spec: ModelScores | None) -> dict[str, Any]
     ).as_dict()
 
 
+def cell_clusters(
+    labels: dict[str, pd.Series], humans: LabelTable, options: GridOptions
+) -> tuple[dict[str, dict[str, int | None]], str]:
+    """The cluster rank of every cell for each metric (metric -> cell -> rank), compared as
+    ``calibrate compare`` compares label judges (:mod:`judgekit.calibration.compare_labels`),
+    with a note on what was compared; empty with fewer than 2 judged cells."""
+    from judgekit.calibration.compare_labels import label_facet
+    from judgekit.calibration.compare_results import build_family
+
+    judged = {name: series for name, series in labels.items() if len(series)}
+    if len(judged) < 2:
+        return {}, ""
+    try:
+        facet = label_facet(judged, humans, facet="all", tie_policy=options.tie_policy,
+                            n_resamples=0, seed=options.seed)  # fmt: skip
+    except JudgekitError as exc:
+        return {}, f"no rank clusters: {exc}"
+    ranks = {}
+    for family in facet.families:
+        if family.statistic in METRICS:
+            rows, _ = build_family(family, "all", alpha=0.05, correction="none",
+                                   confidence=options.confidence)  # fmt: skip
+            ranks[family.statistic] = {r.judge: r.rank for r in rows}
+    note = (f"rank clusters: paired permutation tests on the {facet.n_items} items every cell "
+            "judged, alpha 0.05, no multiplicity correction (as calibrate compare)")  # fmt: skip
+    return ranks, note
+
+
 def analyse_grid(
     grid: GridConfig, cells: list[Cell], humans: LabelTable, pipeline: str
 ) -> GridResult:
     """Score every cell against the humans, and the cells against each other."""
     labels = {cell.name: cell_labels(cell) for cell in cells}
     rows = pd.DataFrame([score_cell(c, labels[c.name], humans, grid.options) for c in cells])
+    judges = [r for r in humans.raters if r in {c.judge for c in cells}]
+    ranks, rank_note = cell_clusters(labels, humans.drop(judges), grid.options)
+    for metric in METRICS:
+        rows[f"{metric}_rank"] = [ranks.get(metric, {}).get(c.name) for c in cells]
     verdicts = pd.DataFrame(labels).astype(object)
     verdicts = verdicts.where(verdicts.notna(), None)
     notes = [f"{r.cell}: {r.note}" for r in rows.itertuples() if r.note]
+    notes += [rank_note] if rank_note else []
     pairs = pairwise_agreement(verdicts) if len(cells) >= 2 else None
     spec = model_scores_spec(grid, pipeline)
     scores = read_model_scores(cells, spec) if spec else None
@@ -291,7 +326,8 @@ def _estimate(row: dict[str, Any], metric: str) -> str:
     if value is None or pd.isna(value):
         return "-"
     ci = f" [{low:.3f}, {high:.3f}]" if low is not None and not pd.isna(low) else ""
-    return f"{value:.3f}{ci}"
+    rank = row.get(f"{metric}_rank")
+    return f"{value:.3f}{ci}" + (f" #{int(rank)}" if rank is not None and not pd.isna(rank) else "")
 
 
 def print_grid(result: GridResult, out: Path, console: Any) -> None:

@@ -186,6 +186,7 @@ def human_ceiling(
     seed: int = 0,
     judge_name: str = "the judge",
     declared: Iterable[Hashable] | None = None,
+    metrics: tuple[str, ...] = METRICS,
 ) -> CeilingReport:
     """Agreement of each human with the majority of the others, on the judge's footing.
 
@@ -195,6 +196,7 @@ def human_ceiling(
     the metrics of :func:`judge_vs_humans`. With a judge, only items it labelled are kept, and
     the judge is scored on the same rows (its label against the same leave-one-out reference),
     with the same bootstrap resamples (same seed), so the two are directly comparable.
+    ``metrics``: the metric names scored (default accuracy, macro-F1, kappa; ``"ac1"`` too).
     """
     table = as_label_table(humans)
     predicted = judge_labels(judge, judge_rater) if judge is not None else None
@@ -224,7 +226,7 @@ def human_ceiling(
 
     def scores(frame: pd.DataFrame, column: str, boot: int) -> dict[str, Estimate]:
         scorer = ReferenceScorer(frame.assign(label=frame[column]), tie_policy)
-        return {m: scorer.estimate(m, boot, confidence, seed) for m in METRICS}
+        return {m: scorer.estimate(m, boot, confidence, seed) for m in metrics}
 
     per_human = []
     for rater, rows in pooled.groupby("human", sort=False):

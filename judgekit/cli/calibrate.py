@@ -7,6 +7,8 @@
   Test.
 * ``calibrate grid GRID.yaml``: every judge x every prompt on a labelled set
   (``judgekit.calibration.grid``).
+* ``calibrate compare --human H --judge A=... --judge B=...``: judges against humans and each
+  other, with paired tests and rank clusters (``judgekit/cli/compare.py``).
 * ``calibrate validity``, ``estimate``, ``plan``, ``errors``: defined in
   ``judgekit/cli/validity.py``, ``judgekit/cli/estimate.py`` and
   ``judgekit/cli/errors_calibration.py``, registered here.
@@ -23,6 +25,7 @@ import pandas as pd
 import typer
 from rich.table import Table
 
+from judgekit.cli.compare import compare_command
 from judgekit.cli.errors_calibration import errors_command
 from judgekit.cli.estimate import estimate_command, plan_command
 from judgekit.cli.output import plain_console
@@ -307,3 +310,4 @@ calibrate_app.command("validity")(validity_command)
 calibrate_app.command("errors")(errors_command)
 calibrate_app.command("estimate")(estimate_command)
 calibrate_app.command("plan")(plan_command)
+calibrate_app.command("compare")(compare_command)

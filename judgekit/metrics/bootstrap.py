@@ -59,3 +59,28 @@ def bootstrap_ci(
         alpha = (1 - confidence) / 2
         low, high = (float(np.quantile(dist, q)) for q in (alpha, 1 - alpha))
     return (low, high)
+
+
+def resample_weights(n_items: int, n_resamples: int, seed: int) -> np.ndarray:
+    """How often each item is drawn in each of ``n_resamples`` bootstrap resamples (with
+    replacement, ``n_items`` draws each): int array of shape (n_resamples, n_items), seeded.
+
+    For statistics that are sums over items (confusion counts, system sums), weights score
+    every resample in one matrix product, and the same weights pair two judges' resamples.
+    """
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, n_items, size=(n_resamples, n_items))
+    offsets = np.arange(n_resamples)[:, None] * n_items
+    counts = np.bincount((draws + offsets).ravel(), minlength=n_resamples * n_items)
+    return counts.reshape(n_resamples, n_items)
+
+
+def percentile_ci(distribution: np.ndarray, confidence: float = 0.95) -> tuple[float, float] | None:
+    """The percentile interval (Efron & Tibshirani 1993, ch. 13) of a bootstrap distribution;
+    NaN replicates are dropped; None when none is left."""
+    values = np.asarray(distribution, dtype=float)
+    values = values[~np.isnan(values)]
+    if values.size == 0:
+        return None
+    alpha = (1 - confidence) / 2
+    return float(np.quantile(values, alpha)), float(np.quantile(values, 1 - alpha))

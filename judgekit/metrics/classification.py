@@ -1,12 +1,14 @@
-"""Labels scored against reference labels: accuracy, macro-F1, Cohen's kappa, per-class recall
-and precision, each with a seeded percentile bootstrap CI over items.
+"""Labels scored against reference labels: accuracy, macro-F1, Cohen's kappa, Gwet's AC1,
+per-class recall and precision, each with a seeded percentile bootstrap CI over items.
 
 The point estimates are scikit-learn's (``accuracy_score``, ``f1_score(average="macro")``,
-``cohen_kappa_score``, ``precision_recall_fscore_support``). Bootstrap replicates are computed
-from the weighted confusion matrix with the same formulas (checked against sklearn with
-``sample_weight`` in the tests): sklearn's per-call validation would make 1000 resamples take
-minutes. Several rows may share an item (the pooled human ceiling); a resample draws items,
-and all of an item's rows move together.
+``cohen_kappa_score``, ``precision_recall_fscore_support``) and irrCAC's for AC1
+(:func:`judgekit.metrics.agreement.gwet_ac1`, the two "raters" being the reference and the
+label). Bootstrap replicates are computed from the weighted confusion matrix with the same
+formulas (:func:`cell_metrics`, checked against sklearn with ``sample_weight`` and against
+irrCAC in the tests): sklearn's per-call validation would make 1000 resamples take minutes.
+Several rows may share an item (the pooled human ceiling); a resample draws items, and all of
+an item's rows move together.
 """
 
 from __future__ import annotations
@@ -28,6 +30,40 @@ from judgekit.labels.majority import TIE, TiePolicy
 from judgekit.metrics.bootstrap import bootstrap_ci
 
 METRICS = ("accuracy", "macro_f1", "kappa")
+CELL_METRICS = (*METRICS, "ac1")  # what cell_metrics computes from a confusion matrix
+
+
+def cell_metrics(cells: np.ndarray, classes: np.ndarray) -> dict[str, np.ndarray]:
+    """Accuracy, macro-F1, Cohen's kappa and Gwet's AC1 from (weighted) confusion matrices.
+
+    Args:
+        cells: shape (..., q, q), rows = reference label, columns = judge label (counts or
+            bootstrap weights); any leading axes are batches.
+        classes: boolean mask, shape (q,) or (..., q): the labels macro-F1 averages over.
+
+    Returns:
+        name -> array of the leading shape. accuracy, macro-F1 in [0, 1]; kappa (Cohen 1960)
+        and AC1 in [-1, 1]. AC1 = (p_a - p_e) / (1 - p_e), p_e = sum_k pi_k (1 - pi_k) / (q - 1)
+        with pi_k the mean of the two margins' shares (Gwet 2008, Br. J. Math. Stat. Psychol.
+        61:29-48, the two-rater case); NaN where undefined (q < 2, no item).
+    """
+    cells = np.asarray(cells, dtype=float)
+    q = cells.shape[-1]
+    n = cells.sum(axis=(-1, -2))
+    tp = np.diagonal(cells, axis1=-2, axis2=-1)
+    true, pred = cells.sum(axis=-1), cells.sum(axis=-2)
+    with np.errstate(all="ignore"):
+        p_a = tp.sum(axis=-1) / n
+        p_e = (true * pred).sum(axis=-1) / n**2
+        f1 = np.where(true + pred > 0, 2 * tp / (true + pred), 0.0)
+        share = (true + pred) / (2 * n[..., None])
+        chance = (share * (1 - share)).sum(axis=-1) / (q - 1) if q > 1 else np.nan * n
+        return {
+            "accuracy": p_a,
+            "macro_f1": (f1 * classes).sum(axis=-1) / np.sum(classes, axis=-1),
+            "kappa": (p_a - p_e) / (1 - p_e),
+            "ac1": (p_a - chance) / (1 - chance),
+        }
 
 
 @dataclass(frozen=True)
@@ -56,6 +92,16 @@ def label_sets(pairs: pd.DataFrame, tie_policy: TiePolicy) -> tuple[list[str], l
     return everything, classes
 
 
+def _ac1(reference: np.ndarray, label: np.ndarray, categories: list[Any]) -> float:
+    """Gwet's AC1 of the labels against the reference by irrCAC (two raters, every row)."""
+    from judgekit.metrics.agreement import gwet_ac1
+
+    frame = pd.DataFrame({"reference": reference, "label": label}, dtype=object)
+    if len(frame) < 2 or len(categories) < 2:
+        return float("nan")
+    return float(gwet_ac1(frame, categories=categories).value)
+
+
 class ReferenceScorer:
     """Accuracy, macro-F1 and kappa of ``label`` against ``reference``, bootstrapped by item.
 
@@ -65,7 +111,7 @@ class ReferenceScorer:
         tie_policy: decides whether ``"<tie>"`` is a class (see :mod:`judgekit.labels.majority`);
             tied rows must already be removed under "exclude".
 
-    Metric names: "accuracy" and "macro_f1" in [0, 1], "kappa" in [-1, 1],
+    Metric names: "accuracy" and "macro_f1" in [0, 1], "kappa" and "ac1" in [-1, 1],
     "recall:<class>" and "precision:<class>" in [0, 1] (NaN without support / predictions).
     """
 
@@ -112,16 +158,11 @@ class ReferenceScorer:
         weights = np.bincount(idx, minlength=len(self.items))[self.item_codes]
         cells = np.bincount(self.t_codes * q + self.p_codes, weights=weights, minlength=q * q)
         cells = cells.reshape(q, q)
-        n, tp = cells.sum(), np.diag(cells)
+        tp = np.diag(cells)
         true, pred = cells.sum(axis=1), cells.sum(axis=0)
+        mask = np.isin(np.arange(q), self.class_codes)
+        out = {k: float(v) for k, v in cell_metrics(cells, mask).items()}
         with np.errstate(all="ignore"):
-            p_e = float(true @ pred) / n**2
-            f1 = np.where(true + pred > 0, 2 * tp / (true + pred), 0.0)
-            out = {
-                "accuracy": float(tp.sum() / n),
-                "macro_f1": float(f1[self.class_codes].mean()),
-                "kappa": float((tp.sum() / n - p_e) / (1 - p_e)),
-            }
             for c, k in zip(self.classes, self.class_codes, strict=True):
                 out[f"recall:{c}"] = float(tp[k] / true[k]) if true[k] else float("nan")
                 out[f"precision:{c}"] = float(tp[k] / pred[k]) if pred[k] else float("nan")
@@ -129,7 +170,10 @@ class ReferenceScorer:
 
     def metric(self, name: str, idx: np.ndarray | None = None) -> float:
         """One metric on all rows, or on the resample ``idx`` (item indices, with repeats)."""
-        return self._all(idx)[name]
+        values = self._all(idx)
+        if name == "ac1" and idx is None and name not in values:  # irrCAC, only when asked
+            values[name] = _ac1(self.y_true, self.y_pred, self.everything)
+        return values[name]
 
     def estimate(self, name: str, n_resamples: int, confidence: float, seed: int) -> Estimate:
         """The metric with a percentile bootstrap CI over items (none when n_resamples is 0)."""

@@ -22,7 +22,7 @@ import re
 from importlib import resources
 from typing import Any
 
-SCRIPTS = ("core.js", "items.js", "compare.js")  # one classic script, in this order
+SCRIPTS = ("core.js", "items.js", "compare.js", "clusters.js")  # one classic script, in order
 _PLACEHOLDER = re.compile(r"\{\{([A-Z]+)\}\}")
 CSP_MARK = "{{CSP}}"  # where a page's template puts its policy (see with_policy)
 _CLASSIC_SCRIPT = re.compile(r"<script>(.*?)</script>", re.DOTALL)

@@ -4,7 +4,8 @@ The report holds, per run, the signature line and every part of ``summary.json``
 (:mod:`judgekit.view.summary`), every figure, and every record in a paged table
 (:mod:`judgekit.view.rows`) with the detail context of its pipeline
 (:mod:`judgekit.view.profiles`); across runs and judges, agreement and Cohen's kappa, and with
-human labels, the judges against the human majority (:mod:`judgekit.view.compare`).
+human labels, the judges against the human majority (:mod:`judgekit.view.compare`) and their
+rank clusters (:mod:`judgekit.view.clusters`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from judgekit import __version__
 from judgekit.data.atomic import write_text
 from judgekit.data.jsonfile import json_safe
 from judgekit.errors import InputError
+from judgekit.view.clusters import clusters_vs_humans
 from judgekit.view.compare import (
     MAX_PAIRS,
     against_humans,
@@ -112,10 +114,12 @@ def build_report(
         raise InputError(out, "an input of this report (it would be overwritten): give another -o")
     found, links = sources(data)
     pairs = compare_sources(found, links, n_resamples=n_resamples, seed=seed)
-    humans = None
+    humans = clusters = None
     if labels is not None:
         humans = against_humans(found, links, labels, tie_policy=tie_policy,
                                 n_resamples=n_resamples, seed=seed)  # fmt: skip
+        clusters = clusters_vs_humans(found, labels, tie_policy=tie_policy,
+                                      n_resamples=n_resamples, seed=seed)  # fmt: skip
     payload = {
         "judgekit": __version__,
         "built": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
@@ -127,6 +131,7 @@ def build_report(
         ],
         "pairs": pairs,
         "humans": humans,
+        "clusters": clusters,
     }
     total = shared_pairs(found)
     if total > len(pairs):  # said on the first run's card, never silent

@@ -1,0 +1,358 @@
+"""``calibrate compare``'s statistics, tests and clusters on hand-computed tables and against
+independent implementations (scipy's Kendall tau-b, brute-force pairwise accuracy and
+p-values, sklearn and irrCAC, exact enumeration of a permutation test)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+from irrCAC.raw import CAC
+from scipy import stats
+from sklearn.metrics import accuracy_score, cohen_kappa_score, f1_score
+from typer.testing import CliRunner
+
+from judgekit.calibration.compare_labels import label_facet
+from judgekit.calibration.compare_results import facet_tests
+from judgekit.cli import app
+from judgekit.errors import JudgekitError, JudgekitWarning
+from judgekit.labels.overlap import LabelSetError
+from judgekit.labels.table import LabelTable
+from judgekit.metrics.bootstrap import resample_weights
+from judgekit.metrics.classification import cell_metrics
+from judgekit.metrics.clusters import rank_clusters
+from judgekit.metrics.correlation import pair_counts
+from judgekit.metrics.kendall_fast import (
+    GroupedTau,
+    HybridTau,
+    WeightedTau,
+    group_pairs,
+    grouped_tau_b_rows,
+    tau_b_rows,
+)
+from judgekit.metrics.meta_eval import (
+    acc_eq_pairs,
+    pairwise_accuracy_rows,
+    pairwise_p_values,
+    pearson_rows,
+    soft_pairwise_accuracy,
+    spa_signs,
+)
+from judgekit.metrics.perm_both import PermutationSettings, pair_rng, swap_test
+from judgekit.metrics.tie_calibration import tie_calibration
+
+runner = CliRunner()
+RNG = np.random.default_rng(7)
+
+
+def brute_pairwise_accuracy(judge, human) -> float:
+    pairs = list(itertools.combinations(range(len(human)), 2))
+    agree = sum(np.sign(judge[i] - judge[j]) == np.sign(human[i] - human[j]) for i, j in pairs)
+    return agree / len(pairs)
+
+
+def test_pairwise_accuracy_by_hand_and_brute_force():
+    # pairs (0,1) and (0,2) ordered alike, (1,2) reversed: 2 of 3; a tie on one side only is
+    # a disagreement, a tie on both an agreement (MT-Metrics-Eval's stats.Agreement)
+    assert pairwise_accuracy_rows([3, 1, 2], [3, 2, 1])[0] == pytest.approx(2 / 3)
+    assert pairwise_accuracy_rows([1, 1, 0], [2, 2, 0])[0] == 1.0
+    assert pairwise_accuracy_rows([1, 1, 0], [2, 3, 0])[0] == pytest.approx(2 / 3)
+    human = RNG.integers(0, 6, 15).astype(float)
+    judges = RNG.integers(0, 6, (5, 15)).astype(float)
+    got = pairwise_accuracy_rows(judges, human)
+    assert got == pytest.approx([brute_pairwise_accuracy(j, human) for j in judges])
+
+
+def test_pearson_rows_match_scipy():
+    human = RNG.normal(size=12)
+    judges = RNG.normal(size=(4, 12)) + human
+    expected = [stats.pearsonr(j, human)[0] for j in judges]
+    assert pearson_rows(judges, human) == pytest.approx(expected)
+    assert np.isnan(pearson_rows(np.ones((1, 12)), human)[0])
+
+
+def test_tau_b_kernels_match_scipy_with_ties():
+    human = RNG.integers(0, 5, 300).astype(float)
+    judges = RNG.integers(0, 8, (6, 300)).astype(float)
+    expected = [stats.kendalltau(j, human, variant="b").statistic for j in judges]
+    assert tau_b_rows(judges, human) == pytest.approx(expected, abs=1e-12)
+    index = RNG.integers(0, 300, (4, 300))  # a bootstrap: the items drawn, as weights
+    weights = np.stack([np.bincount(i, minlength=300) for i in index])
+    boot = WeightedTau(judges[0], human)(weights)
+    assert boot == pytest.approx(
+        [stats.kendalltau(judges[0][i], human[i]).statistic for i in index], abs=1e-12
+    )
+    swap = RNG.integers(0, 2, (5, 300)).astype(bool)  # the two hybrids of a permutation test
+    left, right = HybridTau(judges[0], judges[1], human)(swap)
+    assert left == pytest.approx(tau_b_rows(np.where(swap, judges[1], judges[0]), human))
+    assert right == pytest.approx(tau_b_rows(np.where(swap, judges[0], judges[1]), human))
+    groups = np.repeat(np.arange(30), 10)
+    per_group = [
+        [stats.kendalltau(j[groups == g], human[groups == g]).statistic for g in range(30)]
+        for j in judges
+    ]
+    left, right = GroupedTau(human, groups).hybrids(judges[0], judges[1])(swap)
+    assert left == pytest.approx(
+        grouped_tau_b_rows(np.where(swap, judges[1], judges[0]), human, groups)
+    )
+    assert right == pytest.approx(
+        grouped_tau_b_rows(np.where(swap, judges[0], judges[1]), human, groups)
+    )
+    assert grouped_tau_b_rows(judges, human, groups) == pytest.approx(
+        [np.nanmean(p) for p in per_group], abs=1e-12
+    )
+
+
+def test_acc_eq_pairs_by_hand_and_against_tie_calibration():
+    # one group of 3: human 1, 1, 0; judge 0.5, 0.4, 0.0 with epsilon 0.1: pair (0,1) human tie,
+    # judge |0.1| <= 0.1 tie -> credited; (0,2) and (1,2) concordant -> credited: acc_eq 1
+    first, second, bounds = group_pairs(np.zeros(3))
+    credit, weight = acc_eq_pairs(
+        np.array([0.5, 0.4, 0.0]), np.array([1, 1, 0.0]), first, second, bounds, 0.1
+    )
+    assert credit @ weight == pytest.approx(1.0)
+    credit, weight = acc_eq_pairs(
+        np.array([0.5, 0.4, 0.0]), np.array([1, 1, 0.0]), first, second, bounds, 0.0
+    )
+    assert credit @ weight == pytest.approx(2 / 3)
+    human = RNG.integers(0, 4, 200).astype(float)
+    judge = np.round(human + RNG.normal(size=200), 1)
+    groups = np.repeat(np.arange(20), 10)
+    calibration = tie_calibration(judge, human, groups)
+    first, second, bounds = group_pairs(groups)
+    credit, weight = acc_eq_pairs(judge, human, first, second, bounds, calibration.epsilon)
+    assert credit @ weight == pytest.approx(calibration.acc_eq)
+    per_group = [
+        pair_counts(judge[groups == g], human[groups == g], calibration.epsilon).acc_eq
+        for g in range(20)
+    ]
+    assert credit @ weight == pytest.approx(np.mean(per_group))
+
+
+def test_pairwise_p_values_by_hand_and_brute_force():
+    scores = np.array([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]])
+    signs = np.array([[1, 1, 1], [-1, 1, 1], [1, -1, -1]], dtype=np.float32)
+    # observed difference 6; swapped sums 6, 4, -4: one of three >= 6
+    assert pairwise_p_values(scores, signs) == pytest.approx([1 / 3])
+    seg = RNG.normal(size=(4, 25))
+    signs = spa_signs(25, 200, seed=4)
+    assert set(np.unique(signs)) == {-1.0, 1.0}
+    brute = []
+    for i, j in itertools.combinations(range(4), 2):
+        observed = seg[i].sum() - seg[j].sum()
+        null = [(s * seg[i]).sum() - (s * seg[j]).sum() for s in signs]
+        brute.append(np.mean(np.array(null) >= observed - 1e-6))
+    assert pairwise_p_values(seg, signs) == pytest.approx(brute, abs=1e-9)
+    assert soft_pairwise_accuracy(seg, seg) == 1.0
+
+
+def test_swap_test_matches_exact_enumeration():
+    a = np.array([1, 1, 0, 1, 1, 0, 1, 1], dtype=float)
+    b = np.array([0, 1, 0, 0, 1, 1, 0, 0], dtype=float)
+    stat = lambda rows: np.asarray(rows).mean(axis=1)  # noqa: E731
+    delta = a.mean() - b.mean()
+    exact = np.mean(
+        [
+            np.where(s, b, a).mean() - np.where(s, a, b).mean() >= delta - 1e-12
+            for s in itertools.product([0, 1], repeat=8)
+        ]
+    )
+    settings = PermutationSettings(n_permutations=20_000, block=1000, early_stop=False)
+    result = swap_test(stat, a, b, settings, pair_rng(0, "x"))
+    assert result.delta == pytest.approx(0.375)
+    assert result.n_permutations == 20_000
+    assert result.p_value == pytest.approx(exact, abs=0.01)
+    stopped = swap_test(stat, np.ones(40), np.zeros(40), PermutationSettings(), pair_rng(0, "y"))
+    assert stopped.n_permutations == 100 and stopped.p_value < 0.02  # early stop, first block
+
+
+def test_rank_clusters_follow_the_wmt_walk():
+    values = {"A": 0.9, "B": 0.8, "C": 0.7, "D": 0.6}
+    p = {
+        ("A", "B"): 0.3,
+        ("A", "C"): 0.01,
+        ("B", "C"): 0.2,
+        ("A", "D"): 0.001,
+        ("B", "D"): 0.04,
+        ("C", "D"): 0.5,
+    }
+    # C opens cluster 2 (A beats it); D is compared with C only (the current cluster): tied
+    assert rank_clusters(values, p) == {"A": 1, "B": 1, "C": 2, "D": 2}
+    # Holm over the 6 tests: 0.01 * 5 = 0.05 <= 0.05 still separates C
+    assert rank_clusters(values, p, correction="holm")["C"] == 2
+    assert rank_clusters(values, p, correction="bonferroni")["C"] == 1  # 0.06 > 0.05
+
+
+def test_cell_metrics_match_sklearn_and_irrcac():
+    ref = RNG.integers(0, 3, 80)
+    lab = np.where(RNG.random(80) < 0.7, ref, RNG.integers(0, 3, 80))
+    weights = RNG.integers(0, 3, 80).astype(float)
+    cells = np.zeros((3, 3))
+    np.add.at(cells, (ref, lab), weights)
+    got = cell_metrics(cells, np.ones(3, bool))
+    assert got["accuracy"] == pytest.approx(accuracy_score(ref, lab, sample_weight=weights))
+    assert got["macro_f1"] == pytest.approx(
+        f1_score(ref, lab, average="macro", sample_weight=weights)
+    )
+    assert got["kappa"] == pytest.approx(cohen_kappa_score(ref, lab, sample_weight=weights))
+    plain = np.zeros((3, 3))
+    np.add.at(plain, (ref, lab), 1)
+    frame = pd.DataFrame({"r": ref, "l": lab})
+    ac1 = CAC(frame).gwet()["est"]["coefficient_value"]
+    assert cell_metrics(plain, np.ones(3, bool))["ac1"] == pytest.approx(ac1, abs=1e-4)
+
+
+def test_resample_weights_draw_n_items_each():
+    w = resample_weights(17, 50, seed=3)
+    assert w.shape == (50, 17) and (w.sum(axis=1) == 17).all()
+    assert (resample_weights(17, 50, seed=3) == w).all()
+
+
+HUMANS = pd.DataFrame(
+    {"h1": list("aabbabab"), "h2": list("aabbbbaa"), "h3": list("abbbabab")},
+    index=[f"i{k}" for k in range(8)],
+)  # majority: a a b b a b a b
+
+
+def test_label_facet_by_hand():
+    judges = {
+        "good": pd.Series(list("aabbabab"), index=HUMANS.index),
+        "poor": pd.Series(list("abababab"), index=HUMANS.index),
+    }
+    result = label_facet(
+        judges,
+        LabelTable(HUMANS),
+        facet="all",
+        n_resamples=200,
+        permutations=PermutationSettings(n_permutations=500, early_stop=False),
+    )
+    values = {f.statistic: f.values for f in result.families}
+    assert values["accuracy"] == {"good": 1.0, "poor": 0.75}  # 8/8 and 6/8
+    majority = list("aabbabab")
+    assert values["kappa"]["poor"] == pytest.approx(cohen_kappa_score(majority, list("abababab")))
+    family = next(f for f in result.families if f.statistic == "accuracy")
+    test = family.test("good", "poor")
+    assert test.delta == pytest.approx(0.25)
+    # the 2 items where they differ decide: only the no-swap pattern of those 2 reaches 0.25
+    assert test.p_value == pytest.approx(1 / 4, abs=0.06)
+    ceiling = {r.statistic: r for r in result.ceiling}
+    assert ceiling["accuracy"].rank is None and 0 < ceiling["accuracy"].value <= 1
+
+
+def test_facet_test_is_cochrans_q():
+    dist1, dist2 = RNG.normal(0.6, 0.05, 2000), RNG.normal(0.4, 0.05, 2000)
+    tables = {
+        "fr": {("J", "item", "accuracy"): (0.6, dist1)},
+        "hi": {("J", "item", "accuracy"): (0.4, dist2)},
+    }
+    (test,) = facet_tests(tables)
+    q = 0.2**2 / (np.std(dist1, ddof=1) ** 2 + np.std(dist2, ddof=1) ** 2)
+    assert test.q == pytest.approx(q) and test.df == 1
+    assert test.p_value == pytest.approx(stats.chi2.sf(q, 1))
+
+
+def _files(tmp_path):
+    rows = [
+        (i, r, HUMANS.loc[i, r], "fr" if k < 4 else "hi")
+        for k, i in enumerate(HUMANS.index)
+        for r in HUMANS.columns
+    ]
+    pd.DataFrame(rows, columns=["item", "rater", "label", "language"]).to_csv(
+        tmp_path / "humans.csv", index=False
+    )
+    judge = [(i, "j1", lab) for i, lab in zip(HUMANS.index, "aabbabab", strict=True)]
+    judge += [(i, "j2", lab) for i, lab in zip(HUMANS.index, "abababab", strict=True)]
+    pd.DataFrame(judge, columns=["item", "rater", "label"]).to_csv(
+        tmp_path / "judges.csv", index=False
+    )
+    return tmp_path / "humans.csv", tmp_path / "judges.csv"
+
+
+def test_cli_json_has_the_exact_shape(tmp_path):
+    humans, judges = _files(tmp_path)
+    result = runner.invoke(
+        app,
+        [
+            "calibrate",
+            "compare",
+            "--human",
+            str(humans),
+            "--judge",
+            str(judges),
+            "--json",
+            "--n-resamples",
+            "50",
+            "--out",
+            str(tmp_path / "out"),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout[: result.stdout.rindex("}") + 1])
+    assert set(doc) == {"signature", "rows", "pairs"}
+    assert set(doc["rows"][0]) == {
+        "judge",
+        "facet",
+        "level",
+        "statistic",
+        "value",
+        "ci_low",
+        "ci_high",
+        "rank",
+    }
+    assert set(doc["pairs"][0]) == {"a", "b", "facet", "level", "statistic", "delta", "p_value"}
+    stats_seen = {r["statistic"] for r in doc["rows"]}
+    assert stats_seen == {"accuracy", "macro_f1", "kappa", "ac1"}
+    top = {r["judge"]: r for r in doc["rows"] if r["statistic"] == "accuracy"}
+    assert top["j1"]["value"] == 1.0 and top["j1"]["rank"] == 1
+    assert top["human ceiling"]["rank"] is None
+    for name in ("compare.json", "compare_rows.csv", "compare_pairs.csv", "compare.png"):
+        assert (tmp_path / "out" / name).stat().st_size > 0
+
+
+def test_cli_by_facet_and_errors(tmp_path):
+    humans, judges = _files(tmp_path)
+    args = ["calibrate", "compare", "--human", str(humans), "--judge", str(judges)]
+    result = runner.invoke(app, [*args, "--by", "language", "--json", "--n-resamples", "100"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert {r["facet"] for r in doc["rows"]} == {"fr", "hi"}
+    assert doc["facet_tests"] and doc["facet_tests"][0]["df"] == 1
+    for extra, message in (
+        (["--level", "system"], "--level item"),
+        (["--by", "domain"], "no column 'domain'"),
+        (["--correction", "fdr"], "unknown --correction"),
+    ):
+        bad = runner.invoke(app, [*args, *extra])
+        assert isinstance(bad.exception, JudgekitError) and message in str(bad.exception)
+    proc = subprocess.run(
+        [sys.executable, "-m", "judgekit", *args, "--level", "segment"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "label judges are compared at --level item" in proc.stderr
+
+
+def test_label_judges_pass_the_label_check(tmp_path):
+    """A judge in other case than the humans is folded with a warning (the same accuracy as
+    in the humans' spelling); a judge with no label in common is one error naming both sets."""
+    humans, _ = _files(tmp_path)
+    judge = [(i, "upper", lab.upper()) for i, lab in zip(HUMANS.index, "aabbabab", strict=True)]
+    judge += [(i, "alien", "yes") for i in HUMANS.index]
+    pd.DataFrame(judge, columns=["item", "rater", "label"]).to_csv(tmp_path / "j.csv", index=False)
+    args = ["calibrate", "compare", "--human", str(humans), "--n-resamples", "50", "--json"]
+    with pytest.warns(JudgekitWarning, match="differ only in case"):
+        ok = runner.invoke(app, [*args, "--judge", f"upper={tmp_path / 'j.csv'}::upper"])
+    assert ok.exit_code == 0, ok.output
+    doc = json.loads(ok.stdout[: ok.stdout.rindex("}") + 1])
+    accuracy = {r["judge"]: r["value"] for r in doc["rows"] if r["statistic"] == "accuracy"}
+    assert accuracy["upper"] == 1.0
+    bad = runner.invoke(app, [*args, "--judge", f"alien={tmp_path / 'j.csv'}::alien"])
+    assert isinstance(bad.exception, LabelSetError)
+    assert "share no label" in str(bad.exception) and "'yes'" in str(bad.exception)
