@@ -17,7 +17,7 @@ import re
 from importlib import resources
 from typing import Any
 
-SCRIPTS = ("core.js", "items.js", "compare.js")  # one classic script, in this order
+SCRIPTS = ("core.js", "items.js", "context.js", "compare.js", "humans.js")  # one classic script
 _PLACEHOLDER = re.compile(r"\{\{([A-Z]+)\}\}")
 
 
@@ -66,7 +66,7 @@ def render_page(payload: dict[str, Any], title: str, notes: str = "") -> str:
     values = {
         "TITLE": html.escape(title),
         "CSS": asset("view.css"),
-        "JS": "\n".join(asset(name) for name in SCRIPTS).replace("</", "<\\/"),
+        "JS": ("\n".join(asset(name) for name in SCRIPTS) + "\nstart();\n").replace("</", "<\\/"),
         "DATA": embed_json(payload),
         "NOTES": notes,
     }
