@@ -122,20 +122,22 @@ ERROR_ANSWERS = {
 }  # fmt: skip
 
 
-def errors_run(base: Path) -> Path:
-    """Three segments: one with three located spans, one clean, one unscored (bad quote)."""
-    items = base / "segments.jsonl"
-    items.write_text(
-        "".join(json.dumps(i, ensure_ascii=False) + "\n" for i in ERROR_ITEMS), "utf-8"
-    )
+def errors_run(
+    base: Path, rows: list[dict] | None = None, answers: dict | None = None, name: str = "errors"
+) -> Path:
+    """Three segments: one with three located spans, one clean, one unscored (bad quote);
+    or ``rows`` judged with ``answers`` (translation -> the judge's answer)."""
+    rows, answers = rows or ERROR_ITEMS, answers or ERROR_ANSWERS
+    items = base / f"{name}-segments.jsonl"
+    items.write_text("".join(json.dumps(i, ensure_ascii=False) + "\n" for i in rows), "utf-8")
 
     def answer(body: dict) -> str:
         translation = body["messages"][0]["content"].rsplit("translation:\n", 1)[1].strip()
-        return json.dumps(ERROR_ANSWERS[translation], ensure_ascii=False)
+        return json.dumps(answers[translation], ensure_ascii=False)
 
-    out = base / "errors"
+    out = base / name
     with FaultServer(answer_fn=answer) as srv:
-        config = base / "errors.yaml"
+        config = base / f"{name}.yaml"
         config.write_text(
             f"pipeline: errors\nout: {out}\n"
             f"judge: {{model: hosted_vllm/stub, api_base: '{srv.base_url}', max_reasks: 1,"

@@ -139,6 +139,7 @@ function showTab(name) {
     if (sec) sec.hidden = t !== name;
     if (btn) btn.classList.toggle("active", t === name);
   });
+  if (JK.tab !== name) window.scrollTo(0, 0);  // another tab starts at its top
   JK.tab = name;
 }
 

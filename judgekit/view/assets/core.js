@@ -78,15 +78,25 @@ function compareValues(a, b) {
   return COLLATE.compare(String(a), String(b)) || (String(a) < String(b) ? -1 : 1);
 }
 
-/* Long text (a 10 MB answer) is cut at LONG characters behind a "show all" button. */
+/* Long text (a 10 MB answer) is cut at LONG characters behind a "show all" button, which puts
+   the whole text in a read-only text box (a browser lays out megabytes there in seconds, in a
+   wrapped <pre> in minutes). */
 var LONG = 20000;
 function longText(tag, text, cls) {
   text = text === null || text === undefined ? "" : String(text);
   var node = el(tag, { cls: cls, dir: "auto", text: text.length > LONG ? text.slice(0, LONG) : text });
   if (text.length <= LONG) return node;
-  var more = el("button", { cls: "link show-all", text: "show all (" + plural(text.length, "character") + ")",
-    on: { click: function () { node.textContent = text; more.remove(); } } });
-  return el("div", { cls: "long" }, [node, more]);
+  var box = el("div", { cls: "long" }, [node]);
+  var note = el("p", { cls: "muted", text: "the first " + plural(LONG, "character") + " of " + text.length.toLocaleString("en") + " " }, [
+    el("button", { cls: "link show-all", text: "show all (" + plural(text.length, "character") + ")", on: { click: function () {
+      // dir="auto" would scan the whole text (minutes for 10 MB): the cut text's direction
+      var all = el("textarea", { cls: cls + " all", dir: getComputedStyle(node).direction, readonly: "", rows: "18",
+        "aria-label": "the whole text" });
+      all.value = text;
+      clear(box).appendChild(all);
+    } } })]);
+  box.appendChild(note);
+  return box;
 }
 
 /* One run's records, column-wise (see judgekit/view/rows.py). */
