@@ -14,7 +14,7 @@ from judgekit.errors import InputError
 from judgekit.view.data import read_records, read_run
 from judgekit.view.page import embed_json, render_markdown, render_page
 from judgekit.view.profiles import profile
-from judgekit.view.rows import encode_rows
+from judgekit.view.rows import encode_rows, meta_of
 from judgekit.view.summary import summary_blocks
 
 REPO = Path(__file__).resolve().parents[1]
@@ -98,14 +98,16 @@ def test_records_as_columns_keep_everything_once(tmp_path: Path) -> None:
     ]
     table = encode_rows(rows, profile("classify"))
     assert table["n"] == 3 and table["num"]["parsed_is_raw"] == [1, 0, 0]
-    assert table["parsed"] == [None, None, {"label": "y"}]  # a's parsed is its raw JSON
+    assert table["parsed"] == {"2": {"label": "y"}}  # a's parsed is its raw JSON, b has none
     assert table["cat"]["label"] == {"v": ["x", None, "y"], "c": [0, 1, 2]}
     assert table["cat"]["model"] == {"v": ["m"], "c": None}  # one value: no codes
     assert table["cat"]["sample_index"] == {"v": [0], "c": None}
     assert table["num"]["attempts"] == [0, 2, 0]
     assert table["cat"]["reason_kind"]["v"] == [None, "malformed_json"]
     assert table["text"]["reason"] == [None, "malformed_json: bad", None]
-    assert table["meta"] == [{"index": 0}] * 3  # item and sample are columns already
+    # item and sample are columns already; the rest column-wise, read back per row
+    assert table["meta"] == {"names": ["index"], "cols": {"index": {"v": [0, 0, 0]}}}
+    assert [meta_of(table, i) for i in range(3)] == [{"index": 0}] * 3
 
 
 def test_every_summary_value_carries_its_path() -> None:

@@ -173,7 +173,7 @@ def extras(run: RunData, rows_by_key: dict[str, int]) -> dict[str, Any]:
       by :func:`judgekit.pipelines.spilling.render_entry`), ``generation`` (judge row -> row of
       the generation it judged) and ``dictionary_note`` when a dictionary changed since the run;
     * errors: ``segments`` (segment id -> source, translation and located spans);
-    * classify: ``items`` (item id -> ``{"text"}``); pairwise: ``items`` (item id ->
+    * classify: ``items`` (item id -> its text); pairwise: ``items`` (item id ->
       instruction, both outputs, gold, subset) and ``verdicts`` (``judge|item`` -> the
       verdict of each order, the resolved verdict and its status, from verdicts.csv); both
       with ``items_note`` when the texts come from elsewhere than the run's items.jsonl;
@@ -211,9 +211,11 @@ def _judged_items(run: RunData) -> dict[str, Any]:
     if rows is None:
         rows, note = _items_of_signature(run)
     keep = ITEM_FIELDS[run.pipeline]
-    out: dict[str, Any] = {
-        "items": {str(r.get("id")): {k: r.get(f) for k, f in keep.items()} for r in rows}
-    }
+    if run.pipeline == "classify":  # id -> text: 50,000 items cost their texts, little more
+        items: dict[str, Any] = {str(r.get("id")): r.get("text") for r in rows}
+    else:
+        items = {str(r.get("id")): {k: r.get(f) for k, f in keep.items()} for r in rows}
+    out: dict[str, Any] = {"items": items}
     if note:
         out["items_note"] = note
     if run.pipeline == "pairwise":

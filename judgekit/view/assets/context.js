@@ -5,7 +5,7 @@
 var SEVERITY = { minor: 1, major: 2, critical: 3 };
 
 function metaOf(run, i) {
-  var t = table(run), out = {}, rest = DATA.runs[run].rows.meta[i] || {};
+  var t = table(run), out = {}, rest = t.meta(i);
   t.rows.facets.forEach(function (f) { if (f.indexOf("meta.") === 0) out[f.slice(5)] = t.cat(f, i); });
   Object.keys(rest).forEach(function (k) { out[k] = rest[k]; });
   return out;
@@ -25,7 +25,7 @@ function unitName(run, unit) {
 /* The item in a few words, for a list row (its full text is in the detail pane). */
 function itemSnippet(run, unit, row) {
   var x = DATA.runs[run].extras, id = unitParts(run, unit)[0], text = "";
-  if (x.items && x.items[id]) text = x.items[id].text || x.items[id].input || "";
+  if (x.items && x.items[id] !== undefined) text = typeof x.items[id] === "string" ? x.items[id] : x.items[id].input || "";
   else if (x.segments && x.segments[id]) text = x.segments[id].translation || "";
   else if (DATA.runs[run].pipeline === "spilling" && row >= 0) {
     var meta = metaOf(run, row);
@@ -117,10 +117,10 @@ function errorsContext(run, i) {
 function itemsNote(x) { return x.items_note ? el("p", { cls: "warn", text: x.items_note }) : null; }
 
 function classifyContext(run, i) {
-  var x = DATA.runs[run].extras, item = x.items[table(run).text("item", i)];
-  if (!item) return itemsNote(x) || el("p", { cls: "muted", text: "(the item is not in the run's items.jsonl)" });
+  var x = DATA.runs[run].extras, text = x.items[table(run).text("item", i)];  // item id -> its text
+  if (text === undefined) return itemsNote(x) || el("p", { cls: "muted", text: "(the item is not in the run's items.jsonl)" });
   return el("div", { cls: "item-context" }, [el("h3", { text: "the text the judge classified" }),
-    longText("pre", item.text, "item-text"), itemsNote(x)]);
+    longText("pre", text, "item-text"), itemsNote(x)]);
 }
 
 /* Both outputs side by side, in their original identities (output 1, output 2), the one this

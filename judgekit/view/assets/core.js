@@ -121,7 +121,17 @@ Table.prototype.numbers = function (name) {
 Table.prototype.text = function (name, i) { return this.rows.text[name][i]; };
 Table.prototype.parsed = function (i) {
   if (this.num("parsed_is_raw", i)) return JSON.parse(this.rows.text.raw[i]);
-  return this.rows.parsed[i];
+  var got = this.rows.parsed[String(i)];  // only rows with an answer that is not their raw JSON
+  return got === undefined ? null : got;
+};
+Table.prototype.meta = function (i) {  // the rest of a record's metadata, column-wise in the data
+  var m = this.rows.meta, out = {};
+  if (!this.absent) {
+    this.absent = {};
+    m.names.forEach(function (n) { this.absent[n] = new Set(m.cols[n].absent || []); }, this);
+  }
+  m.names.forEach(function (n) { if (!this.absent[n].has(i)) out[n] = m.cols[n].v[i]; }, this);
+  return out;
 };
 Table.prototype.haystack = function () {
   if (this.hay) return this.hay;

@@ -171,7 +171,7 @@ function renderDetail(box, run, i, opts) {
   if (context) box.appendChild(context);
   var votes = humanVotes(t.text("item", i));
   if (votes) box.appendChild(votes);
-  var rest = r.rows.meta[i] || {};
+  var rest = t.meta(i);
   var facets = t.rows.facets.filter(function (f) { return f.indexOf("meta.") === 0; });
   box.appendChild(kvTable([
     field("key", t.text("key", i)), field("stage / role", t.cat("stage", i) + " / " + t.cat("role", i)),
