@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from judgekit.config import RunConfig, load_config
-from judgekit.errors import InputError, JudgekitError
+from judgekit.errors import InputError, JudgekitError, OutputError
+from judgekit.interrupt import run_stoppable
 from judgekit.pipelines import get_pipeline
 from judgekit.results import RunResult, load_run
 
@@ -125,7 +126,11 @@ def run(
         JudgekitError: another process is writing to the run directory; a model cannot be
             used at all (an API key variable unset, a server unreachable or not serving the
             model: preflight), or an endpoint refuses every task (401, 404...).
-        KeyboardInterrupt: Ctrl-C or SIGTERM; what was recorded stays, a rerun resumes.
+        OutputError: a file of the run cannot be written (a full disk): ``records.jsonl``
+            (no call is sent after its first failed write; the run stops once the write still
+            fails after ``RunLog.retry_s`` seconds) or a report file (the old one is kept).
+        KeyboardInterrupt: Ctrl-C or SIGTERM (see :mod:`judgekit.interrupt`); what was
+            recorded stays, a rerun resumes.
     """
     if isinstance(overrides, str):  # one KEY=VALUE, not its characters
         overrides = [overrides]
@@ -147,6 +152,7 @@ def run(
         cfg, log_dir, no_cache=no_cache, retry_errors=retry_errors, on_warning=on_warning
     )
     started = time.monotonic()
+    failed = True  # an error on the way: closing must not hide it behind its own
     try:
         runner.client = session.client
         planned = runner.plan()
@@ -162,14 +168,16 @@ def run(
         result = RunResult(out_dir, pipeline=cfg.pipeline, runner=runner)
         if dry_run:
             _estimate(result, runner, session)
+            failed = False
             return result
         try:
-            asyncio.run(session.run_all(runner, on_progress))
+            run_stoppable(session.run_all(runner, on_progress))
         finally:
             session.emit(on_progress, "tick")
         result.summary_data = report(runner, session.client.records(), out_dir)
+        failed = False
     finally:
-        session.close()
+        session.close(quiet=failed)
         if log_dir != out_dir:
             _unlock(log_dir)
             shutil.rmtree(log_dir, ignore_errors=True)
@@ -278,6 +286,7 @@ class _Session:
         ticker = asyncio.create_task(tick())
         try:
             await runner.run(on_item=on_item)
+            await self.runlog.wait_writable(flush=True)  # the last records, before the report
         finally:
             ticker.cancel()
             await self.client.aclose()
@@ -287,14 +296,23 @@ class _Session:
         result.cache_rejected = self.client.cache_rejected
         result.warnings = list(self.warnings)
         if self.cache is not None:
+            result.cache_rejected += self.cache.unreadable
+            result.cache_pickled = self.cache.pickled
             result.cache_write_errors = self.cache.write_errors
             result.cache_write_error = self.cache.write_error
 
-    def close(self) -> None:
+    def close(self, *, quiet: bool = False) -> None:
+        """Close everything; ``quiet``: an error of the run is on its way, so a run log that
+        cannot be written does not replace it (its records run again on resume)."""
         self.client.close()
-        self.runlog.close()
-        if self.cache is not None:
-            self.cache.close()
+        try:
+            self.runlog.close()
+        except OutputError:
+            if not quiet:
+                raise
+        finally:
+            if self.cache is not None:
+                self.cache.close()
 
 
 def _lock_run_dir(directory: Path) -> None:

@@ -367,7 +367,7 @@ def test_severities_are_in_severity_order(base: Path, driver) -> None:
     open_report(driver, page)
     css(driver, '#tabs [data-tab="items"]').click()
     options = [o.text for o in Select(css(driver, 'select[data-facet="label"]')).options]
-    assert options == ["label: all", "label: no errors (1)", "label: minor (1)", "label: major (1)",
+    assert options == ["label: all", "label: no-error (1)", "label: minor (1)", "label: major (1)",
                        "label: critical (1)"]  # fmt: skip
     css(driver, '#items th[data-col="label"]').click()
     assert [r[0] for r in rows_of(driver, "#items tbody tr")] == ["w", "y", "z", "x"]
