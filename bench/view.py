@@ -4,10 +4,12 @@ headless Chromium (Debian's, as the page tests drive it).
 The run is a classify run by a jury of two judges over 50,000 items (so compare mode pairs the
 judges over 50,000 units): records shaped as ``judgekit run`` writes them (``Record`` JSON,
 rationales of 60-200 characters, 3% unscored with their raw answer and reason, 1% errors), with
-its summary.json (``usage_summary``) and labels.csv. Measured: build time (reading the run,
-agreement and kappa, writing the page), file size, and time until the table is interactive
-(from the browser being asked to load the file until the page's start-up has rendered the
-summary, the first page of rows and compare mode), then the time of a few interactions.
+its summary.json (``usage_summary``), labels.csv and items.jsonl (the judged texts, 60-200
+characters each, as ``judgekit run`` writes them and the detail pane shows them). Measured:
+build time (reading the run, agreement and kappa, writing the page), file size, and time until
+the table is interactive (from the browser being asked to load the file until the page's
+start-up has rendered the summary, the first page of rows and compare mode), then the time of a
+few interactions.
 Usage::
 
     python bench/view.py [--records 100000] [--rounds 3]
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import random
 import statistics
 import sys
@@ -39,12 +42,14 @@ WORDS = ("clean", "friendly", "cold", "late", "noisy", "quiet", "spacious", "dat
 
 
 def synthetic_run(out: Path, n_records: int, seed: int = 0) -> None:
-    """Write records.jsonl, labels.csv and summary.json of a 2-judge classify run."""
+    """Write records.jsonl, labels.csv, items.jsonl and summary.json of a 2-judge classify run."""
     rng = random.Random(seed)
     out.mkdir(parents=True, exist_ok=True)
-    records, labels = [], []
+    records, labels, texts = [], [], []
     for index in range(n_records // 2):
         item = f"review-{index:06d}"
+        said = " ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 28)))
+        texts.append({"id": item, "text": f"Review {index}: the room was {said}."})
         truth = rng.choice(LABELS)
         for judge in ("judge-a", "judge-b"):
             label = truth if rng.random() < 0.8 else rng.choice(LABELS)
@@ -78,6 +83,8 @@ def synthetic_run(out: Path, n_records: int, seed: int = 0) -> None:
                 labels.append((item, judge, label))
     with (out / "records.jsonl").open("w", encoding="utf-8") as fh:
         fh.writelines(r.model_dump_json() + "\n" for r in records)
+    with (out / "items.jsonl").open("w", encoding="utf-8") as fh:
+        fh.writelines(json.dumps(t) + "\n" for t in texts)
     with (out / "labels.csv").open("w", encoding="utf-8", newline="") as fh:
         writer = csv.writer(fh)
         writer.writerow(["item", "rater", "label"])
@@ -93,7 +100,7 @@ def synthetic_run(out: Path, n_records: int, seed: int = 0) -> None:
         "items": {"planned": n_records, "judged": len(labels),
                   "excluded": {k: v for k, v in failed.items() if v}},
         "usage": usage,
-        "files": {"records": "records.jsonl", "labels": "labels.csv"},
+        "files": {"records": "records.jsonl", "labels": "labels.csv", "items": "items.jsonl"},
     })  # fmt: skip
 
 

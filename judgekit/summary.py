@@ -63,10 +63,13 @@ class ClassifySummary(RunSummary):
 
 class SpillingSummary(RunSummary):
     """``spilling_rate``: invalid / judged meanings over the run (None when nothing was
-    judged; paper 002, §4); ``rates``: tables by language, model, (model, language);
-    ``backcheck``: the English back-check (§5); ``coverage``: dictionary coverage per language."""
+    judged; paper 002, §4), ``spilling_rate_ci`` its 95% bootstrap CI over the judged items
+    (None for fewer than 2, or a run made before it was written); ``rates``: tables by
+    language, model, (model, language); ``backcheck``: the English back-check (§5);
+    ``coverage``: dictionary coverage per language."""
 
     spilling_rate: float | None = Field(None, ge=0, le=1)
+    spilling_rate_ci: list[float] | None = None
     rates: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
     backcheck: dict[str, Any] = Field(default_factory=dict)
     coverage: list[dict[str, Any]] = Field(default_factory=list)

@@ -19,6 +19,7 @@ import os
 import re
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -132,6 +133,11 @@ def test_position_biased_judges_give_the_hand_computed_agreement_and_bias(tmp_pa
             "first#original": "1", "first#swapped": "2", "first": "tie"}  # fmt: skip
         assert "first-position wins" in stdout.replace("1st-position", "first-position")
         assert (out / "accuracy_vs_agreement.png").stat().st_size > 0
+        # the judged items, in the run directory, read back by the pipeline's own reader
+        given = load_pairs(tmp_path / "items.jsonl")
+        assert load_pairs(out / summary["files"]["items"]) == [
+            replace(i, line=n) for n, i in enumerate(given, 1)
+        ]
 
         # The policy changes the report only: a rerun resumes every record, calls nothing.
         calls = server.total_requests

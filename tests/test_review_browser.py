@@ -175,6 +175,10 @@ def test_csca_labels_flow_into_calibrate_judge_and_xss_renders_as_text(
             assert driver.execute_script("return arguments[0].matches(':dir(rtl)')", rtl)
             shot(driver, shots, "csca")
         press(driver, *keys, "\ue007")
+        if n == 1:  # none + CS contradicts the rule: flagged, held once, kept on a second Enter
+            assert "Contradicts the rule" in text(driver, "rule-flag")
+            assert text(driver, "card").startswith("item 2 of 3")
+            press(driver, "\ue007")
     assert text(driver, "progress").startswith("3 / 3 done")
     exported = download(driver, downloads)
     driver.find_element("id", "reset").click()  # discard the draft, then Load JSON brings it back
@@ -195,6 +199,7 @@ def test_csca_labels_flow_into_calibrate_judge_and_xss_renders_as_text(
     assert set(pd.read_csv(out / "labels.required_knowledge.csv")["label"]) == {"regional", "none"}
     qc = pd.read_csv(out / "qc.csv").iloc[0]
     assert qc["done"] == 3 and qc["median_seconds"] > 0 and not qc["show_judge"]
+    assert qc["rule_contradictions"] == 1  # q2: required knowledge none, yet CS
     run_judgekit("calibrate", "judge", "--judge", str(run), "--human", str(out / "labels.csv"),
                  "--n-resamples", "0", "--out", str(tmp_path / "cal"))  # fmt: skip
     cal = json.loads((tmp_path / "cal" / "judge_calibration.json").read_text())["judge_vs_humans"]

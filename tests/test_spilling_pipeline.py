@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from fault_server import FaultServerProcess
@@ -67,6 +68,16 @@ def test_run_writes_records_tables_heatmap_and_resumes_with_zero_calls(tmp_path:
         items = pd.read_csv(out / "items.csv")
         rate = items["n_invalid"].sum() / items["n_judged"].sum()
         assert summary["spilling_rate"] == pytest.approx(rate)
+        # its CI: scipy's paired percentile bootstrap of the pooled rate over the judged items
+        from scipy import stats
+
+        boot = stats.bootstrap(
+            (items["n_invalid"].to_numpy(float), items["n_judged"].to_numpy(float)),
+            lambda inv, tot: inv.sum() / tot.sum(), paired=True, vectorized=False,
+            n_resamples=1000, method="percentile", random_state=np.random.default_rng(0),
+        ).confidence_interval  # fmt: skip
+        low, high = summary["spilling_rate_ci"]
+        assert low <= rate <= high and (low, high) == pytest.approx((boot.low, boot.high))
         by_lang = pd.read_csv(out / "spilling_by_lang.csv").set_index("lang")
         de = items[items["lang"] == "de"]
         assert by_lang.loc["de", "spilling_rate"] == pytest.approx(

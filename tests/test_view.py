@@ -81,17 +81,20 @@ def check_summary(driver, run: Path) -> None:
     summary = json.loads((run / "summary.json").read_text("utf-8"))
     cells = driver.execute_script(
         "return Array.from(document.querySelectorAll('#tab-summary [data-path]'))"
-        ".map(c => [c.dataset.path, c.dataset.value, c.textContent])"
+        ".map(c => [c.dataset.path, c.dataset.value, c.textContent, c.dataset.ciPath || null])"
     )
     checked = set()
-    for path, value, text in cells:
+    for path, value, text, ci_path in cells:
         path = tuple(json.loads(path))
         shown, expected = json.loads(value), lookup(summary, path)
-        if isinstance(expected, (dict, list)) and isinstance(shown, str):
-            shown = {} if shown == "none" else json.loads(shown)
         assert shown == expected, path
+        assert not text.startswith(("{", "[")), (path, text)  # no raw JSON in a cell
+        ci = ""
+        if ci_path is not None:  # a headline figure with its CI, both from summary.json
+            low, high = (lookup(summary, p) for p in json.loads(ci_path))
+            ci = f" [{fmt(low)}, {fmt(high)}]"
         if isinstance(expected, (int, float)) and not isinstance(expected, bool):
-            assert text == fmt(expected), path
+            assert text == fmt(expected) + ci, path
         checked.add(path)
     assert {("items", "planned"), ("items", "judged"), ("usage", "calls"),
             ("usage", "requests")} <= checked  # fmt: skip

@@ -14,7 +14,7 @@ from judgekit.errors import InputError
 from judgekit.view.data import read_records, read_run
 from judgekit.view.page import embed_json, render_markdown, render_page
 from judgekit.view.profiles import profile
-from judgekit.view.rows import encode_rows
+from judgekit.view.rows import encode_rows, meta_of
 from judgekit.view.summary import summary_blocks
 
 REPO = Path(__file__).resolve().parents[1]
@@ -98,14 +98,16 @@ def test_records_as_columns_keep_everything_once(tmp_path: Path) -> None:
     ]
     table = encode_rows(rows, profile("classify"))
     assert table["n"] == 3 and table["num"]["parsed_is_raw"] == [1, 0, 0]
-    assert table["parsed"] == [None, None, {"label": "y"}]  # a's parsed is its raw JSON
+    assert table["parsed"] == {"2": {"label": "y"}}  # a's parsed is its raw JSON, b has none
     assert table["cat"]["label"] == {"v": ["x", None, "y"], "c": [0, 1, 2]}
     assert table["cat"]["model"] == {"v": ["m"], "c": None}  # one value: no codes
     assert table["cat"]["sample_index"] == {"v": [0], "c": None}
     assert table["num"]["attempts"] == [0, 2, 0]
     assert table["cat"]["reason_kind"]["v"] == [None, "malformed_json"]
     assert table["text"]["reason"] == [None, "malformed_json: bad", None]
-    assert table["meta"] == [{"index": 0}] * 3  # item and sample are columns already
+    # item and sample are columns already; the rest column-wise, read back per row
+    assert table["meta"] == {"names": ["index"], "cols": {"index": {"v": [0, 0, 0]}}}
+    assert [meta_of(table, i) for i in range(3)] == [{"index": 0}] * 3
 
 
 def test_every_summary_value_carries_its_path() -> None:
@@ -116,8 +118,8 @@ def test_every_summary_value_carries_its_path() -> None:
         "usage": {"calls": 4, "served_by": {"m@127.0.0.1:80": 4}},
     }
     blocks = {tuple(b["path"]): b for b in summary_blocks(summary)}
-    items = blocks[("items",)]["items"]
-    assert ["excluded: judgment_unscored", 1, ["items", "excluded", "judgment_unscored"]] in items
+    items = blocks[("items",)]["items"]  # names readable, paths as in summary.json
+    assert ["excluded: judgment unscored", 1, ["items", "excluded", "judgment_unscored"]] in items
     labels = blocks[("labels",)]
     assert labels["columns"] == ["", "pos", "neg"] and labels["rows"][1] == ["judge-b", 3, None]
     assert labels["row_paths"] == [["labels", "judge-a"], ["labels", "judge-b"]]
@@ -126,6 +128,33 @@ def test_every_summary_value_carries_its_path() -> None:
     served = blocks[("usage",)]["items"][1]
     assert served[2] == ["usage", "served_by", "m@127.0.0.1:80"]  # a key with dots stays one key
     assert list(blocks)[-1] == ("usage",)  # usage after the pipeline's own parts
+    assert list(blocks)[0] == ("headline",)  # the headline before everything
+
+
+def test_the_headline_leads_with_the_pipelines_figures_and_names_are_readable() -> None:
+    from judgekit.view.summary import readable
+
+    summary = {
+        "items": {"planned": 6, "judged": 5, "excluded": {"judgment_unscored": 1}},
+        "spilling_rate": 0.52, "spilling_rate_ci": [0.4, 0.64],
+        "rates": {"by_model": [{"model": "a", "n_items": 3, "spilling_rate": 0.6,
+                                "std_item_rate": 0.1, "excluded": {"x_y": 1}},
+                               {"model": "b", "n_items": 2, "spilling_rate": 0.4}]},
+    }  # fmt: skip
+    first, *rest = summary_blocks(summary, "spilling")
+    assert first["path"] == ["headline"] and first["items"][0] == [
+        "spilling rate [95% CI]", 0.52, ["spilling_rate"], [0.4, 0.64],
+        [["spilling_rate_ci", 0], ["spilling_rate_ci", 1]],
+    ]  # fmt: skip
+    assert [r[0] for r in first["items"][1:3]] == ["spilling rate, a", "spilling rate, b"]
+    table = next(b for b in rest if b["path"] == ["rates", "by_model"])
+    assert table["headers"] == ["model", "items", "spilling rate", "SD of item rates", "excluded"]
+    assert table["rows"][0][4] == {"x_y": 1}  # the value itself; the page writes it in words
+    assert readable("cs_ci_low") == "CS CI low" and readable("macro_f1") == "macro-F1"
+    pairwise = summary_blocks({"judges": [{"source": "run", "judge": "j", "subset": "all",
+                                           "accuracy": 0.8, "accuracy_low": 0.7,
+                                           "accuracy_high": 0.9}]}, "pairwise")  # fmt: skip
+    assert pairwise[0]["items"][0][1:4] == [0.8, ["judges", 0, "accuracy"], [0.7, 0.9]]
 
 
 @pytest.mark.parametrize("summary", [{"signature": "x"}, {"usage": "x"}, {"usage": [1]}])

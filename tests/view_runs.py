@@ -122,20 +122,22 @@ ERROR_ANSWERS = {
 }  # fmt: skip
 
 
-def errors_run(base: Path) -> Path:
-    """Three segments: one with three located spans, one clean, one unscored (bad quote)."""
-    items = base / "segments.jsonl"
-    items.write_text(
-        "".join(json.dumps(i, ensure_ascii=False) + "\n" for i in ERROR_ITEMS), "utf-8"
-    )
+def errors_run(
+    base: Path, rows: list[dict] | None = None, answers: dict | None = None, name: str = "errors"
+) -> Path:
+    """Three segments: one with three located spans, one clean, one unscored (bad quote);
+    or ``rows`` judged with ``answers`` (translation -> the judge's answer)."""
+    rows, answers = rows or ERROR_ITEMS, answers or ERROR_ANSWERS
+    items = base / f"{name}-segments.jsonl"
+    items.write_text("".join(json.dumps(i, ensure_ascii=False) + "\n" for i in rows), "utf-8")
 
     def answer(body: dict) -> str:
         translation = body["messages"][0]["content"].rsplit("translation:\n", 1)[1].strip()
-        return json.dumps(ERROR_ANSWERS[translation], ensure_ascii=False)
+        return json.dumps(answers[translation], ensure_ascii=False)
 
-    out = base / "errors"
+    out = base / name
     with FaultServer(answer_fn=answer) as srv:
-        config = base / "errors.yaml"
+        config = base / f"{name}.yaml"
         config.write_text(
             f"pipeline: errors\nout: {out}\n"
             f"judge: {{model: hosted_vllm/stub, api_base: '{srv.base_url}', max_reasks: 1,"
@@ -210,3 +212,51 @@ def cultural_run(base: Path) -> Path:
             "--no-cache", *_stub(srv.base_url, "judge"), "--set", "cultural.strict=false",
             "--set", "cultural.n_resamples=20")  # fmt: skip
     return out
+
+
+PAIR_ITEMS = REPO / "prompts" / "pairwise" / "llmbar" / "natural-sample.jsonl"
+
+
+def pairwise_verdict(index: int, gold: str, swapped: bool) -> str:
+    """The stub judge's verdict on item ``index`` (as shown): every 4th item "1" whatever the
+    order (position bias: inconsistent, resolved as a tie), item 6 the wrong output in both
+    orders (consistent, wrong), every other item the gold output in both orders."""
+    if index % 4 == 0:
+        return "1"
+    better = gold if index != 6 else {"1": "2", "2": "1"}[gold]
+    return {"1": "2", "2": "1"}[better] if swapped else better
+
+
+def pairwise_run(base: Path, judge: str = "stub-model") -> Path:
+    """The shipped ``configs/pairwise.yaml`` (20 LLMBar Natural items, both orders, beside the
+    published judges) with a stub judge answering :func:`pairwise_verdict`."""
+    items = [json.loads(line) for line in PAIR_ITEMS.read_text("utf-8").splitlines()]
+
+    def answer(body: dict) -> str:
+        text = next(m["content"] for m in body["messages"] if m["role"] == "user")
+        k = next(k for k, it in enumerate(items) if it["input"] in text)
+        shown_a = text.split("# Output (a):\n", 1)[1].split("\n\n# Output (b):", 1)[0]
+        swapped = shown_a != items[k]["output_1"]
+        verdict = pairwise_verdict(k, str(items[k]["label"]), swapped)
+        return json.dumps({"verdict": verdict, "rationale": f"output {verdict} is better"})
+
+    out = base / f"pairwise-{judge}"
+    with FaultServer(answer_fn=answer) as srv:
+        cli("run", str(REPO / "configs" / "pairwise.yaml"), "--out", str(out), "--no-cache",
+            *_stub(srv.base_url, "judge", judge))  # fmt: skip
+    return out
+
+
+def pairwise_humans(base: Path) -> Path:
+    """Three humans on the 20 pairwise items: h1 and h2 give the gold output; h3 the other one
+    on items 1-4 (a 2-1 majority for gold everywhere)."""
+    items = [json.loads(line) for line in PAIR_ITEMS.read_text("utf-8").splitlines()]
+    rows = ["item,rater,label"]
+    for k, it in enumerate(items):
+        gold = str(it["label"])
+        other = {"1": "2", "2": "1"}[gold]
+        rows += [f"{it['id']},h1,{gold}", f"{it['id']},h2,{gold}",
+                 f"{it['id']},h3,{other if 1 <= k <= 4 else gold}"]  # fmt: skip
+    path = base / "pairwise-humans.csv"
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return path

@@ -77,7 +77,9 @@ def import_(
     found = read_campaign(campaign)
     summary = write_outputs(found, read_files(list(files), found), out)
     table = Table(title=f"review import: campaign {found.id} ({found.task})")
-    for column in ("rater", "done", "not done", "median s/item", "gold", "gold accuracy", "judge"):
+    csca = found.task == "csca"
+    columns = ["rater", "done", "not done", "median s/item", "gold", "gold accuracy", "judge"]
+    for column in columns + (["CS/CA against the rule"] if csca else []):
         table.add_column(column, justify="left" if column == "rater" else "right")
     for r in summary["qc"]:
         median, acc = r["median_seconds"], r["gold_accuracy"]
@@ -85,9 +87,11 @@ def import_(
             r["rater"], str(r["done"]), str(r["not_done"]),
             "-" if median is None else f"{median:.1f}", f"{r['gold_done']}/{r['gold_items']}",
             "-" if acc is None else f"{acc:.3f}", "shown" if r["show_judge"] else "blind",
+            *([str(r["rule_contradictions"])] if csca else []),
         )  # fmt: skip
     console.print(table)
-    console.print(f"{summary['labels']} label rows; wrote {', '.join(summary['files'])} to {out}")
+    rows = f"{summary['labels']:,} label row" + ("" if summary["labels"] == 1 else "s")
+    console.print(f"{rows}; wrote {', '.join(summary['files'])} to {out}")
 
 
 @review_app.command("export-labelstudio")

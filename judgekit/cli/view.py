@@ -32,17 +32,18 @@ def view_command(
     from judgekit.errors import InputError
     from judgekit.labels.majority import TIE_POLICIES
     from judgekit.view import build_report
+    from judgekit.view.overview import plural
 
     if tie_policy not in TIE_POLICIES:
         raise InputError(None, f"--tie-policy must be one of {', '.join(TIE_POLICIES)}")
     target = out if out is not None else runs[0] / "report.html"
     info = build_report(runs, target, labels=labels, tie_policy=tie_policy,
                         n_resamples=n_resamples, seed=seed)  # fmt: skip
-    extra = f", {info.pairs} judge pairs compared" if info.pairs else ""
+    extra = f", {plural(info.pairs, 'judge pair')} compared" if info.pairs else ""
     if labels is not None:
-        extra += f", {info.humans} judges against the humans"
+        extra += f", {plural(info.humans, 'judge')} against the humans"
     console.print(
-        f"wrote {info.path} ({info.bytes / 1e6:.1f} MB): {info.runs} runs, "
-        f"{info.records:,} records{extra}; built in {info.seconds:.1f} s"
+        f"wrote {info.path} ({info.bytes / 1e6:.1f} MB): {plural(info.runs, 'run')}, "
+        f"{plural(info.records, 'record')}{extra}; built in {info.seconds:.1f} s"
     )
     console.print(f"open it: file://{info.path.resolve()}")

@@ -7,16 +7,18 @@ in the config forms a jury: every judge labels every item. Each (item, judge, sa
 task; an answer outside the label set is invalid (re-asked, then ``unscored``), never mapped to
 a label.
 
-Output: ``records.jsonl`` (the llm layer), ``labels.csv`` (long format ``item,rater,label``,
-in item order) and ``summary.json`` (planned / judged / excluded counts that add up, label
-counts per rater, usage, and ``labels_common``: label counts and shares per rater on the items
-every rater labelled, with the raters that left items unlabelled marked ``incomplete``; see
-:mod:`judgekit.metrics.common_items`).
+Output: ``records.jsonl`` (the llm layer), ``labels.csv`` (long format ``item,rater,label``, in
+item order), ``items.jsonl`` (the judged items, ``{"id", "text"}`` a line, so the run directory
+shows what was classified without the input file) and ``summary.json`` (planned / judged /
+excluded counts that add up, label counts per rater, usage, and ``labels_common``: label counts
+and shares per rater on the items every rater labelled, with the raters that left items
+unlabelled marked ``incomplete``; see :mod:`judgekit.metrics.common_items`).
 """
 
 from __future__ import annotations
 
 import csv
+import json
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -252,8 +254,9 @@ def common_shares(run: ClassifyRun, rows: list[tuple[int, str, str, str]]) -> di
 
 
 def write_report(run: ClassifyRun, records: Iterable[Record], out_dir: Path) -> dict[str, Any]:
-    """Write ``labels.csv`` and ``summary.json`` from the run's records (read once, streamed);
-    return the summary. ``judged + sum(excluded) == planned`` when every task has a record."""
+    """Write ``labels.csv``, ``items.jsonl`` and ``summary.json`` from the run's records (read
+    once, streamed); return the summary. ``judged + sum(excluded) == planned`` when every task
+    has a record."""
     rows: list[tuple[int, str, str, str]] = []
     per_rater: dict[str, Counter[str]] = defaultdict(Counter)
     excluded: Counter[str] = Counter()
@@ -276,6 +279,10 @@ def write_report(run: ClassifyRun, records: Iterable[Record], out_dir: Path) -> 
         writer = csv.writer(handle)
         writer.writerow(["item", "rater", "label"])
         writer.writerows(row[1:] for row in rows)
+    with open(out_dir / "items.jsonl", "w", encoding="utf-8") as handle:
+        handle.writelines(
+            json.dumps({"id": i.id, "text": i.text}, ensure_ascii=False) + "\n" for i in run.items
+        )
     summary = {
         "signature": signature(run).as_dict(),
         "items": {
@@ -286,7 +293,7 @@ def write_report(run: ClassifyRun, records: Iterable[Record], out_dir: Path) -> 
         "labels": {rater: dict(sorted(c.items())) for rater, c in sorted(per_rater.items())},
         "labels_common": common_shares(run, rows),
         "usage": usage,
-        "files": {"records": "records.jsonl", "labels": "labels.csv"},
+        "files": {"records": "records.jsonl", "labels": "labels.csv", "items": "items.jsonl"},
     }
     write_json(out_dir / "summary.json", summary)
     return summary

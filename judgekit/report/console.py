@@ -76,9 +76,11 @@ def print_spilling(summary: dict[str, Any], console: Any, run: Any = None) -> No
     if summary.get("spilling_rate") is not None:
         judged = sum(row["n_judged"] for row in rates.values())
         invalid = sum(row["n_invalid"] for row in rates.values())
+        ci = summary.get("spilling_rate_ci")
         console.print(
-            f"overall spilling rate {summary['spilling_rate']:.3f} "
-            f"({invalid} of {judged} judged meanings invalid)"
+            f"overall spilling rate {summary['spilling_rate']:.3f}"
+            + (f" [95% CI {ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
+            + f" ({invalid} of {judged} judged meanings invalid)"
         )
     _print_models(summary.get("models_compared") or {}, console)
     back = summary.get("backcheck", {}).get("overall") or {}

@@ -13,12 +13,15 @@ Files written to the run directory:
 * ``pairwise.csv``: :func:`judgekit.metrics.pairwise.judge_table` for the run's judges
   (``source`` ``run``) and, where configured, the published judges on the same items
   (``source`` ``published``).
+* ``items.jsonl``: the judged items in LLMBar's fields (``id, subset, input, output_1,
+  output_2, label``), so the run directory shows what was judged without the input file.
 * ``accuracy_vs_agreement.png`` and ``summary.json`` (signature, counts that add up, the table).
 """
 
 from __future__ import annotations
 
 import csv
+import json
 import math
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -135,12 +138,23 @@ def _write_tables(frame: pd.DataFrame, out_dir: Path, policy: str) -> Counter[st
     return Counter(table["status"])
 
 
+def _write_items(run: PairwiseRun, path: Path) -> None:
+    """The run's items, one LLMBar-shaped JSON object a line (``load_pairs`` reads it back)."""
+    with open(path, "w", encoding="utf-8") as handle:
+        for item in run.items:
+            row = {"id": item.id, "subset": item.subset, "input": item.instruction,
+                   "output_1": item.output_1, "output_2": item.output_2,
+                   "label": item.gold}  # fmt: skip
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
 def write_report(run: PairwiseRun, records: Iterable[Record], out_dir: Path) -> dict[str, Any]:
     """Write the files of the module doc and return the summary. ``judged + sum(excluded) ==
     planned`` (tasks) when every task has a record."""
     opts = run.options
     frame, usage = run_verdicts(run, records)
     status = _write_tables(frame, out_dir, opts.inconsistent)
+    _write_items(run, out_dir / "items.jsonl")
     stats = dict(policy=opts.inconsistent, n_resamples=opts.n_resamples, seed=run.config.seed)
     ours = judge_table(frame, **stats).assign(source="run")  # type: ignore[arg-type]
     published, note = published_verdicts(run)
@@ -166,6 +180,7 @@ def write_report(run: PairwiseRun, records: Iterable[Record], out_dir: Path) -> 
         "usage": usage,
         "files": {
             "records": "records.jsonl",
+            "items": "items.jsonl",
             "verdicts": "verdicts.csv",
             "labels": "labels.csv",
             "gold": "gold.csv",

@@ -151,6 +151,20 @@ def _write_backcheck(run: SpillingRun, judged: pd.DataFrame, out_dir: Path) -> d
     return back
 
 
+def rate_ci(judged: pd.DataFrame, seed: int = 0, n_resamples: int = 1000) -> list[float] | None:
+    """95% percentile bootstrap CI ``[low, high]`` (in [0, 1]) of the pooled spilling rate
+    (invalid / judged meanings), resampling the judged generations (the item is the unit, its 5
+    meanings move together; :func:`judgekit.metrics.bootstrap.bootstrap_ci`); None for fewer
+    than 2 items."""
+    from judgekit.metrics.bootstrap import bootstrap_ci
+
+    invalid = judged["n_invalid"].to_numpy(dtype=float)
+    total = judged["n_judged"].to_numpy(dtype=float)
+    ci = bootstrap_ci(len(judged), lambda idx: invalid[idx].sum() / total[idx].sum(),
+                      n_resamples=n_resamples, seed=seed)  # fmt: skip
+    return None if ci is None else [ci[0], ci[1]]
+
+
 def write_report(run: SpillingRun, records: list[Record], out_dir: Path) -> dict[str, Any]:
     """Write items.csv, spilling_*.csv, backcheck_*.csv, labels.csv, heatmap.png and
     summary.json into ``out_dir``; return the summary."""
@@ -174,9 +188,10 @@ def write_report(run: SpillingRun, records: list[Record], out_dir: Path) -> dict
     back = _write_backcheck(run, judged, out_dir)
     excluded = Counter(r.excluded for r in run.results if r.excluded)
     back_excluded = Counter(r.backcheck_excluded for r in run.results if r.backcheck_excluded)
-    overall = None
+    overall, overall_ci = None, None
     if not judged.empty:
         overall = float(judged["n_invalid"].sum() / judged["n_judged"].sum())
+        overall_ci = rate_ci(judged, seed=run.config.seed)
     summary = {
         "signature": signature(run).as_dict(),
         "items": {
@@ -187,6 +202,7 @@ def write_report(run: SpillingRun, records: list[Record], out_dir: Path) -> dict
             "by_model_lang": item_status(run),
         },
         "spilling_rate": overall,
+        "spilling_rate_ci": overall_ci,
         "models_compared": {
             "n_common": int(compared["n_common"].iloc[0]) if len(compared) else 0,
             "incomplete": [

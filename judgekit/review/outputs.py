@@ -20,7 +20,9 @@ Into the output folder, from the done items of every rater:
   ``judgekit contrast postedit``) and ``postedit.csv`` (per rater and item: kept / edited /
   reverted and edit spans, :func:`judgekit.metrics.postedit.postedit_stats`, 13a tokens).
 * ``qc.csv`` / ``qc.json``: per rater: items done, seconds per done item (median, mean), gold
-  items and gold accuracy (module :func:`gold_correct`).
+  items and gold accuracy (module :func:`gold_correct`); csca: ``rule_contradictions``, the done
+  items whose CS/CA label contradicts the rubric's rule shown on the page (required knowledge
+  ``none`` means CA, ``cultural`` / ``regional`` / ``dialect`` mean CS; :func:`contradicts_rule`).
 """
 
 from __future__ import annotations
@@ -156,6 +158,14 @@ def gold_correct(campaign: Campaign, item_id: str, answer: dict[str, Any]) -> fl
     return float(segment_status(campaign.by_id()[item_id], answer) == expected.get("status"))
 
 
+def contradicts_rule(campaign: Campaign, answer: dict[str, Any]) -> bool:
+    """True when a csca answer's ``cs_label`` is not the CS/CA its ``required_knowledge`` implies
+    by the rubric's rule (the ``cs`` of each value, as the campaign's page showed it)."""
+    implied = {o["id"]: o.get("cs") for o in campaign.options.get("required_knowledge", [])}
+    cs = implied.get(answer.get("required_knowledge"))
+    return cs is not None and answer.get("cs_label") != cs
+
+
 def qc_rows(campaign: Campaign, files: list[RaterFile]) -> list[dict[str, Any]]:
     """One QC row per rater (module docstring)."""
     rows = []
@@ -173,6 +183,8 @@ def qc_rows(campaign: Campaign, files: list[RaterFile]) -> list[dict[str, Any]]:
             "mean_seconds": round(statistics.fmean(secs), 3) if secs else None,
             "gold_items": len(campaign.gold), "gold_done": len(gold),
             "gold_accuracy": statistics.fmean(gold) if gold else None,
+            "rule_contradictions": sum(contradicts_rule(campaign, a.answer or {}) for a in done)
+            if campaign.task == "csca" else None,
         })  # fmt: skip
     return rows
 

@@ -11,8 +11,9 @@ two sources; a jury run gives one per judge.
   matrix and every disagreement, each linked to the record rows of both sides.
 * :func:`against_humans`: each source against the human majority of a long ``item,rater,label``
   table by :func:`judgekit.calibration.judge.judge_vs_humans` (accuracy, macro-F1, Cohen's
-  kappa with bootstrap CIs over items, confusion matrix; paper 001's validation protocol), plus
-  every item where the judge and the majority differ.
+  kappa with bootstrap CIs over items, confusion matrix; paper 001's validation protocol), the
+  human ceiling next to it, every item where the judge and the majority differ, the items of
+  each confusion cell, and every human vote (:mod:`judgekit.view.humans`).
 """
 
 from __future__ import annotations
@@ -29,15 +30,11 @@ from judgekit.labels.majority import TIE
 from judgekit.labels.overlap import fold
 from judgekit.labels.vocabulary import canonical_id, label_text
 from judgekit.view.data import RunData
+from judgekit.view.humans import MAX_LISTED, ceiling, cells, in_order, votes_and_majority
+from judgekit.view.order import natural_key, ordered
 from judgekit.view.profiles import profile
 
 MAX_PAIRS = 28  # 8 sources
-
-
-def _rater(record: dict[str, Any], multi: bool) -> list[str]:
-    model = str(record.get("model"))
-    sampled = f"{model}#s{record.get('sample_index') or 0}"
-    return [sampled, model] if multi else [model, sampled]
 
 
 def sources(runs: list[RunData]) -> tuple[list[dict[str, Any]], list[dict[tuple[str, str], int]]]:
@@ -58,7 +55,7 @@ def sources(runs: list[RunData]) -> tuple[list[dict[str, Any]], list[dict[tuple[
                 unit, label = canonical_id(unit), label_text(label)  # as labels.csv reads
                 if unit is None or label is None:
                     continue
-                raters = _rater(record, multi)
+                raters = prof.raters(record, multi)
                 for rater in raters:
                     link.setdefault((unit, rater), row)
                 derived.setdefault(raters[0], {}).setdefault(unit, label)
@@ -84,8 +81,25 @@ def _row(links: list[dict[tuple[str, str], int]], source: dict[str, Any], unit: 
 
 def _confusion(a: pd.Series, b: pd.Series) -> dict[str, Any]:
     table = pd.crosstab(a, b)
+    table = table.loc[ordered(table.index), ordered(table.columns)]
     return {"index": [str(x) for x in table.index], "columns": [str(x) for x in table.columns],
             "data": table.to_numpy().tolist()}  # fmt: skip
+
+
+def _lists(shared: list[str], la: list[str], lb: list[str], rows: list[list[int]]) -> dict:
+    """Every disagreement ``[unit, label A, label B, row A, row B]``, and the units both sides
+    label alike, per label: ``{label: {"n", "units": [[unit, row A, row B], ...]}}``, at most
+    ``MAX_LISTED`` units a label (``n`` counts them all)."""
+    differ, agree = [], {}
+    for unit, x, y, (ra, rb) in zip(shared, la, lb, rows, strict=True):
+        if x != y:
+            differ.append([unit, x, y, ra, rb])
+            continue
+        entry = agree.setdefault(str(x), {"n": 0, "units": []})
+        entry["n"] += 1
+        if entry["n"] <= MAX_LISTED:
+            entry["units"].append([unit, ra, rb])
+    return {"disagreements": differ, "agreements": agree}
 
 
 def shared_pairs(found: list[dict[str, Any]]) -> int:
@@ -107,29 +121,22 @@ def compare_sources(
     pairs = []
     for i, a in enumerate(found):
         for b in found[i + 1 :]:
-            shared = sorted(set(a["labels"]) & set(b["labels"]))
+            shared = sorted(set(a["labels"]) & set(b["labels"]), key=natural_key)
             if not shared or len(pairs) == MAX_PAIRS:
                 continue
-            frame = pd.DataFrame(
-                {"A": [a["labels"][u] for u in shared], "B": [b["labels"][u] for u in shared]},
-                index=shared,
-                dtype=object,
-            )
+            la, lb = [a["labels"][u] for u in shared], [b["labels"][u] for u in shared]
+            frame = pd.DataFrame({"A": la, "B": lb}, index=shared, dtype=object)
             agree = percent_agreement(frame, ci=n_resamples > 0, n_resamples=n_resamples,
                                       seed=seed)  # fmt: skip
             kappa = cohen_kappa(frame)
-            differ = frame[frame["A"] != frame["B"]]
-            disagreements = [
-                [unit, la, lb, _row(links, a, unit), _row(links, b, unit)]
-                for unit, la, lb in zip(differ.index, differ["A"], differ["B"], strict=True)
-            ]
+            rows = [[_row(links, a, unit), _row(links, b, unit)] for unit in shared]
             pairs.append(json_safe({
                 "a": a["id"], "b": b["id"], "n": len(shared),
                 "only_a": len(a["labels"]) - len(shared), "only_b": len(b["labels"]) - len(shared),
                 "agreement": {"value": agree.value, "ci": agree.ci},
                 "kappa": {"value": kappa.value, "ci": kappa.details.get("asymptotic_ci")},
                 "confusion": _confusion(frame["A"], frame["B"]),
-                "disagreements": disagreements,
+                **_lists(shared, la, lb, rows),
             }))  # fmt: skip
     return pairs
 
@@ -164,7 +171,8 @@ def against_humans(
     disjoint: list[LabelSetError] = []
     out: dict[str, Any] = {"path": str(labels_path), "raters": [str(r) for r in humans.raters],
                            "n_items": int(len(reference)), "tie_policy": tie_policy,
-                           "n_ties": int((reference == TIE).sum()), "judges": []}  # fmt: skip
+                           "n_ties": int((reference == TIE).sum()), "judges": [],
+                           **votes_and_majority(humans)}  # fmt: skip
     for source in found:
         table = humans.drop([source["rater"]]) if source["rater"] in humans.raters else humans
         entry: dict[str, Any] = {"source": source["id"]}
@@ -187,16 +195,14 @@ def against_humans(
         result = report.to_dict()
         folded = result["labels"].get("folded") or {}
         ref = majority_vote(table).map(lambda v, f=folded: fold(v, f))
-        wrong = [
-            [unit, ref[unit], label, _row(links, source, unit)]
-            for unit, label in source["labels"].items()
-            if unit in ref.index and ref[unit] != TIE and ref[unit] != label
-        ]
+        listed = cells(source["labels"], ref, lambda unit, s=source: _row(links, s, unit))
         entry.update(
             n_items=result["n_items"], n_ties=result["n_ties"], n_unjudged=result["n_unjudged"],
             accuracy=result["accuracy"], macro_f1=result["macro_f1"], kappa=result["kappa"],
-            confusion=result["confusion"], per_class=result["per_class"],
-            errors=result["errors"], disagreements=wrong, labels=result["labels"],
+            confusion=in_order(result["confusion"]), per_class=result["per_class"],
+            errors=result["errors"], **listed, labels=result["labels"],
+            ceiling=ceiling(table, pd.Series(source["labels"], dtype=object),
+                            tie_policy=tie_policy, n_resamples=n_resamples, seed=seed),
         )  # fmt: skip
         out["judges"].append(json_safe(entry))
     if found and len(disjoint) == len(found):

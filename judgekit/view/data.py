@@ -2,8 +2,9 @@
 
 A run directory (``judgekit run`` / ``judgekit audit`` output) holds ``records.jsonl`` (one JSON
 record per LLM call, append-only), ``summary.json``, usually ``labels.csv`` (``item,rater,label``)
-and PNG figures, plus pipeline files the detail pane uses (``segments.jsonl`` of the errors
-pipeline, ``localised.jsonl`` of localise, ``annotations.jsonl`` of the CS/CA audit).
+and PNG figures, plus pipeline files the detail pane uses (``items.jsonl``, the judged items of
+classify, pairwise and errors; ``segments.jsonl`` of the errors pipeline, ``verdicts.csv`` of
+pairwise, ``localised.jsonl`` of localise, ``annotations.jsonl`` of the CS/CA audit).
 
 Reading follows :class:`judgekit.runlog.RunLog`: the last line of a key wins (a resumed run may
 record a task again with ``--retry-errors``), a last line cut short by a crash (no newline) is
@@ -26,8 +27,9 @@ from pydantic_core import from_json
 from judgekit.errors import InputError
 
 STATUSES = ("ok", "unscored", "error")
-# pipeline files whose rows the detail pane shows, by name: the field that identifies a row
-SIDE_FILES = {"segments.jsonl": "id", "localised.jsonl": None, "annotations.jsonl": "key"}
+# pipeline files whose rows the detail pane shows (JSONL, or a CSV read by the one table reader)
+SIDE_FILES = ("items.jsonl", "segments.jsonl", "verdicts.csv", "localised.jsonl",
+              "annotations.jsonl")  # fmt: skip
 
 
 @dataclass
@@ -135,7 +137,12 @@ def _read_text(path: Path) -> str:
         raise InputError(path, f"not UTF-8 ({exc.reason} at byte {exc.start})") from None
 
 
-def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+def _read_rows(path: Path) -> list[dict[str, Any]]:
+    """The rows of a side file: JSON objects of a JSONL file, or a CSV's rows as text."""
+    if path.suffix == ".csv":
+        from judgekit.data.tables import read_table
+
+        return [row for _, row in read_table(path).rows]
     from judgekit.data import jsonl_objects
 
     return [row for _, row in jsonl_objects(path)]
@@ -200,7 +207,7 @@ def read_run(path: str | Path) -> RunData:
     run.notes = {p.name: _read_text(p) for p in sorted(path.glob("*.md"))}
     for name in SIDE_FILES:
         if (path / name).is_file():
-            run.side[name] = _read_jsonl(path / name)
+            run.side[name] = _read_rows(path / name)
     run.files = [records_path, summary_path, labels_path, *(path / n for n in run.side)]
     run.files += [path / n for n in (*run.figures, *run.notes)]
     return run

@@ -22,7 +22,14 @@ import re
 from importlib import resources
 from typing import Any
 
-SCRIPTS = ("core.js", "items.js", "compare.js", "clusters.js")  # one classic script, in order
+SCRIPTS = (  # one classic script, in order
+    "core.js",
+    "items.js",
+    "context.js",
+    "compare.js",
+    "humans.js",
+    "clusters.js",
+)
 _PLACEHOLDER = re.compile(r"\{\{([A-Z]+)\}\}")
 CSP_MARK = "{{CSP}}"  # where a page's template puts its policy (see with_policy)
 _CLASSIC_SCRIPT = re.compile(r"<script>(.*?)</script>", re.DOTALL)
@@ -101,7 +108,7 @@ def render_page(payload: dict[str, Any], title: str, notes: str = "") -> str:
     values = {
         "TITLE": html.escape(title),
         "CSS": asset("view.css"),
-        "JS": "\n".join(asset(name) for name in SCRIPTS).replace("</", "<\\/"),
+        "JS": ("\n".join(asset(name) for name in SCRIPTS) + "\nstart();\n").replace("</", "<\\/"),
         "DATA": embed_json(payload),
         "NOTES": notes,
         "CSP": CSP_MARK,  # filled last: the policy hashes the finished scripts

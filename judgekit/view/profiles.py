@@ -2,15 +2,19 @@
 the extra context its detail pane shows.
 
 * ``item``: the id of the thing a record is about (spilling: ``generator|lang|word|sN``;
-  classify and CS/CA: the item id; errors: the segment id; localise: ``locale|id``).
+  classify, pairwise and CS/CA: the item id; errors: the segment id; localise: ``locale|id``).
 * ``label``: a record's answer in one word, for the table and its filter (classify: the label;
   CS/CA: ``cs_label``; spilling judge: ``k of 5 invalid``; errors: ``no-error`` or the worst
   MQM severity, the segment labels ``review import`` writes for an MQM campaign,
-  :func:`judgekit.labels.vocabulary.mqm_segment_label`), None where a record has none
-  (generations, failed calls).
+  :func:`judgekit.labels.vocabulary.mqm_segment_label`; pairwise: ``output 1``, ``output 2`` or
+  ``tie``, the verdict in the original outputs' identities whatever the order shown), None
+  where a record has none (generations, failed calls).
 * ``units``: the labelled units of a record in the id space of the run's ``labels.csv``
   (spilling: one per meaning, ``generator|lang|word|sN|mI`` with ``true``/``false``; paper 002,
   appendix A.3), which is what compare mode and ``--labels`` match on.
+* ``raters``: the raters of the run's ``labels.csv`` a record's units belong to, its own first
+  (the model, or ``model#sK`` with several samples; pairwise: ``judge#original`` /
+  ``judge#swapped``, and the resolved ``judge`` for the original order's record).
 * ``facets``: the meta fields offered as filters beside stage, model, status, reason and label.
 """
 
@@ -80,6 +84,39 @@ def _errors_units(record: Record) -> list[tuple[str, str]]:
     return [] if label is None else [(str(_meta(record, "id")), label)]
 
 
+def sample_raters(record: Record, multi: bool) -> list[str]:
+    """The model and ``model#sK`` (K the sample index), the one a run with several samples
+    names in its labels.csv first."""
+    model = str(record.get("model"))
+    sampled = f"{model}#s{record.get('sample_index') or 0}"
+    return [sampled, model] if multi else [model, sampled]
+
+
+def _pairwise_raters(record: Record, multi: bool) -> list[str]:
+    model, order = str(record.get("model")), _meta(record, "order")
+    return [f"{model}#{order}", model] if order == "original" else [f"{model}#{order}"]
+
+
+def _pairwise_verdict(record: Record) -> str | None:
+    """The verdict in the original outputs' identities (a swapped record's "1" is output 2)."""
+    verdict = _parsed(record).get("verdict")
+    if verdict is None:
+        return None
+    if _meta(record, "order") == "swapped":
+        verdict = {"1": "2", "2": "1"}.get(str(verdict), verdict)
+    return str(verdict)
+
+
+def _pairwise_label(record: Record) -> str | None:
+    verdict = _pairwise_verdict(record)
+    return None if verdict is None else ("tie" if verdict == "tie" else f"output {verdict}")
+
+
+def _pairwise_units(record: Record) -> list[tuple[str, str]]:
+    verdict, item = _pairwise_verdict(record), _meta(record, "item")
+    return [] if verdict is None or item is None else [(str(item), verdict)]
+
+
 @dataclass(frozen=True)
 class Profile:
     """The viewer's knowledge of one pipeline (module doc)."""
@@ -88,6 +125,7 @@ class Profile:
     label: Callable[[Record], str | None]
     units: Callable[[Record], list[tuple[str, str]]]
     facets: tuple[str, ...] = ()
+    raters: Callable[[Record, bool], list[str]] = sample_raters
 
 
 def _label_of(field: str) -> Callable[[Record], str | None]:
@@ -105,6 +143,13 @@ PROFILES: dict[str, Profile] = {
         lambda r: str(_meta(r, "item")), _label_of("cs_label"), _single("cs_label"), ("language",)
     ),
     "errors": Profile(lambda r: str(_meta(r, "id")), _errors_label, _errors_units, ("system",)),
+    "pairwise": Profile(
+        lambda r: str(_meta(r, "item")),
+        _pairwise_label,
+        _pairwise_units,
+        ("order",),
+        _pairwise_raters,
+    ),
     "localise": Profile(
         lambda r: f"{_meta(r, 'locale')}|{_meta(r, 'id')}",
         lambda r: None,
@@ -127,11 +172,17 @@ def extras(run: RunData, rows_by_key: dict[str, int]) -> dict[str, Any]:
       by :func:`judgekit.pipelines.spilling.render_entry`), ``generation`` (judge row -> row of
       the generation it judged) and ``dictionary_note`` when a dictionary changed since the run;
     * errors: ``segments`` (segment id -> source, translation and located spans);
+    * classify: ``items`` (item id -> its text); pairwise: ``items`` (item id ->
+      instruction, both outputs, gold, subset) and ``verdicts`` (``judge|item`` -> the
+      verdict of each order, the resolved verdict and its status, from verdicts.csv); both
+      with ``items_note`` when the texts come from elsewhere than the run's items.jsonl;
     * localise: ``originals`` (``locale|id`` -> the input pair); CS/CA: ``annotations`` (item
       key -> the item's outcome: status, label, evidence found, rule consistency, per judge).
     """
     if run.pipeline == "spilling":
         return _spilling_extras(run, rows_by_key)
+    if run.pipeline in ("classify", "pairwise"):
+        return _judged_items(run)
     if run.pipeline == "errors":
         keep = ("source", "translation", "errors", "status", "reason", "mqm")
         return {"segments": {str(s.get("id")): {k: s.get(k) for k in keep}
@@ -145,6 +196,71 @@ def extras(run: RunData, rows_by_key: dict[str, int]) -> dict[str, Any]:
         return {"annotations": {str(a.get("key")): {k: a.get(k) for k in keep}
                                 for a in run.side.get("annotations.jsonl", [])}}  # fmt: skip
     return {}
+
+
+ITEM_FIELDS = {"classify": {"text": "text"},
+               "pairwise": {"input": "input", "output_1": "output_1", "output_2": "output_2",
+                            "gold": "label", "subset": "subset"}}  # fmt: skip
+
+
+def _judged_items(run: RunData) -> dict[str, Any]:
+    """classify / pairwise: the items the judge saw (the run's items.jsonl; for a run made
+    before judgekit wrote it, the items file of the signature when its sha256 is the run's)."""
+    rows, note = run.side.get("items.jsonl"), None
+    if rows is None:
+        rows, note = _items_of_signature(run)
+    keep = ITEM_FIELDS[run.pipeline]
+    if run.pipeline == "classify":  # id -> text: 50,000 items cost their texts, little more
+        items: dict[str, Any] = {str(r.get("id")): r.get("text") for r in rows}
+    else:
+        items = {str(r.get("id")): {k: r.get(f) for k, f in keep.items()} for r in rows}
+    out: dict[str, Any] = {"items": items}
+    if note:
+        out["items_note"] = note
+    if run.pipeline == "pairwise":
+        fields = ("original", "swapped", "resolved", "status", "gold")
+        out["verdicts"] = {
+            f"{v.get('judge')}|{v.get('item')}": {k: v.get(k) or None for k in fields}
+            for v in run.side.get("verdicts.csv", [])
+        }
+    return out
+
+
+def _items_of_signature(run: RunData) -> tuple[list[dict[str, Any]], str]:
+    """(rows, note) of the items file named in the run's signature, when it is still there
+    with the sha256 the run recorded; else no rows and a note saying so."""
+    from dataclasses import asdict
+
+    from judgekit.data import resolve_path
+    from judgekit.errors import InputError
+    from judgekit.signature import file_hash
+
+    recorded = (run.summary.get("signature") or {}).get("data") or {}
+    for name, sha in recorded.items():
+        path = resolve_path(name)
+        if sha is None or file_hash(path) != sha:
+            continue
+        try:
+            if run.pipeline == "pairwise":
+                from judgekit.data.pairwise import load_pairs
+
+                rows = [
+                    asdict(i) | {"input": i.instruction, "label": i.gold} for i in load_pairs(path)
+                ]
+            else:
+                from judgekit.pipelines.classify import load_items
+
+                rows = [asdict(i) for i in load_items(path)]
+        except InputError:
+            continue
+        return rows, (
+            f"the item texts are read from {path} (its sha256 is the one this run recorded; "
+            "the run directory has no items.jsonl)"
+        )
+    return [], (
+        "this run has no items.jsonl and the items file of its signature is gone or changed: "
+        "the item texts are not shown"
+    )
 
 
 def _spilling_extras(run: RunData, rows_by_key: dict[str, int]) -> dict[str, Any]:

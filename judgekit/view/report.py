@@ -29,9 +29,10 @@ from judgekit.view.compare import (
     sources,
 )
 from judgekit.view.data import RunData, read_run
+from judgekit.view.overview import cross_headline, plural, vs_humans
 from judgekit.view.page import data_uri, notes_html, render_page
 from judgekit.view.profiles import extras, profile
-from judgekit.view.rows import encode_rows
+from judgekit.view.rows import add_facet, encode_rows
 from judgekit.view.summary import signature_line, summary_blocks
 
 
@@ -57,7 +58,7 @@ def _warnings(run: RunData) -> list[str]:
     if run.cut_lines:
         out.append("the last line of records.jsonl was cut short (a crash) and is not shown")
     if run.replaced:
-        out.append(f"{run.replaced} records were recorded again later (the last one is shown)")
+        out.append(f"{plural(run.replaced, 'record')} recorded again later (the last one is shown)")
     calls = (run.summary.get("usage") or {}).get("calls")
     if calls is not None and calls != len(run.records):
         out.append(
@@ -76,7 +77,7 @@ def run_payload(run: RunData) -> dict[str, Any]:
         "path": str(run.path),
         "pipeline": run.pipeline or "unknown",
         "signature_line": signature_line(signature) if signature else "no signature",
-        "blocks": json_safe(summary_blocks(run.summary)),
+        "blocks": json_safe(summary_blocks(run.summary, run.pipeline)),
         "figures": [{"name": name, "uri": data_uri(png)} for name, png in run.figures.items()],
         "rows": encode_rows(run.records, profile(run.pipeline)),
         "extras": json_safe(extras(run, rows_by_key)),
@@ -133,11 +134,16 @@ def build_report(
         "humans": humans,
         "clusters": clusters,
     }
+    for index, run in enumerate(data):
+        part = payload["runs"][index]
+        part["blocks"][0]["items"] += json_safe(cross_headline(index, found, pairs, humans))
+        if humans is not None:
+            add_facet(part["rows"], "vs_humans", vs_humans(index, run, found, links, humans))
     total = shared_pairs(found)
     if total > len(pairs):  # said on the first run's card, never silent
         payload["runs"][0]["warnings"].append(
-            f"{total - len(pairs)} of {total} judge pairs are not compared (at most {MAX_PAIRS}, "
-            "8 sources, are): give fewer runs to compare the others"
+            f"{total - len(pairs)} of {plural(total, 'judge pair')} are not compared (at most "
+            f"{MAX_PAIRS}, 8 sources, are): give fewer runs to compare the others"
         )
     notes = [(i, name, text) for i, run in enumerate(data) for name, text in run.notes.items()]
     title = "judgekit view: " + ", ".join(run.name for run in data)

@@ -5,7 +5,9 @@ dictionary-encoded: ``{"v": [distinct values], "c": [one code per row]}`` (``"c"
 there is one value); numbers are lists, one entry per row, or one number when every row holds
 it; the rest are plain lists. A record's ``parsed`` answer is left out (``parsed_is_raw`` = 1) when
 it is exactly the JSON of its ``raw`` text, which the page parses back: most ok records then
-cost their raw text once, not twice. Nothing is truncated.
+cost their raw text once, not twice; the other answers are ``{row: parsed}`` (rows without one
+left out). The rest of a record's metadata is column-wise too: ``{"names": [...], "cols":
+{name: {"v": [one value per row], "absent": [rows without it]}}}``. Nothing is truncated.
 """
 
 from __future__ import annotations
@@ -64,7 +66,7 @@ def encode_rows(records: list[dict[str, Any]], prof: Profile) -> dict[str, Any]:
     items = [prof.item(r) for r in records]
     hidden = {*prof.facets, "sample"}
     rest = [
-        {k: v for k, v in m.items() if k not in hidden and not (k == "item" and v == item)} or None
+        {k: v for k, v in m.items() if k not in hidden and not (k == "item" and v == item)}
         for m, item in zip(metas, items, strict=True)
     ]
     return {
@@ -86,9 +88,31 @@ def encode_rows(records: list[dict[str, Any]], prof: Profile) -> dict[str, Any]:
             "reason": reasons,
             "raw": [r.get("raw") for r in records],
         },  # fmt: skip
-        "parsed": [None if x else r.get("parsed") for x, r in zip(same, records, strict=True)],
-        "meta": rest,
+        "parsed": {
+            str(i): r["parsed"]
+            for i, (x, r) in enumerate(zip(same, records, strict=True))
+            if not x and r.get("parsed") is not None
+        },
+        "meta": _columns(rest),
     }
+
+
+def _columns(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per-row mappings as columns (module doc): each name's values aligned with the rows, and
+    the rows that lack the name."""
+    names = list(dict.fromkeys(k for row in rows for k in row))
+    cols = {}
+    for name in names:
+        absent = [i for i, row in enumerate(rows) if name not in row]
+        cols[name] = {"v": [row.get(name) for row in rows]} | ({"absent": absent} if absent else {})
+    return {"names": names, "cols": cols}
+
+
+def meta_of(table: dict[str, Any], row: int) -> dict[str, Any]:
+    """The rest of the metadata of ``row`` of an :func:`encode_rows` table, as a mapping."""
+    meta = table["meta"]
+    return {n: meta["cols"][n]["v"][row] for n in meta["names"]
+            if row not in meta["cols"][n].get("absent", ())}  # fmt: skip
 
 
 def _constant(values: list[Any]) -> Any:
@@ -113,3 +137,11 @@ def _scalar(value: Any) -> Any:
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     return json.dumps(value, ensure_ascii=False)
+
+
+def add_facet(rows: dict[str, Any], name: str, values: list[Any], after: str = "label") -> None:
+    """Add the dictionary-encoded column ``name`` (one value per row) to an
+    :func:`encode_rows` table, offered as a filter right after ``after``."""
+    rows["cat"][name] = _codes(values)
+    facets = rows["facets"]
+    facets.insert(facets.index(after) + 1 if after in facets else len(facets), name)

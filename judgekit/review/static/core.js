@@ -1,13 +1,17 @@
 /* judgekit review page: shared core (state, autosave, navigation, export / load, keyboard).
  * Every string from a model or an input file is put into the page with textContent, never as
- * HTML. Spans are stored as Unicode code-point offsets (browsers count UTF-16 units). */
+ * HTML. Spans are stored as Unicode code-point offsets (browsers count UTF-16 units).
+ * The draft in localStorage carries a revision counter: a tab saves only over the revision it
+ * last read or wrote, so two tabs of one page never overwrite each other's work unwarned. */
 var JK = (function () {
   "use strict";
   var DATA = JSON.parse(document.getElementById("judgekit-data").textContent);
   var KEY = "judgekit:review:" + DATA.campaign + ":" + DATA.rater;
   var tasks = {};
-  var state = { current: 0, items: {} };
+  var state = { current: 0, items: {}, imported: [] };
   var shownAt = Date.now();
+  var rev = 0;  /* the draft revision this tab last read or wrote */
+  var conflict = null;  /* the newer draft of another tab, while unresolved */
 
   function el(tag, attrs, children) {
     var node = document.createElement(tag);
@@ -42,6 +46,7 @@ var JK = (function () {
     return {
       format: "judgekit-review/1", campaign: DATA.campaign, task: DATA.task, rater: DATA.rater,
       show_judge: DATA.show_judge, exported_at: new Date().toISOString(),
+      imported_from: state.imported.slice(),
       items: DATA.items.map(function (it) {
         var e = entry(it);
         return { id: it.id, hash: it.hash, answer: e.answer, done: e.done, seconds: Math.round(e.seconds * 1000) / 1000 };
@@ -53,13 +58,52 @@ var JK = (function () {
     if (!e.done) e.seconds += (now - shownAt) / 1000;
     shownAt = now;
   }
-  function save() {
+  function stored() {
+    try { var raw = localStorage.getItem(KEY); return raw ? JSON.parse(raw) : null; } catch (err) { return null; }
+  }
+  function save(force) {
+    var other = stored();
+    if (!force && other && (other.rev || 0) > rev) { warnConflict(other); return; }
+    var items = {};  /* only the items the rater touched: an unopened item stays unstarted */
+    Object.keys(state.items).forEach(function (id) {
+      var e = state.items[id];
+      if (e.touched || e.done) items[id] = { answer: e.answer, done: e.done, seconds: e.seconds, touched: true, ack: e.ack };
+    });
     try {
-      localStorage.setItem(KEY, JSON.stringify({ current: state.current, items: state.items }));
+      rev = Math.max(rev, other ? other.rev || 0 : 0) + 1;
+      localStorage.setItem(KEY, JSON.stringify({ rev: rev, saved_at: Date.now(), current: state.current, items: items, imported: state.imported }));
       setStatus("saved in this browser at " + new Date().toLocaleTimeString());
+      clearConflict();
     } catch (err) {
       setStatus("autosave failed (" + err.name + "): use Download JSON now", true);
     }
+  }
+  /* Another tab (or window) saved this draft since this tab read it: nothing is written until
+   * the rater chooses whose work to keep. */
+  function warnConflict(other) {
+    conflict = other;
+    var bar = document.getElementById("conflict");
+    if (!bar) {
+      bar = el("div", { id: "conflict", role: "alert" });
+      document.querySelector("header").appendChild(bar);
+    }
+    bar.textContent = "";
+    var when = other.saved_at ? new Date(other.saved_at).toLocaleTimeString() : "?";
+    bar.appendChild(el("span", { text: "This page is open in another tab or window, which saved this draft at " + when +
+      " (revision " + other.rev + "). This tab's changes are not saved. " }));
+    bar.appendChild(el("button", { id: "take-other", text: "Load the other tab's work", on: { click: function () {
+      state = { current: 0, items: {}, imported: [] };
+      restore(); clearConflict(); render(); setStatus("loaded the draft saved by the other tab");
+    } } }));
+    bar.appendChild(el("button", { id: "keep-mine", text: "Keep this tab's work (overwrite the other)", on: { click: function () {
+      clearConflict(); save(true);
+    } } }));
+    setStatus("not saved: another tab saved this draft", true);
+  }
+  function clearConflict() {
+    conflict = null;
+    var bar = document.getElementById("conflict");
+    if (bar) bar.remove();
   }
   function setStatus(text, bad) {
     var s = document.getElementById("status");
@@ -67,39 +111,59 @@ var JK = (function () {
     s.className = bad ? "bad" : "";
   }
   function restore() {
-    var raw = null;
-    try { raw = localStorage.getItem(KEY); } catch (err) { raw = null; }
-    if (!raw) return false;
-    try {
-      var saved = JSON.parse(raw);
-      merge(saved.items || {});
-      state.current = Math.min(saved.current || 0, DATA.items.length - 1);
-      return true;
-    } catch (err) { return false; }
+    var saved = stored();
+    if (!saved || typeof saved !== "object") return false;
+    rev = saved.rev || 0;
+    merge(saved.items || {});
+    state.imported = Array.isArray(saved.imported) ? saved.imported : [];
+    state.current = Math.max(0, Math.min(saved.current || 0, DATA.items.length - 1));
+    return true;
   }
+  /* An item counts as started only when the rater touched it: done, marked touched by this
+   * page, or (a downloaded file, an older draft) an answer other than the page's initial one. */
   function merge(items) {
     DATA.items.forEach(function (it) {
       var got = items[it.id];
-      if (got && got.answer) state.items[it.id] = { answer: got.answer, done: !!got.done, seconds: got.seconds || 0, touched: true };
+      if (!got || !got.answer || typeof got.answer !== "object") return;
+      var touched = got.touched !== undefined ? !!got.touched :
+        !!got.done || JSON.stringify(got.answer) !== JSON.stringify(task().initial(it));
+      state.items[it.id] = { answer: got.answer, done: !!got.done, seconds: got.seconds || 0, touched: touched, ack: got.ack };
     });
   }
+  /* A downloaded file read back: only a review file of this campaign, task and rater (another
+   * rater's file is refused, naming both, unless the rater asks to import it as theirs). */
   function loadFile(file) {
     var reader = new FileReader();
     reader.onload = function () {
       var data;
       try { data = JSON.parse(reader.result); } catch (err) { setStatus(file.name + ": not JSON", true); return; }
+      var isFile = data !== null && typeof data === "object" && !Array.isArray(data) && Array.isArray(data.items) &&
+        data.items.every(function (r) { return r !== null && typeof r === "object" && !Array.isArray(r); });
+      if (!isFile || data.format !== "judgekit-review/1") { setStatus(file.name + ": not a review file", true); return; }
       if (data.campaign !== DATA.campaign || data.task !== DATA.task) {
         setStatus(file.name + ": campaign " + data.campaign + ", not this page's " + DATA.campaign, true);
         return;
       }
-      var byId = {}, hashes = {};
-      DATA.items.forEach(function (it) { hashes[it.id] = it.hash; });
-      (data.items || []).forEach(function (r) { if (hashes[r.id] === r.hash) byId[r.id] = r; });
-      merge(byId);
-      save(); render();
-      setStatus("loaded " + Object.keys(byId).length + " items from " + file.name);
+      if (data.rater !== DATA.rater) {
+        setStatus(file.name + ": the answers of rater " + data.rater + ", not of " + DATA.rater + " (this page's rater): not loaded", true);
+        var s = document.getElementById("status");
+        s.appendChild(document.createTextNode(" "));
+        s.appendChild(el("button", { id: "import-as", text: "Import " + data.rater + "'s answers as " + DATA.rater,
+          on: { click: function () { take(data, file.name, true); } } }));
+        return;
+      }
+      take(data, file.name, false);
     };
     reader.readAsText(file);
+  }
+  function take(data, name, other) {
+    var byId = {}, hashes = {};
+    DATA.items.forEach(function (it) { hashes[it.id] = it.hash; });
+    data.items.forEach(function (r) { if (hashes[r.id] === r.hash) byId[r.id] = r; });
+    merge(byId);
+    if (other && state.imported.indexOf(String(data.rater)) < 0) state.imported.push(String(data.rater));
+    save(); render();
+    setStatus("loaded " + Object.keys(byId).length + " items from " + name + (other ? " (rater " + data.rater + "'s answers, imported as " + DATA.rater + ")" : ""));
   }
   function download() {
     var blob = new Blob([JSON.stringify(exportObject(), null, 1)], { type: "application/json" });
@@ -115,12 +179,33 @@ var JK = (function () {
     if (done !== undefined) e.done = done;
     save(); renderProgress();
   }
-  function go(delta) {
-    tick();
-    state.current = Math.max(0, Math.min(DATA.items.length - 1, state.current + delta));
-    save(); render();
+  /* Moving to another item: the task may hold the rater once on an answer it flags (an
+   * unacknowledged one); the new item starts at its top with its first question focused. */
+  function goTo(i) {
+    i = Math.max(0, Math.min(DATA.items.length - 1, i));
+    var held = task().leave ? task().leave(item(), entry()) : null;
+    if (held) { save(); render(); setStatus(held, true); return; }
+    if (i === state.current) { tick(); save(); render(); return; }
+    tick(); state.current = i;
+    if (task().enter) task().enter(item());
+    save(); render(); toTop();
   }
-  function goTo(i) { tick(); state.current = i; save(); render(); }
+  function go(delta) { goTo(state.current + delta); }
+  function toTop() {
+    var card = document.getElementById("card");
+    window.scrollTo(0, Math.max(0, card.getBoundingClientRect().top + window.scrollY - headHeight()));
+    var focused = card.querySelector(".focus");
+    if (focused) showFocus(focused);
+  }
+  function headHeight() { return document.querySelector("header").offsetHeight + 8; }
+  /* Keep a focused question in view below the sticky header. */
+  var ready = false;  /* no scrolling while the page starts: the guidelines stay in view */
+  function showFocus(node) {
+    if (!ready) return;
+    var r = node.getBoundingClientRect(), top = headHeight();
+    if (r.top < top) window.scrollBy(0, r.top - top);
+    else if (r.bottom > window.innerHeight) window.scrollBy(0, Math.min(r.bottom - window.innerHeight + 8, r.top - top));
+  }
 
   function renderProgress() {
     var done = DATA.items.filter(function (it) { return entry(it).done; }).length;
@@ -159,6 +244,7 @@ var JK = (function () {
       return;
     }
     if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
+    if ((tag === "button" || tag === "a" || tag === "summary") && (ev.key === "Enter" || ev.key === " ")) return;  /* it presses the button */
     if (ev.key === "j" || ev.key === "ArrowRight") { go(1); ev.preventDefault(); return; }
     if (ev.key === "k" || ev.key === "ArrowLeft") { go(-1); ev.preventDefault(); return; }
     if (task().key(ev, item(), entry()) !== false) ev.preventDefault();
@@ -172,19 +258,27 @@ var JK = (function () {
     document.getElementById("reset").addEventListener("click", function () {
       if (!window.confirm("Discard this browser's draft for this campaign and rater?")) return;
       try { localStorage.removeItem(KEY); } catch (err) { /* nothing stored */ }
-      state = { current: 0, items: {} }; render(); setStatus("draft discarded");
+      state = { current: 0, items: {}, imported: [] }; rev = 0; clearConflict(); render(); setStatus("draft discarded");
     });
     document.addEventListener("keydown", onKey);
+    window.addEventListener("storage", function (ev) {  /* another tab saved: warn at once */
+      if (ev.key !== KEY || !ev.newValue) return;
+      var other = null;
+      try { other = JSON.parse(ev.newValue); } catch (err) { return; }
+      if (other && (other.rev || 0) > rev) warnConflict(other);
+    });
     var restored = restore();
     var guide = document.querySelector("details.guidelines");
     if (restored && guide) guide.open = false;  /* a returning rater has read them */
     render();
     setStatus(restored ? "Loaded saved draft from this browser (" + KEY + ")" : "new draft; autosaves in this browser");
+    ready = true;
   }
 
   return {
     DATA: DATA, KEY: KEY, tasks: tasks, el: el, textBox: textBox, entry: entry, item: item,
-    changed: changed, render: render, refreshState: refreshState, go: go, start: start,
+    changed: changed, render: render, refreshState: refreshState, go: go, start: start, showFocus: showFocus,
+    setStatus: setStatus,
     cpLength: cpLength, u16ToCp: u16ToCp, cpToU16: cpToU16, exportObject: exportObject
   };
 })();

@@ -1,6 +1,8 @@
 /* judgekit review page: the labelling tasks, meanings (paper 002) and csca (paper 001).
  * Number keys answer the focused question, ArrowUp / ArrowDown move the focus, Enter goes to
- * the next item. An item is done when every question has an answer. */
+ * the next item. An item is done when every question has an answer. A task's check(answer)
+ * flags an answer that contradicts the rule shown on the page (CS/CA): the flag is on the item
+ * and holds the rater once before they move on; moving on again keeps the answer. */
 (function () {
   "use strict";
   var el = JK.el, textBox = JK.textBox, D = JK.DATA;
@@ -23,14 +25,26 @@
   }
 
   function labelTask(spec) {
+    var check = spec.check || function () { return null; };
     return {
       initial: spec.initial,
+      enter: function () { focus = 0; },
+      leave: function (it, e) {
+        var problem = check(e.answer);
+        if (!problem || e.ack === JSON.stringify(e.answer)) return null;
+        e.ack = JSON.stringify(e.answer);  /* flagged once: moving on again keeps the answer */
+        return problem.text + " Change the answer, or move on again to keep it.";
+      },
       render: function (it, e, card) {
         if (focus >= spec.questions(it).length) focus = 0;
         spec.show(it, card);
-        var qs = spec.questions(it);
+        var qs = spec.questions(it), problem = check(e.answer);
+        if (problem) card.appendChild(el("div", { id: "rule-flag", cls: "rule-flag", role: "alert", text: problem.text }));
+        var focused = null;
         qs.forEach(function (q, qi) {
           var row = choiceRow(q, qi, spec.get(e.answer, q, qi), function (v) { pick(it, e, qi, v); });
+          if (problem && problem.questions.indexOf(q.id) >= 0) row.className += " contradicts";
+          if (qi === focus) focused = row;
           if (q.defined) {
             var dl = el("dl", { cls: "definitions" });
             q.options.forEach(function (o) {
@@ -43,13 +57,14 @@
           }
           card.appendChild(row);
         });
+        if (focused) JK.showFocus(focused);
       },
       key: function (ev, it, e) {
         var qs = spec.questions(it);
         if (ev.key === "ArrowDown") { focus = Math.min(qs.length - 1, focus + 1); JK.render(); return; }
         if (ev.key === "ArrowUp") { focus = Math.max(0, focus - 1); JK.render(); return; }
         if (ev.key === "Enter") {
-          if (complete(it, e)) { if (!e.done) JK.changed(true); focus = 0; JK.go(1); }
+          if (complete(it, e)) { if (!e.done) JK.changed(true); JK.go(1); }
           return;
         }
         var n = parseInt(ev.key, 10);
@@ -126,6 +141,12 @@
       });
     },
     get: function (a, q) { return a[q.id]; },
-    set: function (a, q, i, v) { a[q.id] = v; }
+    set: function (a, q, i, v) { a[q.id] = v; },
+    check: function (a) {  /* the rule: CS exactly when the required knowledge implies CS */
+      var kind = D.options.required_knowledge.filter(function (o) { return o.id === a.required_knowledge; })[0];
+      if (!kind || !kind.cs || !a.cs_label || kind.cs === a.cs_label) return null;
+      return { questions: ["required_knowledge", "cs_label"], text: "Contradicts the rule: required knowledge \u201c" +
+        kind.id + "\u201d means " + kind.cs + ", but the answer is " + a.cs_label + " (rule: " + D.options.cs_rule + ")." };
+    }
   });
 })();

@@ -1,8 +1,10 @@
 /* judgekit review page: MQM error spans (after Google's Anthea and WMT's Appraise).
  * Select a span in the translation (or, for an omission, in the source) with the mouse; pick
  * the type (number keys) and the severity (m minor, M major, c critical); Enter adds the error,
- * or confirms the segment when nothing is pending. "No errors" (key 0) is an explicit answer.
- * Offsets are stored in code points with the marked text. */
+ * or confirms the segment when nothing is pending. A span still missing its type or severity
+ * is never dropped: Enter (or confirm) keeps it, marks it in the text and asks for what is
+ * missing. "No errors" (key 0) is an explicit answer. Offsets are stored in code points with
+ * the marked text. */
 (function () {
   "use strict";
   var el = JK.el, D = JK.DATA;
@@ -24,7 +26,8 @@
       var hit = spans.filter(function (s) { return s.start <= a && s.end >= b; });
       if (!piece) continue;
       if (hit.length) {
-        out.push(el("mark", { cls: "sev-" + hit[0].severity, title: hit.map(function (h) { return h.type + " " + h.severity; }).join(", "), text: piece }));
+        var top = hit.filter(function (h) { return h.severity === "pending"; })[0] || hit[0];
+        out.push(el("mark", { cls: "sev-" + top.severity, title: hit.map(function (h) { return h.type + " " + h.severity; }).join(", "), text: piece }));
       } else out.push(document.createTextNode(piece));
     }
     return out;
@@ -47,6 +50,20 @@
     return { start: JK.u16ToCp(text, s), end: JK.u16ToCp(text, e), text: text.slice(s, e) };
   }
 
+  /* What the pending span still lacks ("a type", "a severity"), or "" when it is complete. */
+  function missing() {
+    if (!pending) return "";
+    var lack = [];
+    if (!pending.type) lack.push("a type (number keys)");
+    if (!pending.severity) lack.push("a severity (m minor, M major, c critical)");
+    return lack.join(" and ");
+  }
+  function askForRest() {
+    JK.render();
+    JK.setStatus("the span \u201c" + pending.text + "\u201d needs " + missing() + " before the segment is confirmed (Escape drops it)", true);
+    var panel = document.getElementById("pending");
+    if (panel) { panel.className += " unfinished"; JK.showFocus(panel); }
+  }
   function addPending(e) {
     if (!pending || !pending.type || !pending.severity) return false;
     e.answer.errors.push({ side: pending.side, start: pending.start, end: pending.end, text: pending.text, type: pending.type, severity: pending.severity });
@@ -68,6 +85,7 @@
       ["source", "translation"].forEach(function (side) {
         var text = d[side];
         var spans = e.answer.errors.filter(function (x) { return x.side === side; });
+        if (pending && pending.side === side) spans = spans.concat([{ start: pending.start, end: pending.end, type: "new", severity: "pending" }]);
         var box = el("div", { cls: "segment " + side, dir: "auto", "data-side": side }, marked(text, spans));
         box.addEventListener("mouseup", function () {
           if (e.done) return;
@@ -101,7 +119,11 @@
     key: function (ev, it, e) {
       if (e.done && ev.key !== "Enter") return false;
       if (ev.key === "0") { toggleNone(e); return; }
-      if (ev.key === "Enter") { if (!addPending(e)) confirmSegment(e); return; }
+      if (ev.key === "Enter") {
+        if (pending && missing()) { askForRest(); return; }
+        if (!addPending(e)) confirmSegment(e);
+        return;
+      }
       if (pending && SEV[ev.key]) { pending.severity = SEV[ev.key]; JK.render(); return; }
       var n = parseInt(ev.key, 10), allowed = pending ? typesFor(pending.side) : [];
       if (pending && !isNaN(n) && n >= 1 && n <= allowed.length) { pending.type = allowed[n - 1].id; JK.render(); return; }
@@ -117,11 +139,12 @@
   }
   function confirmSegment(e) {
     if (e.done) { JK.changed(false); JK.render(); return; }
+    if (pending && missing()) { askForRest(); return; }
+    if (pending) addPending(e);  /* a complete span is added, never dropped */
     if (!e.answer.no_errors && !e.answer.errors.length) {
       document.getElementById("status").textContent = "mark an error, or choose 'no errors', before confirming";
       return;
     }
-    pending = null;
     JK.changed(true); JK.render();
   }
   function pendingPanel(e) {

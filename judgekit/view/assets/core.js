@@ -1,4 +1,4 @@
-/* judgekit view, part 1 of 3: data access, DOM helpers, the summary tab.
+/* judgekit view, part 1 of 5: data access, DOM helpers, value formats and order, the summary.
    Every string from a run (model output, item ids, file names) goes into the page as a text
    node (el(..., {text}) or textContent): never as HTML. */
 "use strict";
@@ -44,6 +44,61 @@ function fmtCI(est) {
   return s;
 }
 
+function words(name) { return String(name).replace(/_/g, " "); }
+
+/* A summary value in words: a list as "a, b", a mapping as "key value, key value", an empty
+   one as "none"; never as JSON. */
+function fmtValue(v) {
+  if (Array.isArray(v)) return v.length ? v.map(function (x) { return fmtInner(x); }).join(", ") : "none";
+  if (v !== null && typeof v === "object") {
+    var keys = Object.keys(v);
+    if (!keys.length) return "none";
+    if (keys.length === 2 && "value" in v && "ci" in v) return fmtCI(v);
+    return keys.map(function (k) { return words(k) + " " + fmtInner(v[k]); }).join(", ");
+  }
+  return fmt(v);
+}
+function fmtInner(v) { return v !== null && typeof v === "object" ? "(" + fmtValue(v) + ")" : fmt(v); }
+
+function plural(n, word, many) { return n.toLocaleString("en") + " " + (n === 1 ? word : many || word + "s"); }
+
+/* Display order (judgekit/view/order.py): ids with numbers as numbers (2 before 10), labels of
+   a known ordinal scale (MQM severities) in the scale's order, null first. */
+var COLLATE = new Intl.Collator("en", { numeric: true, sensitivity: "base" });
+var SCALES = [["no errors", "no-error", "minor", "major", "critical"]];
+function compareValues(a, b) {
+  if (a === b) return 0;
+  if (a === null || a === undefined) return -1;
+  if (b === null || b === undefined) return 1;
+  if (typeof a === "number" && typeof b === "number") return a < b ? -1 : 1;
+  for (var s = 0; s < SCALES.length; s++) {
+    var x = SCALES[s].indexOf(String(a)), y = SCALES[s].indexOf(String(b));
+    if (x >= 0 && y >= 0) return x - y;
+  }
+  return COLLATE.compare(String(a), String(b)) || (String(a) < String(b) ? -1 : 1);
+}
+
+/* Long text (a 10 MB answer) is cut at LONG characters behind a "show all" button, which puts
+   the whole text in a read-only text box (a browser lays out megabytes there in seconds, in a
+   wrapped <pre> in minutes). */
+var LONG = 20000;
+function longText(tag, text, cls) {
+  text = text === null || text === undefined ? "" : String(text);
+  var node = el(tag, { cls: cls, dir: "auto", text: text.length > LONG ? text.slice(0, LONG) : text });
+  if (text.length <= LONG) return node;
+  var box = el("div", { cls: "long" }, [node]);
+  var note = el("p", { cls: "muted", text: "the first " + plural(LONG, "character") + " of " + text.length.toLocaleString("en") + " " }, [
+    el("button", { cls: "link show-all", text: "show all (" + plural(text.length, "character") + ")", on: { click: function () {
+      // dir="auto" would scan the whole text (minutes for 10 MB): the cut text's direction
+      var all = el("textarea", { cls: cls + " all", dir: getComputedStyle(node).direction, readonly: "", rows: "18",
+        "aria-label": "the whole text" });
+      all.value = text;
+      clear(box).appendChild(all);
+    } } })]);
+  box.appendChild(note);
+  return box;
+}
+
 /* One run's records, column-wise (see judgekit/view/rows.py). */
 function Table(rows) {
   this.rows = rows;
@@ -66,7 +121,17 @@ Table.prototype.numbers = function (name) {
 Table.prototype.text = function (name, i) { return this.rows.text[name][i]; };
 Table.prototype.parsed = function (i) {
   if (this.num("parsed_is_raw", i)) return JSON.parse(this.rows.text.raw[i]);
-  return this.rows.parsed[i];
+  var got = this.rows.parsed[String(i)];  // only rows with an answer that is not their raw JSON
+  return got === undefined ? null : got;
+};
+Table.prototype.meta = function (i) {  // the rest of a record's metadata, column-wise in the data
+  var m = this.rows.meta, out = {};
+  if (!this.absent) {
+    this.absent = {};
+    m.names.forEach(function (n) { this.absent[n] = new Set(m.cols[n].absent || []); }, this);
+  }
+  m.names.forEach(function (n) { if (!this.absent[n].has(i)) out[n] = m.cols[n].v[i]; }, this);
+  return out;
 };
 Table.prototype.haystack = function () {
   if (this.hay) return this.hay;
@@ -89,30 +154,35 @@ function table(run) {
   return JK.tables[run];
 }
 
+/* [name, value, path (in summary.json, or a name for tests), [low, high] (a CI), the CI's paths]
+   rows. */
 function kvTable(pairs) {
   var body = el("tbody");
   pairs.forEach(function (p) {
     if (p[1] === undefined) return;
-    var value = p[1];
-    var cell = el("td", { text: fmt(value), cls: typeof value === "number" ? "num" : "" });
+    var value = p[1], ci = p[3];
+    var text = fmtValue(value) + (ci ? " [" + fmt(ci[0]) + ", " + fmt(ci[1]) + "]" : "");
+    var cell = el("td", { text: text, cls: typeof value === "number" ? "num" : "" });
     if (p[2]) {
       cell.dataset.path = typeof p[2] === "string" ? p[2] : JSON.stringify(p[2]);
       cell.dataset.value = JSON.stringify(value);
     }
+    if (ci) cell.dataset.ci = JSON.stringify(ci);
+    if (ci && p[4]) cell.dataset.ciPath = JSON.stringify(p[4]);
     body.appendChild(el("tr", {}, [el("th", { text: p[0] }), cell]));
   });
   return el("table", { cls: "kv" }, [body]);
 }
 
-function gridTable(columns, rows, rowPaths, absent) {
+function gridTable(columns, rows, rowPaths, absent, headers) {
   var gone = {};
   (absent || []).forEach(function (rc) { gone[rc[0] + "," + rc[1]] = true; });
-  var head = el("tr", {}, columns.map(function (c) { return el("th", { text: c }); }));
+  var head = el("tr", {}, (headers || columns).map(function (c) { return el("th", { text: c }); }));
   var body = el("tbody");
   rows.forEach(function (row, r) {
     body.appendChild(el("tr", {}, row.map(function (v, c) {
       if (gone[r + "," + c]) return el("td");
-      var td = el("td", { text: fmt(v), cls: typeof v === "number" ? "num" : "" });
+      var td = el("td", { text: fmtValue(v), cls: typeof v === "number" ? "num" : "" });
       if (rowPaths && columns[c] !== "") {
         td.dataset.path = JSON.stringify(rowPaths[r].concat([columns[c]]));
         td.dataset.value = JSON.stringify(v === undefined ? null : v);
@@ -124,9 +194,10 @@ function gridTable(columns, rows, rowPaths, absent) {
 }
 
 function renderBlock(b) {
-  var box = el("div", { cls: "block", data: { block: JSON.stringify(b.path) } }, [el("h3", { text: b.title })]);
+  var box = el("div", { cls: "block" + (b.headline ? " headline" : ""), data: { block: JSON.stringify(b.path) } }, [el("h3", { text: b.title })]);
+  if (b.headline && !b.items.length) box.appendChild(el("p", { cls: "muted", text: "no headline figures in this run's summary" }));
   if (b.kind === "kv") box.appendChild(kvTable(b.items));
-  else if (b.kind === "table") box.appendChild(gridTable(b.columns, b.rows, b.row_paths, b.absent));
+  else if (b.kind === "table") box.appendChild(gridTable(b.columns, b.rows, b.row_paths, b.absent, b.headers));
   else box.appendChild(el("details", {}, [el("summary", { text: "show" }), el("pre", { text: b.text })]));
   return box;
 }
@@ -137,7 +208,7 @@ function renderSummary() {
     var t = table(i);
     var card = el("div", { cls: "card", data: { run: i } }, [
       el("h2", {}, [run.name + " ", el("span", { cls: "chip", text: run.pipeline })]),
-      el("p", { cls: "muted", text: run.path + " \u00b7 " + t.n + " records" }),
+      el("p", { cls: "muted", text: run.path + " \u00b7 " + plural(t.n, "record") }),
       el("p", { cls: "signature", text: run.signature_line }),
     ]);
     if (run.warnings.length) {
@@ -145,6 +216,7 @@ function renderSummary() {
         return el("li", { text: w });
       })));
     }
+    card.appendChild(renderBlock(run.blocks[0]));  // the headline, above everything else
     var status = t.values("status"), counts = {};
     t.codes("status").forEach(function (c) { counts[status[c]] = (counts[status[c]] || 0) + 1; });
     card.appendChild(el("p", {}, ["records by status: "].concat(["ok", "unscored", "error"].map(
@@ -154,7 +226,7 @@ function renderSummary() {
         el("figcaption", { cls: "muted", text: f.name })]));
     });
     var blocks = el("div", { cls: "blocks" });
-    run.blocks.forEach(function (b) { blocks.appendChild(renderBlock(b)); });
+    run.blocks.slice(1).forEach(function (b) { blocks.appendChild(renderBlock(b)); });
     card.appendChild(blocks);
     Array.prototype.slice.call(document.querySelectorAll('#notes .md-note[data-run="' + i + '"]'))
       .forEach(function (note) { note.hidden = false; card.appendChild(note); });

@@ -1,4 +1,4 @@
-/* judgekit view, part 2 of 3: the item table (filters, search, sort, pages) and the detail pane. */
+/* judgekit view, part 2 of 5: the item table (filters, search, sort, pages) and the detail pane. */
 var PAGE = 100;
 var COLUMNS = [  // [header, kind, column]
   ["item", "text", "item"], ["stage", "cat", "stage"], ["model", "cat", "model"],
@@ -29,16 +29,17 @@ function buildFacets() {
   t.rows.facets.forEach(function (name) {
     var codes = t.codes(name), values = t.values(name), counts = new Array(values.length).fill(0);
     for (var i = 0; i < codes.length; i++) counts[codes[i]]++;
-    var label = name.replace("meta.", "").replace("reason_kind", "reason").replace("sample_index", "sample");
+    var label = words(name.replace("meta.", "").replace("reason_kind", "reason").replace("sample_index", "sample"));
     var select = el("select", { data: { facet: name }, "aria-label": label, on: { change: function () {
       var v = select.value;
       if (v === "") delete S.filters[name]; else S.filters[name] = Number(v);
       applyFilters();
     } } }, [el("option", { value: "", text: label + ": all" })]);
-    values.map(function (v, c) { return [v === null ? "(none)" : String(v), c]; })
-      .sort(function (a, b) { return a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0; })
+    values.map(function (v, c) { return [v, c]; })
+      .sort(function (a, b) { return compareValues(a[0], b[0]); })
       .forEach(function (p) {
-        select.appendChild(el("option", { value: p[1], text: label + ": " + p[0] + " (" + counts[p[1]] + ")" }));
+        var shown = p[0] === null ? "(none)" : String(p[0]);
+        select.appendChild(el("option", { value: p[1], text: label + ": " + shown + " (" + counts[p[1]] + ")" }));
       });
     if (values.length > 1) box.appendChild(select);
   });
@@ -67,7 +68,7 @@ function sortMatches() {
   var col = S.sort.col, dir = S.sort.dir, key;
   if (col[1] === "cat") {
     var values = t.values(col[2]), rank = values.map(function (v, c) { return [v, c]; })
-      .sort(function (a, b) { return a[0] === b[0] ? 0 : a[0] === null ? -1 : b[0] === null ? 1 : a[0] < b[0] ? -1 : 1; });
+      .sort(function (a, b) { return compareValues(a[0], b[0]); });
     var of = new Int32Array(values.length);
     rank.forEach(function (p, r) { of[p[1]] = r; });
     var codes = t.codes(col[2]);
@@ -75,9 +76,10 @@ function sortMatches() {
   } else if (col[1] === "num") {
     var nums = t.numbers(col[2]);
     key = function (i) { return nums[i]; };
-  } else {
-    var texts = t.rows.text[col[2]];
-    key = function (i) { return texts[i]; };
+  } else {  // text (item ids): ranks of the distinct values in natural order (r2 before r10)
+    var texts = t.rows.text[col[2]], ranks = new Map();
+    Array.from(new Set(texts)).sort(compareValues).forEach(function (v, r) { ranks.set(v, r); });
+    key = function (i) { return ranks.get(texts[i]); };
   }
   var arr = Array.prototype.slice.call(S.matches);
   arr.sort(function (a, b) { var x = key(a), y = key(b); return x < y ? -dir : x > y ? dir : a - b; });
@@ -118,7 +120,7 @@ function renderRows() {
   }
   body.appendChild(frag);
   var count = document.getElementById("count");
-  count.textContent = total + " of " + t.n + " records";
+  count.textContent = total.toLocaleString("en") + " of " + plural(t.n, "record");
   count.dataset.count = total;
   var pager = clear(document.getElementById("pager"));
   pager.appendChild(el("button", { text: "\u25c0 prev", disabled: S.page === 0 ? "" : null,
@@ -155,16 +157,21 @@ function showItems(run) {
 
 function field(name, value) { return [name, value]; }
 
-function renderDetail(box, run, i) {
+/* The detail of record i of a run: the item (pipelineContext: what was judged), the human
+   votes, the record's fields, the raw output and the parsed answer. opts.unit: the unit a
+   compare or humans list opened it for (a spilling meaning is then highlighted). */
+function renderDetail(box, run, i, opts) {
   var t = table(run), r = DATA.runs[run], parsed = t.parsed(i);
   clear(box);
   box.dataset.row = i; box.dataset.key = t.text("key", i);
   box.appendChild(el("h3", { text: (DATA.runs.length > 1 ? r.name + " \u00b7 " : "") + "record " + (i + 1) + " of " + t.n }));
   box.appendChild(el("p", {}, [el("strong", { cls: "detail-item", text: t.text("item", i) }), " ",
     el("span", { cls: "status " + t.cat("status", i), text: t.cat("status", i) })]));
-  var context = pipelineContext(run, i, parsed);
+  var context = pipelineContext(run, i, parsed, opts || {});
   if (context) box.appendChild(context);
-  var rest = r.rows.meta[i] || {};
+  var votes = humanVotes(t.text("item", i));
+  if (votes) box.appendChild(votes);
+  var rest = t.meta(i);
   var facets = t.rows.facets.filter(function (f) { return f.indexOf("meta.") === 0; });
   box.appendChild(kvTable([
     field("key", t.text("key", i)), field("stage / role", t.cat("stage", i) + " / " + t.cat("role", i)),
@@ -178,9 +185,9 @@ function renderDetail(box, run, i) {
     field("tokens in / out", t.num("tokens_in", i) + " / " + t.num("tokens_out", i)),
     field("cost $", t.num("cost", i)), field("cache hit", t.num("cache_hit", i) ? "yes" : "no")
   ].concat(facets.map(function (f) { return field(f.slice(5), t.cat(f, i)); }),
-    Object.keys(rest).map(function (k) { return field(k, typeof rest[k] === "object" ? JSON.stringify(rest[k]) : rest[k]); }))));
+    Object.keys(rest).map(function (k) { return field(k, rest[k]); }))));
   box.appendChild(el("h3", { text: "raw output" }));
-  box.appendChild(el("pre", { cls: "raw", text: t.text("raw", i) === null ? "(no output)" : t.text("raw", i) }));
+  box.appendChild(longText("pre", t.text("raw", i) === null ? "(no output)" : t.text("raw", i), "raw"));
   box.appendChild(el("h3", { text: "parsed answer" }));
-  box.appendChild(el("pre", { cls: "parsed", text: parsed === null || parsed === undefined ? "(none)" : JSON.stringify(parsed, null, 1) }));
+  box.appendChild(longText("pre", parsed === null || parsed === undefined ? "(none)" : JSON.stringify(parsed, null, 1), "parsed"));
 }
