@@ -1,6 +1,6 @@
 /* judgekit view, compare mode with --labels: the judges' rank clusters against the human
    majority (DATA.clusters, from judgekit/view/clusters.py), a card at the top of the Compare
-   tab. Every string is inserted as text. */
+   tab, drawn by start() after the tab. Every string is inserted as text. */
 function renderClusters() {
   var C = DATA.clusters, root = document.getElementById("tab-compare");
   if (!C || !root) return;
@@ -26,5 +26,3 @@ function renderClusters() {
   }));
   card.appendChild(el("table", { cls: "clusters" }, [el("thead", {}, [head]), body]));
 }
-
-renderClusters();

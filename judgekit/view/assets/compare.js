@@ -206,6 +206,7 @@ function start() {
   renderSummary();
   showItems(0);
   renderCompare();
+  renderClusters();
   if (DATA.humans) renderHumans();
   if (!openDeepLink()) showTab("summary");
   document.documentElement.dataset.ready = "1";
