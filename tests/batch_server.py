@@ -216,7 +216,8 @@ class BatchServer(FaultServer):
         async with aiohttp.ClientSession() as session:
             for number, line in enumerate(lines):
                 request = json.loads(line)
-                out = {"id": f"batch_req_{uuid.uuid4().hex[:12]}", "custom_id": request["custom_id"]}
+                ident = f"batch_req_{uuid.uuid4().hex[:12]}"
+                out = {"id": ident, "custom_id": request["custom_id"]}
                 if answered is not None and number >= answered:
                     failed.append({**out, "response": None, "error": _EXPIRED})
                     continue
@@ -231,9 +232,11 @@ class BatchServer(FaultServer):
                                    "failed": len(failed)}  # fmt: skip
         name = batch["id"]
         if done:
-            batch["output_file_id"] = self._store(_jsonl(done), "batch_output", f"{name}_output")["id"]
+            stored = self._store(_jsonl(done), "batch_output", f"{name}_output")
+            batch["output_file_id"] = stored["id"]
         if failed:
-            batch["error_file_id"] = self._store(_jsonl(failed), "batch_output", f"{name}_error")["id"]
+            stored = self._store(_jsonl(failed), "batch_output", f"{name}_error")
+            batch["error_file_id"] = stored["id"]
 
 
 def _jsonl(rows: list[dict[str, Any]]) -> bytes:
@@ -288,3 +291,71 @@ def vllm_run_batch(input_file: Path, output_file: Path, base_url: str) -> int:
     # vLLM writes each output with model_dump_json() and a newline (write_local_file)
     output_file.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return len(rows)
+
+
+# --------------------------------------------------------------------------------------------
+# Run configs for the batch tests
+# --------------------------------------------------------------------------------------------
+
+REPO = Path(__file__).resolve().parents[1]
+CLASSIFY_ITEMS = REPO / "prompts" / "classify" / "examples.jsonl"
+PAIRWISE_ITEMS = REPO / "prompts" / "pairwise" / "llmbar" / "natural-sample.jsonl"
+KEY_ENV = "JUDGEKIT_TEST_BATCH_KEY"  # tests set it to a dummy key for openai/ routes
+
+
+def judge_lines(route: str, base_url: str) -> str:
+    """The ``judge:`` section for ``route`` served by the stub at ``base_url``."""
+    key = f"\n  api_key_env: {KEY_ENV}" if route.startswith("openai/") else ""
+    return f"judge:\n  model: {route}\n  api_base: {base_url}{key}\n  max_retries: 1\n"
+
+
+def classify_config(folder: Path, base_url: str, *, route: str = "openai/gpt-4o-mini",
+                    items: Path = CLASSIFY_ITEMS, labels: str = "[positive, negative, neutral]",
+                    name: str = "classify") -> Path:  # fmt: skip
+    """A classify config over ``items`` with its cache in ``folder/cache``."""
+    path = folder / f"{name}.yaml"
+    path.write_text(
+        f"pipeline: classify\nname: {name}\n{judge_lines(route, base_url)}"
+        f"classify:\n  items: {items}\n  labels: {labels}\n"
+        f"cache:\n  dir: {folder / 'cache'}\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def pairwise_config(folder: Path, base_url: str, *, route: str = "openai/gpt-4o-mini",
+                    limit: int = 6) -> Path:  # fmt: skip
+    """A pairwise config over ``limit`` LLMBar items (both orders: 2 tasks an item)."""
+    path = folder / "pairwise.yaml"
+    path.write_text(
+        f"pipeline: pairwise\nlimit: {limit}\n{judge_lines(route, base_url)}"
+        f"  max_tokens: 128\npairwise:\n  items: {PAIRWISE_ITEMS}\n  n_resamples: 200\n"
+        f"cache:\n  dir: {folder / 'cache'}\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def stub_batch(srv: BatchServer, request_file: Path, out_dir: Path) -> list[Path]:
+    """Send ``request_file`` through the stub's Batch API with the ``openai`` client (upload,
+    create, poll until it ends, download); the output and error files written to ``out_dir``."""
+    import openai
+
+    client = openai.OpenAI(base_url=srv.base_url, api_key="sk-test")
+    with open(request_file, "rb") as handle:
+        uploaded = client.files.create(file=handle, purpose="batch")
+    batch = client.batches.create(
+        input_file_id=uploaded.id, endpoint="/v1/chat/completions", completion_window="24h"
+    )
+    for _ in range(20):
+        batch = client.batches.retrieve(batch.id)
+        if batch.status in ("completed", "expired", "failed", "cancelled"):
+            break
+    assert batch.status == "completed", batch.status
+    written = []
+    for kind, file_id in (("output", batch.output_file_id), ("errors", batch.error_file_id)):
+        if file_id is not None:
+            path = out_dir / f"{request_file.stem}.{kind}.jsonl"
+            path.write_bytes(client.files.content(file_id).content)
+            written.append(path)
+    return written

@@ -29,8 +29,7 @@ def print_batch(console: Console, executor: Any, result: Any) -> None:
         )
     else:
         console.print(
-            f"batch: {executor.submitted} submitted by this run; imported "
-            f"{_imported(counts)}"
+            f"batch: {executor.submitted} submitted by this run; imported {_imported(counts)}"
         )
     _print_ignored(console, counts)
     if result.summary_data is None:
