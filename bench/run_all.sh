@@ -8,3 +8,4 @@ PY="${PYTHON:-python}"
 "$PY" bench/cache.py
 "$PY" bench/memory.py
 "$PY" bench/startup.py
+"$PY" bench/batch_import.py

@@ -24,6 +24,7 @@ cache (:class:`~judgekit.llm.client.LLMClient.record`, ``ResponseCache.set``).
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -123,6 +124,14 @@ class _Settler:
         self.requests = Requests(session.client.models)
         self.matched: set[str] = set()
         self.lookup: list[Task] = []
+        self.entries: list[tuple[str, dict[str, Any]]] = []
+
+    def flush(self) -> None:
+        """Hand the chunk's cache entries to the cache at once (its writer thread then commits
+        them in one transaction, not one each)."""
+        entries, self.entries = self.entries, []
+        for ckey, value in entries:
+            self.session.cache.set(ckey, value)
 
     def one(self, task: Task, serve_cache: bool) -> None:
         key, runlog, results = task.key, self.session.runlog, self.results
@@ -157,11 +166,10 @@ class _Settler:
             return
         record = result_record(task, result, self.session, self.batch or result.source)
         self.session.client.record(record)
-        cache = self.session.cache
-        if cache is not None and record.status == "ok":
+        if self.session.cache is not None and record.status == "ok":
             prefix = self.session.client.models.get(task.spec).format(task.schema)[1]
             ckey = task_key(prefix, task.messages, task.sample_index)
-            cache.set(ckey, {"raw": record.raw, "parsed": record.parsed})
+            self.entries.append((ckey, {"raw": record.raw, "parsed": record.parsed}))
         online = prices_for(task.spec).cost(record.tokens_in, record.tokens_out)
         self.counts.add(record, online)
 
@@ -206,13 +214,23 @@ def settle(
         batch: the ``batch`` field of the records (None: the result's file).
     """
     settler = _Settler(session, results, expected, counts, batch)
-    for task in tasks:
-        settler.one(task, serve_cache)
-    settler.serve_cached()
+    asyncio.run(_settle(settler, tasks, serve_cache))
     if results is not None:
         unknown = [key for key in results if key not in settler.matched]
         counts.unknown += len(unknown)
         counts.unknown_keys.extend(unknown[: _SHOWN - len(counts.unknown_keys)])
+
+
+async def _settle(settler: _Settler, tasks: Iterable[Task], serve_cache: bool) -> None:
+    """The pass over ``tasks``, inside an event loop: the run log writes each chunk's records
+    in one ``write`` (``RunLog.append``), and the cache gets each chunk's entries together."""
+    for number, task in enumerate(tasks, 1):
+        settler.one(task, serve_cache)
+        if number % _CHUNK == 0:
+            settler.flush()
+            await asyncio.sleep(0)
+    settler.serve_cached()
+    settler.flush()
 
 
 class ImportResults:
