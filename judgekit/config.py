@@ -2,7 +2,9 @@
 
 Models are declared by role (``generator``, ``judge``, ``translator``); swapping the judge is one
 line in YAML or one flag (``--set judge.model=openai/gpt-4o-mini``). Unknown or ill-typed keys
-fail with one message naming the file, the line, the key and what was expected.
+fail with one message naming the file, the line, the key and what was expected. Values are read
+as written (:func:`judgekit.data.yamltext.load_yaml`): ``2024-05-01`` is that text, not a date,
+and ``no``/``on`` are text to a text field, booleans only to a boolean field.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from pydantic import (
     model_validator,
 )
 
+from judgekit.data.yamltext import load_yaml
 from judgekit.errors import InputError
 from judgekit.llm.spec import ModelSpec
 from judgekit.pipelines import PIPELINES
@@ -190,7 +193,7 @@ class RunConfig(BaseModel):
 
 def _parse_value(text: str) -> Any:
     try:
-        return yaml.safe_load(text)
+        return load_yaml(text)
     except yaml.YAMLError:
         return text
 
@@ -312,7 +315,7 @@ def load_config(path: Path | str, overrides: list[str] | None = None) -> RunConf
         raise InputError(path, "config file not found")
     text = path.read_text(encoding="utf-8")
     try:
-        data = yaml.safe_load(text) or {}
+        data = load_yaml(text) or {}
         root = yaml.compose(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)

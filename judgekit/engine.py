@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from judgekit.config import RunConfig, load_config
-from judgekit.errors import InputError, JudgekitError
+from judgekit.errors import InputError, JudgekitError, OutputError
+from judgekit.interrupt import run_stoppable
 from judgekit.pipelines import get_pipeline
 from judgekit.results import RunResult, load_run
 
@@ -142,7 +143,11 @@ def run(
         JudgekitError: another process is writing to the run directory; a model cannot be
             used at all (an API key variable unset, a server unreachable or not serving the
             model: preflight), or an endpoint refuses every task (401, 404...).
-        KeyboardInterrupt: Ctrl-C or SIGTERM; what was recorded stays, a rerun resumes.
+        OutputError: a file of the run cannot be written (a full disk): ``records.jsonl``
+            (no call is sent after its first failed write; the run stops once the write still
+            fails after ``RunLog.retry_s`` seconds) or a report file (the old one is kept).
+        KeyboardInterrupt: Ctrl-C or SIGTERM (see :mod:`judgekit.interrupt`); what was
+            recorded stays, a rerun resumes.
     """
     if isinstance(overrides, str):  # one KEY=VALUE, not its characters
         overrides = [overrides]
@@ -164,6 +169,7 @@ def run(
         cfg, log_dir, no_cache=no_cache, retry_errors=retry_errors, on_warning=on_warning
     )
     started = time.monotonic()
+    failed = True  # an error on the way: closing must not hide it behind its own
     try:
         runner.client = session.client
         planned = runner.plan()
@@ -179,6 +185,7 @@ def run(
         result = RunResult(out_dir, pipeline=cfg.pipeline, runner=runner)
         if dry_run:
             _estimate(result, runner, session)
+            failed = False
             return result
         try:
             complete = _execute(runner, session, executor, on_progress)
@@ -186,8 +193,9 @@ def run(
             session.emit(on_progress, "tick")
         if complete:
             result.summary_data = report(runner, session.client.records(), out_dir)
+        failed = False
     finally:
-        session.close()
+        session.close(quiet=failed)
         if log_dir != out_dir:
             _unlock(log_dir)
             shutil.rmtree(log_dir, ignore_errors=True)
@@ -208,7 +216,7 @@ def _execute(
         if not executor.execute(runner, session, lambda event: session.emit(on_progress, event)):
             return False
         session.client.retry_errors = False  # the executor settled every task: none is retried
-    asyncio.run(session.run_all(runner, on_progress))
+    run_stoppable(session.run_all(runner, on_progress))
     if executor is not None and session.client.calls_made:
         raise JudgekitError(  # a pipeline whose run loop asks for tasks it did not list
             f"{session.client.calls_made} calls were made after the batch answers were "
@@ -317,6 +325,7 @@ class _Session:
         ticker = asyncio.create_task(tick())
         try:
             await runner.run(on_item=on_item)
+            await self.runlog.wait_writable(flush=True)  # the last records, before the report
         finally:
             ticker.cancel()
             await self.client.aclose()
@@ -326,14 +335,23 @@ class _Session:
         result.cache_rejected = self.client.cache_rejected
         result.warnings = list(self.warnings)
         if self.cache is not None:
+            result.cache_rejected += self.cache.unreadable
+            result.cache_pickled = self.cache.pickled
             result.cache_write_errors = self.cache.write_errors
             result.cache_write_error = self.cache.write_error
 
-    def close(self) -> None:
+    def close(self, *, quiet: bool = False) -> None:
+        """Close everything; ``quiet``: an error of the run is on its way, so a run log that
+        cannot be written does not replace it (its records run again on resume)."""
         self.client.close()
-        self.runlog.close()
-        if self.cache is not None:
-            self.cache.close()
+        try:
+            self.runlog.close()
+        except OutputError:
+            if not quiet:
+                raise
+        finally:
+            if self.cache is not None:
+                self.cache.close()
 
 
 def _lock_run_dir(directory: Path) -> None:

@@ -41,3 +41,25 @@ class InputError(JudgekitError):
 
 class JudgekitWarning(UserWarning):
     """A result that is computed but probably not what the user meant (the CLI prints it)."""
+
+
+class OutputError(JudgekitError, OSError):
+    """A file judgekit writes could not be written (a full disk, a read-only folder...).
+
+    Also an ``OSError`` (``errno``, ``strerror``; ``filename`` is the file meant, never the
+    temporary it was being written to), so code that catches ``OSError`` still does.
+
+    Args:
+        path: the file that could not be written.
+        cause: the operating system's error.
+        detail: what became of the run (appended to the message), if anything.
+    """
+
+    def __init__(self, path: str | Path, cause: OSError, detail: str = "") -> None:
+        reason = cause.strerror or str(cause) or type(cause).__name__
+        OSError.__init__(self, cause.errno, reason, str(path))
+        self.path = str(path)
+        self.message = f"cannot write {path}: {reason}{detail}"
+
+    def __str__(self) -> str:
+        return self.message

@@ -34,7 +34,10 @@ class RunResult:
             typed form.
         elapsed_s: wall seconds of the run (0 for :func:`load_run`).
         requests: HTTP attempts this process sent (retries and re-asks included).
-        cache_rejected: cache entries that were not valid answers (their tasks were called).
+        cache_rejected: cache entries that were not valid answers (their tasks were called):
+            not JSON, or not an answer of the task's schema.
+        cache_pickled: cache entries in the pickle format of earlier judgekit versions, never
+            unpickled (their tasks were called; the fresh answers replace them as JSON).
         cache_write_errors, cache_write_error: answers the cache could not store, and why.
         warnings: the endpoint warnings of the run, one line each (an endpoint that ignores
             the JSON schema: :mod:`judgekit.llm.health`).
@@ -49,6 +52,7 @@ class RunResult:
     elapsed_s: float = 0.0
     requests: int = 0
     cache_rejected: int = 0
+    cache_pickled: int = 0
     cache_write_errors: int = 0
     cache_write_error: str = ""
     warnings: list[str] = field(default_factory=list)
@@ -101,16 +105,26 @@ class RunResult:
     @property
     def labels(self) -> pd.DataFrame | None:
         """The long label table ``item, rater, label`` (``labels.csv``) where the pipeline
-        writes one (classify, spilling, cultural); None otherwise."""
+        writes one (classify, spilling, cultural); None otherwise. Text columns, read by the one
+        table reader in the label vocabulary (:mod:`judgekit.labels.vocabulary`): NFC item ids
+        and rater names, labels in their text form (``""`` where missing)."""
         import pandas as pd
+
+        from judgekit.data.tables import read_table
+        from judgekit.labels.vocabulary import canonical_id, label_text
 
         path = self.out_dir / "labels.csv"
         if not path.is_file():
             return None
-        try:
-            return pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8")
-        except (ValueError, pd.errors.EmptyDataError) as exc:  # ParserError, UnicodeDecodeError
-            raise InputError(path, f"not a label table ({str(exc).splitlines()[0]})") from None
+        table = read_table(path)
+        rows = [dict(row) for _, row in table.rows]
+        for row in rows:
+            for key in ("item", "rater"):
+                if key in row:
+                    row[key] = canonical_id(row[key]) or ""
+            if "label" in row:
+                row["label"] = label_text(row["label"]) or ""
+        return pd.DataFrame(rows, columns=table.columns, dtype=str)
 
     @property
     def all_failed(self) -> bool:

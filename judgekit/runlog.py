@@ -9,6 +9,12 @@ file and reads a record back when asked (``RunLog.get``, ``RunLog.records[key]``
 100,000 tasks holds 100,000 small integers, not 100,000 records. Inside an event loop the records
 of one loop iteration go to the OS in one ``write`` at the end of it (outside a loop, at once):
 a crash loses at most those, and their tasks simply run again on resume.
+
+A write that fails (a full disk) is undone: the file is cut back to its last complete line, so a
+record is never torn in the middle of the file, and the records stay in memory (``error`` says
+why). The client then sends no new call (:meth:`RunLog.wait_writable`) while the write is tried
+again, with back-off, for up to ``retry_s`` seconds (``WRITE_RETRY_S``); once space is back the
+run goes on, else it stops with one :class:`~judgekit.errors.OutputError` naming the file.
 """
 
 from __future__ import annotations
@@ -16,17 +22,26 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import time
 from collections import Counter, defaultdict
-from collections.abc import Container, Iterable, Iterator, Mapping
+from collections.abc import Callable, Container, Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from judgekit.errors import InputError
+from judgekit.errors import InputError, OutputError
+from judgekit.record_index import RecordIndex
+
+__all__ = ["Record", "RecordIndex", "RunLog", "join_key", "usage_summary"]
 
 Status = Literal["ok", "unscored", "error"]
 _SHIFT = 32  # position = offset << 32 | length
+WRITE_RETRY_S = 60.0  # seconds a run waits for a failed write to succeed before it stops
+_RETRY_FIRST_S = 0.25
+_RETRY_MAX_S = 5.0
+# The write every record goes through; tests replace it to make a disk fill up at the Nth write.
+_write = os.write
 
 
 def join_key(*parts: object) -> str:
@@ -85,66 +100,20 @@ class Record(BaseModel):
 _to_json = Record.__pydantic_serializer__.to_json  # the bytes of model_dump_json()
 
 
-class RecordIndex(Mapping[str, Record]):
-    """Read-only view ``key -> Record`` over a run log (records are read from disk on access).
-
-    Args:
-        log: the run log.
-        keys: restrict the view to these keys (None = every key in the log).
-    """
-
-    def __init__(self, log: RunLog, keys: set[str] | None = None) -> None:
-        self._log = log
-        self._keys = keys
-
-    def __getitem__(self, key: str) -> Record:
-        if self._keys is not None and key not in self._keys:
-            raise KeyError(key)
-        record = self._log.get(key)
-        if record is None:
-            raise KeyError(key)
-        return record
-
-    def __contains__(self, key: object) -> bool:
-        inside = self._keys is None or key in self._keys
-        return inside and key in self._log._index
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._log._index if self._keys is None else list(self._keys))
-
-    def __len__(self) -> int:
-        return len(self._log._index if self._keys is None else self._keys)
-
-    def values(self) -> Any:  # streamed in file order: one sequential read, not one per key
-        return _Values(self._log, self._keys)
-
-    def add(self, key: str) -> None:
-        """Include ``key`` in a restricted view (no-op for a full view)."""
-        if self._keys is not None:
-            self._keys.add(key)
-
-
-class _Values:
-    """Re-iterable, sized stream of the records of a view, in file order."""
-
-    def __init__(self, log: RunLog, keys: set[str] | None) -> None:
-        self._log, self._keys = log, keys
-
-    def __iter__(self) -> Iterator[Record]:
-        return self._log.iter_records(self._keys)
-
-    def __len__(self) -> int:
-        return len(self._log._index if self._keys is None else self._keys)
-
-
 class RunLog:
     """Append-only ``records.jsonl`` of a run directory, with the records already there.
 
     Args:
         out_dir: the run directory (created if needed).
 
+    Attributes:
+        error: why the last write failed (``OSError``: ``ENOSPC`` for a full disk), while
+            records are kept in memory; None when every record is written.
+        retry_s: seconds a failed write is tried again before :meth:`wait_writable` raises.
+        on_warning: told, in one line, when a write first fails and when it succeeds again.
+
     Raises:
-        ValueError: a complete line of the file is not a record (the message names the line).
+        InputError: a complete line of the file is not a record (the message names the line).
     """
 
     def __init__(self, out_dir: Path | str) -> None:
@@ -157,6 +126,13 @@ class RunLog:
         self._written = self._size  # bytes handed to the OS; the rest is in _buffer
         self._buffer: list[bytes] = []
         self._scheduled = False
+        self.error: OSError | None = None
+        self.retry_s = WRITE_RETRY_S
+        self.on_warning: Callable[[str], None] | None = None
+        self._failed_at = 0.0  # time.monotonic() of the first failure of this spell
+        self._cut = False  # a failed write may have left part of a line: cut it before writing
+        self._reported = False  # the OutputError was raised to the caller
+        self._retrying: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         self._rfd = os.open(self.path, os.O_RDONLY)
         self.records: RecordIndex = RecordIndex(self)
@@ -198,10 +174,11 @@ class RunLog:
         position = self._index.get(key)
         if position is None:
             return None
-        if position >> _SHIFT >= self._written:
-            self.flush()
         offset, length = position >> _SHIFT, position & ((1 << _SHIFT) - 1)
-        if self._rfd >= 0:
+        if offset >= self._written and not self.flush():  # not on disk yet: from memory
+            start = offset - self._written
+            line = b"".join(self._buffer)[start : start + length]
+        elif self._rfd >= 0:
             line = os.pread(self._rfd, length, offset)
         else:  # closed: read it the slow way
             with open(self.path, "rb") as fh:
@@ -225,27 +202,102 @@ class RunLog:
         self._scheduled = True
         loop.call_soon(self.flush)
 
-    def flush(self) -> None:
-        """Hand the buffered records to the OS in one ``write``."""
+    def flush(self) -> bool:
+        """Hand the buffered records to the OS in one ``write``; True when none is left unwritten.
+
+        Never raises for a failed write: it is undone (the file cut back to its last complete
+        line), the records stay in memory, :attr:`error` says why, and the next flush tries
+        again (see the module doc)."""
         self._scheduled = False
         if not self._buffer or self._fd < 0:
-            return
+            return not self._buffer
         data = b"".join(self._buffer)
+        try:
+            if self._cut:  # a torn line left by a failed write: never append after it
+                os.ftruncate(self._fd, self._written)
+                self._cut = False
+            view, done = memoryview(data), 0
+            while done < len(data):  # a regular file takes it all at once unless the disk is full
+                done += _write(self._fd, view[done:])
+        except OSError as exc:
+            self._failed(exc)
+            return False
         self._buffer.clear()
-        written = os.write(self._fd, data)
-        while written < len(data):  # a regular file takes it all at once unless the disk is full
-            written += os.write(self._fd, data[written:])
         self._written += len(data)
+        if self.error is not None:
+            self.error = None
+            self._warn(f"{self.path} is written again; the run goes on")
+        return True
+
+    def _failed(self, exc: OSError) -> None:
+        """Undo a failed write (cut the file back to its last complete line) and keep why."""
+        self._cut = True
+        try:
+            os.ftruncate(self._fd, self._written)
+            self._cut = False
+        except OSError:
+            pass  # cut before the next write
+        if self.error is None:
+            self._failed_at = time.monotonic()
+            self._warn(
+                f"cannot write {self.path}: {exc.strerror or exc}. No new call is sent; the "
+                f"records not written are kept in memory and written again for up to "
+                f"{self.retry_s:g} s (free space to let the run go on)"
+            )
+        self.error = exc
+
+    def _warn(self, message: str) -> None:
+        if self.on_warning is not None:
+            self.on_warning(message)
+
+    def stopped(self) -> OutputError:
+        """The one error a run stops with when its records cannot be written (:attr:`error`
+        set), naming the file and the reason."""
+        assert self.error is not None
+        lost = len(self._buffer)
+        return OutputError(
+            self.path,
+            self.error,
+            f"; no call was sent after the first failed write, and the {lost} records not "
+            "written run again on resume. Free space, then run the same command again",
+        )
+
+    async def wait_writable(self, *, flush: bool = False) -> None:
+        """Return once every record is written: at once in the ordinary case; after a failed
+        write, while the write is tried again (0.25 s doubling to 5 s) for up to
+        :attr:`retry_s` seconds from the first failure. ``flush``: write what is buffered
+        first (the end of a run).
+
+        Raises:
+            OutputError: the records still cannot be written (:meth:`stopped`).
+        """
+        if flush:
+            self.flush()
+        if self.error is None:
+            return
+        loop = asyncio.get_running_loop()
+        if self._retrying is None or self._retrying[0] is not loop:
+            self._retrying = (loop, asyncio.Lock())
+        async with self._retrying[1]:  # one task retries; the others wait for its outcome
+            delay = _RETRY_FIRST_S
+            while self.error is not None:
+                left = self.retry_s - (time.monotonic() - self._failed_at)
+                if left <= 0:
+                    self._reported = True  # close() then says nothing more
+                    raise self.stopped()
+                await asyncio.sleep(min(delay, left))
+                delay = min(delay * 2, _RETRY_MAX_S)
+                self.flush()
 
     def iter_records(self, keys: Container[str] | None = None) -> Iterator[Record]:
-        """Every current record (the last one per key), in file order; only ``keys`` if given."""
+        """Every current record (the last one per key), in file order; only ``keys`` if given
+        (records not yet written, after a failed write, come from memory)."""
         self.flush()
+        written, pending = self._written, list(self._buffer)
         offset = 0
         with open(self.path, "rb") as fh:
-            for line in fh:
+            for line in (*_lines_up_to(fh, written), *pending):
                 start, offset = offset, offset + len(line)
-                if offset > self._size:
-                    break
                 if not line.strip():
                     continue
                 record = Record.model_validate_json(line)
@@ -255,17 +307,44 @@ class RunLog:
                     yield record
 
     def sync(self) -> None:
-        """Write the buffer and flush to disk (fsync)."""
-        self.flush()
-        os.fsync(self._fd)
+        """Write the buffer and flush to disk (fsync).
+
+        Raises:
+            OutputError: the records cannot be written (a full disk)."""
+        if not self.flush():
+            raise self.stopped()
+        try:
+            os.fsync(self._fd)
+        except OSError as exc:
+            raise OutputError(self.path, exc) from exc
 
     def close(self) -> None:
-        """Sync and close (idempotent)."""
-        if self._fd >= 0:
+        """Sync and close (idempotent).
+
+        Raises:
+            OutputError: records could not be written (they are lost, and their tasks run
+                again on resume); not raised again once :meth:`wait_writable` raised it."""
+        if self._fd < 0:
+            return
+        try:
             self.sync()
+        except OutputError:
+            if not self._reported:
+                raise
+        finally:
             os.close(self._fd)
             os.close(self._rfd)
             self._fd = self._rfd = -1
+
+
+def _lines_up_to(handle: Any, size: int) -> Iterator[bytes]:
+    """The lines of an open file that end at or before byte ``size``."""
+    offset = 0
+    for line in handle:
+        offset += len(line)
+        if offset > size:
+            return
+        yield line
 
 
 def usage_summary(records: Iterable[Record]) -> dict[str, Any]:

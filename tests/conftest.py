@@ -70,7 +70,11 @@ def run_tasks(client: LLMClient, *tasks: Task) -> list[Record]:
 
 def wait_for_lines(proc: subprocess.Popen[bytes], path: Path, lines: int) -> None:
     """Wait until the run ``proc`` has written ``lines`` lines to ``path`` (a records.jsonl),
-    or has ended, or 60 s have passed."""
+    or has ended, or 60 s have passed.
+
+    The run may finish before the caller acts on it (a loaded machine): to interrupt a run
+    mid-way, hold its server's answers instead (``FaultServer(after=N, then="hold")``,
+    ``wait_held``), as the kill -9, SIGTERM and outage tests do."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and proc.poll() is None:
         if path.exists() and path.read_bytes().count(b"\n") >= lines:

@@ -27,6 +27,18 @@ status code (429 always sends one, ``retry_after`` by default), and the hang len
 
 ``default_latency`` is applied before every answer except ``hang`` and ``latency=S``.
 
+A later phase, and holding answers
+----------------------------------
+``after=N, then=SPEC`` (``--after N --then SPEC``; ``POST /phase {"after": N, "then": SPEC}``
+while serving) changes the server's behaviour from its ``N+1``-th chat request on: every
+request then gets ``SPEC`` instead of its own directive, as a server does that starts refusing
+mid-run (``then="401"``: a revoked key; ``then="404"``). ``then="hold"`` holds every such request
+unanswered until the test releases them (``release()``, ``POST /release``): a run can then
+never finish before the test has done what it meant to do while the run was going (send a
+signal, kill it), however loaded the machine. Released requests are served by their own
+directive; held ones are not counted as attempts (``held`` in ``/stats`` counts those waiting
+now, ``held_total`` all); on shutdown they are answered 503 at once.
+
 Model names
 -----------
 By default the server answers whatever ``model`` a request names, as llama.cpp does, and its
@@ -246,9 +258,14 @@ class FaultServer:
         port: int = 0,
         shutdown_timeout: float = 0.5,
         served_models: list[str] | None = None,
+        after: int | None = None,
+        then: str | None = None,
     ) -> None:
         parse_fault(default_fault)  # fail early on a typo
         self.served_models = served_models
+        self.after, self.then = after, then
+        if then is not None and then != "hold":
+            parse_fault(then)
         self.default_fault = default_fault
         self.default_latency = default_latency
         self.retry_after = retry_after
@@ -264,6 +281,9 @@ class FaultServer:
         self._paths: Counter[str] = Counter()
         self._records: list[RequestRecord] = []
         self._in_flight = 0
+        self._chats = 0  # chat requests received, for the phase
+        self._held = self._held_total = 0
+        self._released: asyncio.Event | None = None
         self._closing: asyncio.Event | None = None
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -406,11 +426,37 @@ class FaultServer:
         with self._lock:
             return sum(1 for r in self._records if r.message_hash == target)
 
+    @property
+    def held(self) -> int:
+        """Chat requests held now (``then="hold"``)."""
+        with self._lock:
+            return self._held
+
+    def set_phase(self, after: int | None, then: str | None) -> None:
+        """From the ``after+1``-th chat request on (counted from the start), serve ``then``
+        (see the module doc); ``after=None`` ends the phase."""
+        if then is not None and then != "hold":
+            parse_fault(then)
+        with self._lock:
+            self.after, self.then = after, then
+
+    def release(self) -> None:
+        """End the phase and answer every held request (by its own directive)."""
+        with self._lock:
+            self.after = self.then = None
+            loop, released = self._loop, self._released
+            self._released = asyncio.Event()  # for a later hold
+        if loop is not None and released is not None:
+            with contextlib.suppress(RuntimeError):  # loop already closed
+                loop.call_soon_threadsafe(released.set)
+
     def stats(self) -> dict[str, Any]:
         """The ``GET /stats`` document."""
         with self._lock:
             records = list(self._records)
             return {
+                "held": self._held,
+                "held_total": self._held_total,
                 "total_requests": len(records),
                 "counts": dict(self._counts),
                 "message_hashes": [r.message_hash for r in records],
@@ -427,6 +473,7 @@ class FaultServer:
             self._counts.clear()
             self._paths.clear()
             self._records.clear()
+            self._chats = 0
 
     def _record(
         self, digest: str, fault: Fault | None, kind: str, model: Any, task: str | None = None
@@ -463,12 +510,16 @@ class FaultServer:
         app.router.add_get("/health", self._health)
         app.router.add_get("/stats", self._stats)
         app.router.add_post("/reset", self._reset)
+        app.router.add_post("/phase", self._phase)
+        app.router.add_post("/release", self._release)
         app.on_startup.append(self._on_startup)
         app.on_shutdown.append(self._on_shutdown)
         return app
 
     async def _on_startup(self, app: web.Application) -> None:
         self._closing = asyncio.Event()
+        self._released = asyncio.Event()
+        self._loop = asyncio.get_running_loop()
 
     async def _on_shutdown(self, app: web.Application) -> None:
         if self._closing is not None:
@@ -503,6 +554,42 @@ class FaultServer:
     async def _reset(self, request: web.Request) -> web.Response:
         self.reset()
         return web.json_response({"status": "ok"})
+
+    async def _phase(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        self.set_phase(body.get("after"), body.get("then"))
+        return web.json_response({"status": "ok"})
+
+    async def _release(self, request: web.Request) -> web.Response:
+        self.release()
+        return web.json_response({"status": "ok"})
+
+    def _phase_now(self) -> tuple[str | None, asyncio.Event | None]:
+        """The ``then`` of the phase if this chat request falls in it (counted), and the event
+        that releases it if it is held."""
+        with self._lock:
+            self._chats += 1
+            if self.after is None or self.then is None or self._chats <= self.after:
+                return None, None
+            if self.then == "hold":
+                self._held += 1
+                self._held_total += 1
+            return self.then, self._released
+
+    async def _hold(self, released: asyncio.Event | None) -> bool:
+        """Wait until released; True if the server is shutting down instead."""
+        closing = self._closing
+        assert closing is not None and released is not None
+        try:
+            stop = asyncio.ensure_future(closing.wait())
+            done = asyncio.ensure_future(released.wait())
+            await asyncio.wait({stop, done}, return_when=asyncio.FIRST_COMPLETED)
+            stop.cancel()
+            done.cancel()
+            return closing.is_set()
+        finally:
+            with self._lock:
+                self._held -= 1
 
     async def _sleep(self, seconds: float) -> bool:
         """Sleep ``seconds``; return True at once if the server is shutting down."""
@@ -556,8 +643,14 @@ class FaultServer:
                  "type": "NotFoundError", "param": None, "code": 404},
                 status=404,
             )  # fmt: skip
+        phase, released = self._phase_now()
+        if phase == "hold" and await self._hold(released):
+            return self._error_response(503, "server shutting down", kind="server_error")
         try:
-            fault = find_directive(messages) or parse_fault(self.default_fault)
+            if phase is not None and phase != "hold":
+                fault = parse_fault(phase)
+            else:
+                fault = find_directive(messages) or parse_fault(self.default_fault)
         except ValueError as exc:
             self._record(digest, None, "bad_request", model)
             return self._error_response(400, str(exc))
@@ -648,6 +741,13 @@ def _get_json(url: str, timeout: float = 5.0) -> Any:
         return json.loads(response.read())
 
 
+def _post_json(url: str, body: Any, timeout: float = 5.0) -> Any:
+    data = json.dumps(body).encode()
+    request = urllib.request.Request(url, data, {"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        return json.loads(response.read())
+
+
 class FaultServerProcess:
     """``python tests/fault_server.py`` in a subprocess, as a context manager.
 
@@ -667,11 +767,15 @@ class FaultServerProcess:
         host: str = "127.0.0.1",
         startup_timeout: float = 15.0,
         served_models: list[str] | None = None,
+        after: int | None = None,
+        then: str | None = None,
     ) -> None:
         self.host = host
         self.port = port
         self.startup_timeout = startup_timeout
         self._options = {
+            "--after": after,
+            "--then": then,
             "--default-fault": default_fault,
             "--default-latency": default_latency,
             "--retry-after": retry_after,
@@ -747,6 +851,23 @@ class FaultServerProcess:
     def stats(self) -> dict[str, Any]:
         return _get_json(self.url + "/stats")
 
+    def set_phase(self, after: int | None, then: str | None) -> None:
+        """As :meth:`FaultServer.set_phase`, in the running server process."""
+        _post_json(self.url + "/phase", {"after": after, "then": then})
+
+    def release(self) -> None:
+        """As :meth:`FaultServer.release`: every held request is answered."""
+        _post_json(self.url + "/release", {})
+
+    def wait_held(self, count: int = 1, timeout: float = 60.0) -> int:
+        """Wait until the server holds at least ``count`` requests; returns how many."""
+        deadline = time.monotonic() + timeout
+        while (held := self.stats()["held"]) < count:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the server holds {held} requests after {timeout} s")
+            time.sleep(0.02)
+        return held
+
     def __enter__(self) -> FaultServerProcess:
         return self.start()
 
@@ -768,6 +889,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--hang-seconds", type=float, default=30.0)
     parser.add_argument("--model", default=DEFAULT_MODEL)
     parser.add_argument("--served-models", help="comma-separated: answer only these (as vLLM)")
+    parser.add_argument("--after", type=int, help="chat requests served before --then applies")
+    parser.add_argument("--then", help='from request --after + 1 on: "hold", "401", "404"...')
     args = parser.parse_args(argv)
     server = FaultServer(
         default_fault=args.default_fault,
@@ -778,6 +901,8 @@ def main(argv: list[str] | None = None) -> None:
         host=args.host,
         port=args.port,
         served_models=args.served_models.split(",") if args.served_models else None,
+        after=args.after,
+        then=args.then,
     )
     server.serve_cli(args.port_file)
 

@@ -23,10 +23,10 @@ from judgekit.calibration.estimate import (
     ranking,
     split,
 )
+from judgekit.calibration.estimate_facets import item_facets
 from judgekit.calibration.estimate_inputs import (
     Target,
     default_target,
-    item_facets,
     load_human,
     load_judge,
 )
@@ -337,8 +337,11 @@ def test_an_item_with_two_values_of_a_facet_is_one_located_error(tmp_path: Path)
 
 
 def test_a_bad_label_value_names_its_file_not_the_command_line(tmp_path: Path):
-    judge = write_long(tmp_path / "judge.csv", [("a", "j", "1.5"), ("b", "j", "NaN")])
+    judge = write_long(tmp_path / "judge.csv", [("a", "j", "1.5"), ("b", "j", "inf")])
     with pytest.raises(InputError) as err:
         load_judge(judge, Target.parse("mean"))
     assert err.value.path == str(judge) and err.value.field == "label"
-    assert "item 'b', rater 'j': label 'nan' is not finite" in str(err.value).lower()
+    assert "item 'b', rater 'j': label 'inf' is not finite" in str(err.value).lower()
+    # "NaN" is a missing marker (judgekit.labels.vocabulary), as NA, null and the empty cell
+    judge = write_long(tmp_path / "judge.csv", [("a", "j", "1.5"), ("b", "j", "NaN")])
+    assert load_judge(judge, Target.parse("mean"))[0].to_dict() == {"a": 1.5}

@@ -38,7 +38,8 @@ def test_cli_estimate_json_shape(labelled: tuple[Path, Path], tmp_path: Path):
                       "--out", str(tmp_path / "est"))  # fmt: skip
     assert result.returncode == 0, result.stderr
     payload = json.loads(result.stdout)
-    assert set(payload) == {"signature", "estimates"}
+    assert set(payload) == {"signature", "estimates", "labels"}
+    assert payload["labels"]["common"] == ["CA", "CS"] and payload["labels"]["notes"] == []
     keys = {"facet", "method", "estimate", "ci_low", "ci_high", "n_labelled", "n_unlabelled",
             "effective_n"}  # fmt: skip
     assert all(set(e) == keys for e in payload["estimates"])

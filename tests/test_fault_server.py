@@ -313,7 +313,7 @@ def test_hang_times_out_without_blocking_others_or_shutdown():
         started = time.perf_counter()
         with pytest.raises(openai.APITimeoutError):
             ask(quick, "[[fault:hang]]")
-        assert time.perf_counter() - started < 3
+        assert time.perf_counter() - started < 10  # the client's 0.5 s, not the hang's 30 s
 
         # a request hung with a patient client, while others are served at once
         outcome: list[BaseException] = []
@@ -330,16 +330,15 @@ def test_hang_times_out_without_blocking_others_or_shutdown():
         while server.in_flight < 2 and time.monotonic() < deadline:
             time.sleep(0.01)
         assert server.in_flight == 2  # the first hang is still sleeping on the server too
-        started = time.perf_counter()
         ask(quick, "not hung")
-        assert time.perf_counter() - started < 0.5
+        assert server.in_flight == 2  # answered while both hangs were still held
         assert server.counts == {"hang": 2, "ok": 1}
     finally:
         started = time.perf_counter()
         server.stop()
         stopped_in = time.perf_counter() - started
     thread.join(5)
-    assert stopped_in < 2.0
+    assert stopped_in < 10  # released at once, not after the hang's 30 s
     assert not thread.is_alive() and isinstance(outcome[0], openai.APIError)
 
 
@@ -460,9 +459,38 @@ def test_subprocess_mode_kill_and_restart():
             time.sleep(0.02)
         started = time.perf_counter()
         assert proc.terminate() == 0
-        assert time.perf_counter() - started < 3
+        assert time.perf_counter() - started < 10  # not the hang's 30 s
         hung.join(5)
         assert not hung.is_alive() and isinstance(outcome[0], openai.APIError)
+
+
+def test_a_later_phase_refuses_or_holds_from_the_nth_request():
+    with FaultServer(after=2, then="401") as server:
+        client = client_for(server.base_url)
+        ask(client, "one")
+        ask(client, "two")  # the first 2 requests: served by their own directive
+        for text in ("three", "[[fault:ok]] four"):  # then 401, whatever the directive
+            with pytest.raises(openai.AuthenticationError):
+                ask(client, text)
+        assert server.counts == {"ok": 2, "401": 2}
+        server.set_phase(server.total_requests, "hold")
+        answered: list[str] = []
+
+        def patient() -> None:
+            reply = ask(client_for(server.base_url, timeout=30), "held")
+            answered.append(reply.choices[0].message.content)
+
+        waiting = threading.Thread(target=patient)
+        waiting.start()
+        deadline = time.monotonic() + 10
+        while server.held < 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert server.held == 1 and answered == [] and server.stats()["held"] == 1
+        server.release()  # answered by its own directive; the phase is over
+        waiting.join(10)
+        assert len(answered) == 1 and server.held == 0 and server.stats()["held_total"] == 1
+        ask(client, "after the release")
+        assert server.counts == {"ok": 4, "401": 2}  # a held request counts once, answered
 
 
 def test_bench_latency_server(tmp_path):

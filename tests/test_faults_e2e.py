@@ -5,13 +5,22 @@ Every task ends ``ok`` or ``unscored``/``error`` with a reason, the counts in su
 the records, no task is lost or duplicated; kill -9 in the middle and a resume give the same
 results as an uninterrupted run, without calling again what was recorded; two runs sharing a
 cache directory do not corrupt it; a planted API key appears in no file a run writes.
+
+The interrupted runs (kill -9, SIGTERM in the foreground and in the background) meet a server
+that holds every answer from its Nth request on until the test releases it (``then="hold"``),
+so the interrupt always lands mid-run, however loaded the machine: the test waits until the
+server holds a request, then signals. Those runs use a timeout no held request reaches (30 s)
+and hangs that end as a slow 504 (``hang=0.3``), so holding changes no task's outcome; they are
+compared with an uninterrupted run of the same config.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -19,7 +28,6 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import wait_for_lines
 from fault_server import FaultServerProcess, message_hash
 
 from judgekit.config import load_config
@@ -58,20 +66,25 @@ def fault_of(index: int) -> str | None:
     return list(FAULTS)[(index // 5) % len(FAULTS)] if index % 5 == 0 else None
 
 
-def write_items(path: Path, n: int = N_ITEMS, *, stateful: bool = True) -> None:
+def write_items(
+    path: Path, n: int = N_ITEMS, *, stateful: bool = True, hang: str | None = None
+) -> None:
     """Items with faults; ``stateful=False`` keeps only quick faults whose answers do not depend
-    on the server's attempt counters (no ``xN``, no hang), for runs that share one server."""
+    on the server's attempt counters (no ``xN``, no hang), for runs that share one server;
+    ``hang="hang=0.3"`` makes a hang a server error after 0.3 s instead of a client timeout."""
     with path.open("w", encoding="utf-8") as fh:
         for i in range(n):
             fault = fault_of(i)
             if fault and not stateful and ("x" in fault or "hang" in fault):
                 fault = None
+            if fault and hang and fault.startswith("hang"):
+                fault = hang + fault[len("hang") :]
             text = f"Item {i}: the service was fine, the food less so."
             text = f"[[fault:{fault}]] {text}" if fault else text
             fh.write(json.dumps({"id": f"it{i:04d}", "text": text}) + "\n")
 
 
-def write_config(path: Path, port: int, items: Path, cache: Path) -> Path:
+def write_config(path: Path, port: int, items: Path, cache: Path, *, timeout: float = 1.0) -> Path:
     path.write_text(
         f"""pipeline: classify
 cache: {{dir: {cache}}}
@@ -79,7 +92,7 @@ judge:
   model: hosted_vllm/fault-model
   api_base: http://127.0.0.1:{port}/v1
   api_key_env: {KEY_ENV}
-  timeout: 1.0
+  timeout: {timeout}
   max_concurrency: 128
   max_retries: 3
   retry_max_wait: 0.2
@@ -94,8 +107,12 @@ classify:
     return path
 
 
+ENV = {KEY_ENV: PLANTED, "PYTHONUNBUFFERED": "1", "COLUMNS": "200"}
+MAIN = "from judgekit.cli import main; main()"  # the installed command's entry point
+
+
 def start_run(config: Path, out: Path, *extra: str, entry: str = RUN) -> subprocess.Popen[bytes]:
-    env = {**os.environ, KEY_ENV: PLANTED, "PYTHONUNBUFFERED": "1", "COLUMNS": "200"}
+    env = {**os.environ, **ENV}
     cmd = [sys.executable, "-c", entry, "run", str(config), "--out", str(out), *extra]
     return subprocess.Popen(
         cmd,
@@ -205,24 +222,46 @@ def test_2000_tasks_with_faults_end_reasoned_and_counted(setup, reference) -> No
     )
 
 
-def kill_when(config: Path, out: Path, lines: int) -> set[str]:
-    """Start a run, kill -9 it once records.jsonl has ``lines`` lines; the keys recorded."""
-    proc = start_run(config, out, "--no-cache")
-    path = out / "records.jsonl"
-    wait_for_lines(proc, path, lines)
-    os.killpg(proc.pid, signal.SIGKILL)  # kill -9, mid-write if it happens to be writing
-    proc.wait(10)
-    return {json.loads(line)["key"] for line in path.read_bytes().split(b"\n")[:-1]}
+@pytest.fixture(scope="module")
+def held(setup):
+    """The config of the interrupted runs (see the module doc) and its uninterrupted run."""
+    base, server = setup["base"], setup["server"]
+    items = base / "held-items.jsonl"
+    write_items(items, hang="hang=0.3")
+    config = write_config(base / "held.yaml", server.port, items, base / "cache", timeout=30)
+    server.restart()
+    out = base / "held-reference"
+    finish(start_run(config, out, "--no-cache"))
+    return {"config": config, "reference": out}
 
 
-def test_kill_9_twice_then_resume_gives_identical_results(setup, reference) -> None:
-    server, out, config = setup["server"], setup["base"] / "killed", setup["config"]
+def start_held(server: FaultServerProcess, after: int, config: Path, out: Path, **kw):
+    """A fresh server that holds every answer from its ``after+1``-th request on, and a run
+    against it; returns once the server holds one (the run cannot finish before a release)."""
+    server.restart()
+    server.set_phase(after, "hold")
+    proc = start_run(config, out, "--no-cache", **kw)
+    server.wait_held(1)
+    return proc
+
+
+def recorded_keys(out: Path) -> set[str]:
+    """The keys of the complete lines of records.jsonl (a kill may cut the last one)."""
+    return {
+        json.loads(line)["key"] for line in (out / "records.jsonl").read_bytes().split(b"\n")[:-1]
+    }
+
+
+def test_kill_9_twice_then_resume_gives_identical_results(setup, held) -> None:
+    server, out, config = setup["server"], setup["base"] / "killed", held["config"]
     tasks = ClassifyRun(load_config(config), None).tasks()  # type: ignore[arg-type]
     first_messages = {task.key: message_hash(task.messages) for task in tasks}
     done: set[str] = set()
-    for lines in (150, N_ITEMS // 2):  # early, then in the middle (a resumed run, killed)
-        server.restart()  # the server restarts too: fresh fault counters, as for the reference
-        recorded = kill_when(config, out, lines)
+    for after in (300, 1200):  # early, then in the middle (a resumed run, killed)
+        proc = start_held(server, after, config, out)  # fresh fault counters, as for the reference
+        os.killpg(proc.pid, signal.SIGKILL)  # kill -9, mid-write if it happens to be writing
+        proc.wait(10)
+        recorded = recorded_keys(out)
         assert done < recorded and len(recorded) < N_ITEMS
         called = {r["message_hash"] for r in server.stats()["requests"]}
         assert not called & {first_messages[k] for k in done}  # recorded: never called again
@@ -231,28 +270,66 @@ def test_kill_9_twice_then_resume_gives_identical_results(setup, reference) -> N
     finish(start_run(config, out, "--no-cache"))
     called = {r["message_hash"] for r in server.stats()["requests"]}
     assert not called & {first_messages[k] for k in done}
-    assert outcome(out) == outcome(reference["out"])
-    assert (out / "labels.csv").read_text() == (reference["out"] / "labels.csv").read_text()
-    ref_summary = json.loads((reference["out"] / "summary.json").read_text())
+    reference = held["reference"]
+    assert outcome(out) == outcome(reference)
+    assert (out / "labels.csv").read_text() == (reference / "labels.csv").read_text()
+    ref_summary = json.loads((reference / "summary.json").read_text())
     summary = json.loads((out / "summary.json").read_text())
     assert summary["items"] == ref_summary["items"]
     assert summary["usage"]["status"] == ref_summary["usage"]["status"]
 
 
-def test_sigterm_stops_cleanly_and_the_run_resumes(setup, reference) -> None:
-    server, out, config = setup["server"], setup["base"] / "terminated", setup["config"]
-    server.restart()
-    main = "from judgekit.cli import main; main()"  # the installed command's entry point
-    proc = start_run(config, out, "--no-cache", entry=main)
-    wait_for_lines(proc, out / "records.jsonl", 150)
+def test_sigterm_stops_cleanly_and_the_run_resumes(setup, held) -> None:
+    server, out, config = setup["server"], setup["base"] / "terminated", held["config"]
+    proc = start_held(server, 300, config, out, entry=MAIN)
     proc.send_signal(signal.SIGTERM)  # as a batch scheduler stops a job
+    # the server still holds: only the signal can end the run
     text = proc.communicate(timeout=60)[0].decode("utf-8", "replace")
     kept = len(records(out))
     assert proc.returncode == 143 and "Traceback" not in text, text[-3000:]
     assert f"interrupted: {kept} records kept in {out}" in text and 0 < kept < N_ITEMS
     server.restart()
     finish(start_run(config, out, "--no-cache"))
-    assert outcome(out) == outcome(reference["out"])
+    assert outcome(out) == outcome(held["reference"])
+
+
+def test_sigterm_stops_a_run_started_in_the_background_by_a_script(setup, held, tmp_path) -> None:
+    """``judgekit run ... &`` in a script starts with SIGINT ignored; SIGTERM stops it all the
+    same (before, it was turned into that ignored SIGINT and the run sent every request)."""
+    server, out, config = setup["server"], setup["base"] / "background", held["config"]
+    server.restart()
+    server.set_phase(300, "hold")
+    log, pid_file = tmp_path / "run.log", tmp_path / "pid"
+    command = shlex.join([sys.executable, "-c", MAIN, "run", str(config), "--out", str(out),
+                          "--no-cache"])  # fmt: skip
+    script = f'{command} > {log} 2>&1 &\necho $! > {pid_file}\nwait $!\necho "rc=$?"\n'
+    shell = subprocess.Popen(["sh", "-c", script], cwd=REPO, env={**os.environ, **ENV},
+                             stdout=subprocess.PIPE, start_new_session=True)  # fmt: skip
+    try:
+        server.wait_held(1)
+        pid = int(pid_file.read_text())
+        assert _sigint_ignored(pid)  # as the shell starts a background job
+        os.kill(pid, signal.SIGTERM)
+        status = shell.communicate(timeout=60)[0].decode().strip()
+    finally:  # a run that ignored the signal is not left behind
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(shell.pid, signal.SIGKILL)
+    text = log.read_text(encoding="utf-8", errors="replace")
+    kept = len(records(out))
+    assert status == "rc=143" and "Traceback" not in text, (status, text[-3000:])
+    assert f"interrupted: {kept} records kept in {out}" in text and 0 < kept < N_ITEMS
+    server.restart()
+    finish(start_run(config, out, "--no-cache"))
+    assert outcome(out) == outcome(held["reference"])
+
+
+def _sigint_ignored(pid: int) -> bool:
+    """Whether process ``pid`` ignores SIGINT (its SigIgn mask in /proc)."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    mask = int(
+        next(line for line in status.splitlines() if line.startswith("SigIgn:")).split()[1], 16
+    )
+    return bool(mask & (1 << (signal.SIGINT - 1)))
 
 
 def test_concurrent_runs_share_a_cache_without_corrupting_it(setup, reference) -> None:

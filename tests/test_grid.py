@@ -222,10 +222,13 @@ def test_a_judge_and_humans_without_a_common_label_is_an_error(tmp_path: Path) -
     from judgekit.calibration.grid_config import Cell
 
     cell = Cell("j", "default", tmp_path, ())
-    humans = LabelTable(pd.DataFrame({"h1": ["True", "False"]}, index=["i1", "i2"]))
+    humans = LabelTable(pd.DataFrame({"h1": ["valid", "invalid"]}, index=["i1", "i2"]))
     verdicts = pd.Series({"i1": "true", "i2": "false"})
-    with pytest.raises(InputError, match="no label in common with judge 'j'"):
+    with pytest.raises(InputError, match="judge 'j' .* share no label"):
         score_cell(cell, verdicts, humans, GridOptions(n_resamples=0))
+    # a spreadsheet's True/False are the booleans true/false (judgekit.labels.vocabulary)
+    humans = LabelTable(pd.DataFrame({"h1": ["True", "False"]}, index=["i1", "i2"]))
+    assert score_cell(cell, verdicts, humans, GridOptions(n_resamples=0))["accuracy"] == 1.0
     humans = LabelTable(pd.DataFrame({"h1": ["true", "true"]}, index=["i1", "i2"]))
     row = score_cell(cell, verdicts, humans, GridOptions(n_resamples=0))
     assert row["accuracy"] == 0.5 and row["n_compared"] == 2 and row["accuracy_low"] is None

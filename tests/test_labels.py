@@ -64,7 +64,8 @@ def test_long_and_wide_jsonl(tmp_path):
         '{"item": 1, "rater": "h1", "label": "yes"}\n\n{"item": 1, "rater": "h2", "label": null}\n',
     )
     table = load_labels(long)
-    assert table.frame.loc[1].tolist() == ["yes", None]
+    assert table.items == ["1"]  # ids are text: the JSON 1 is the CSV's "1"
+    assert table.frame.loc["1"].tolist() == ["yes", None]
     wide = write(
         tmp_path / "wide.jsonl", '{"item": "a", "h1": 3, "h2": 4}\n{"item": "b", "h1": 5}\n'
     )

@@ -44,7 +44,8 @@ def test_retries_end_by_attempts_and_by_total_time(server, tmp_path) -> None:
         task("down", "[[fault:ok]]", spec(server, api_base="http://127.0.0.1:9/v1")),
         task("bad", "[[fault:400]]", spec(server)),
     )
-    assert time.monotonic() - started < 3
+    # 0.8 s of budget; the bound (loose, for a loaded machine) catches unbounded retries only
+    assert time.monotonic() - started < 10
     assert hung.status == "error" and "Timeout" in hung.reason and hung.attempts < 10
     assert refused.status == "error" and refused.reason.startswith("transient: EndpointUnavail")
     assert refused.attempts == 3  # bounded by max_retries
@@ -147,13 +148,15 @@ def test_a_warm_run_starts_no_backend(server, tmp_path) -> None:
 
 def test_latency_leaves_out_the_wait_for_a_free_slot(server, tmp_path) -> None:
     one_at_a_time = spec(server, max_concurrency=1, adaptive_concurrency=False)
-    tasks = [task(f"q{i}", "[[fault:latency=0.3]]", one_at_a_time) for i in range(3)]
+    tasks = [task(f"q{i}", "[[fault:latency=0.5]]", one_at_a_time) for i in range(3)]
     start = time.monotonic()
     records = run(LLMClient(RunLog(tmp_path / "q")), *tasks)
-    assert time.monotonic() - start >= 0.85  # served one after the other
-    assert all(r.status == "ok" and 0.25 <= r.latency_s < 0.6 for r in records), [
-        r.latency_s for r in records
-    ]
+    assert time.monotonic() - start >= 1.45  # served one after the other
+    latencies = sorted(r.latency_s for r in records)
+    assert all(r.status == "ok" for r in records) and latencies[0] >= 0.45, latencies
+    # with the waits counted they would be 0.5, 1.0 and 1.5 s (a spread of 1 s or more, load
+    # or not); without, each is its own 0.5 s, give or take the machine's noise
+    assert latencies[-1] - latencies[0] < 0.9, latencies
 
 
 def test_two_tasks_with_one_key_make_one_call_and_one_record(server, tmp_path) -> None:
@@ -174,7 +177,8 @@ def test_a_duplicate_outlives_the_cancelled_first_caller(tmp_path) -> None:
             first = asyncio.ensure_future(
                 asyncio.wait_for(client.run(task("h", "[[fault:hang]]", model)), 0.2)
             )
-            await asyncio.sleep(0.05)
+            while "h" not in client._running:  # the first caller's call is under way
+                await asyncio.sleep(0)
             second = asyncio.ensure_future(client.run(task("h", "[[fault:hang]]", model)))
             return await asyncio.gather(first, second, return_exceptions=True)
 

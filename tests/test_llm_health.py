@@ -63,22 +63,24 @@ def test_an_endpoint_that_ignores_the_schema_is_named_once_and_the_run_fails(tmp
 
 
 def test_a_request_is_counted_when_sent_not_while_it_waits_for_the_slot(tmp_path) -> None:
-    with FaultServer(default_latency=0.5) as srv:
-        model = fault_spec(srv, max_concurrency=1, timeout=5.0)  # one slot, as the embedded model
+    with FaultServer(after=0, then="hold") as srv:  # the first answer waits for the test
+        model = fault_spec(srv, max_concurrency=1, timeout=30)  # one slot, as the embedded model
         client = LLMClient(RunLog(tmp_path))
         tasks = [judge_task(f"t{i}", "[[fault:ok]]", model) for i in range(4)]
 
         async def go() -> list[int]:
             running = asyncio.gather(*(client.run(t) for t in tasks))
-            seen = []
-            for _ in range(3):
-                await asyncio.sleep(0.25)  # inside the first answer's 0.5 s
-                seen.append(client.calls_made)
+            while srv.held < 1:  # the first request is on the server, unanswered
+                await asyncio.sleep(0.01)
+            seen = [client.calls_made]
+            await asyncio.sleep(0.2)  # the other three wait for the slot meanwhile
+            seen.append(client.calls_made)
+            srv.release()
             await running
             return seen
 
         seen = asyncio.run(go())
-    assert seen[0] == 1 and seen[-1] <= 2  # sent: 1, then 2; never the 4 waiting
+    assert seen == [1, 1]  # sent: 1; never the 3 waiting for the slot
     assert client.calls_made == 4 and srv.total_requests == 4
 
 

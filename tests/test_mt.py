@@ -406,3 +406,27 @@ def test_cli_score_target_lang_and_the_13a_warning(tmp_path):
     assert round(score["score"], 2) == 65.80 and "tok:zh" in score["signature"]
     bad = runner.invoke(app, [*base, "--target-lang", "Chinese"])
     assert isinstance(bad.exception, InputError) and bad.exception.field == "--target-lang"
+
+
+def test_nfd_hypothesis_against_nfc_reference_scores_as_written_and_warns() -> None:
+    import unicodedata
+    import warnings
+
+    from sacrebleu.metrics import BLEU, CHRF
+
+    from judgekit.errors import JudgekitWarning
+
+    ref = ["Le café est très bon à Genève, déjà vu."]
+    hyp = [unicodedata.normalize("NFD", ref[0])]  # the same sentence, é as e + U+0301
+    with pytest.warns(JudgekitWarning, match="reference stream 1 is in Unicode NFC but the hyp"):
+        bleu = mt.corpus_score("bleu", hyp, [ref])
+    with pytest.warns(JudgekitWarning, match="normal form"):
+        chrf = mt.corpus_score("chrf", hyp, [ref])
+    # scored as written, as sacrebleu itself scores it (docs/mt-scoring.md: 9.86 and 33.78)
+    assert bleu.score == pytest.approx(BLEU().corpus_score(hyp, [ref]).score)
+    assert chrf.score == pytest.approx(CHRF().corpus_score(hyp, [ref]).score)
+    assert (round(bleu.score, 2), round(chrf.score, 2)) == (9.86, 33.78)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", JudgekitWarning)  # both NFC (or both NFD): no warning
+        assert mt.corpus_score("chrf", ref, [ref]).score == 100.0
+        assert mt.corpus_score("chrf", hyp, [hyp]).score == 100.0

@@ -88,7 +88,7 @@ def test_import_writes_the_mqm_tsv_in_code_points_and_the_qc_report(mqm_campaign
     assert rows[1].severity == "no-error" and rows[1].category == "No-error"
     assert summary["qc"][0]["gold_accuracy"] == 1.0 and summary["qc"][0]["median_seconds"] == 3.5
     labels = pd.read_csv(tmp_path / "out" / "labels.csv")
-    assert list(labels["label"]) == ["error", "no-error"]
+    assert list(labels["label"]) == ["major", "no-error"]  # the worst severity, as the judge's
 
 
 ERR = ("items", 0, "answer", "errors", 0)

@@ -15,7 +15,6 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import wait_for_lines
 from fault_server import FaultServer, FaultServerProcess
 
 from judgekit.config import load_config
@@ -23,7 +22,7 @@ from judgekit.llm.client import LLMClient, Task
 from judgekit.llm.spec import Deployment, ModelSpec
 from judgekit.pipelines.spilling_schemas import judge_schema
 from judgekit.prompts import Prompt
-from judgekit.runlog import Record, RunLog
+from judgekit.runlog import RunLog
 
 pytestmark = pytest.mark.timeout(120)
 REPO = Path(__file__).resolve().parents[1]
@@ -44,17 +43,19 @@ def test_replicas_share_the_load_and_a_stopped_one_is_cooled_down(tmp_path) -> N
             retry_max_wait=0.05, cooldown_time=60, allowed_fails=2,
             deployments=[Deployment(api_base=a.base_url), Deployment(api_base=b.base_url)],
         )  # fmt: skip
-        stopped: list[float] = []
+        b.set_phase(50, "hold")  # b answers 50, then holds: it goes away mid-run, never late
 
-        def on_record(record: Record) -> None:
-            if len(stopped) == 0 and sum(done.values()) >= 100:
-                stopped.append(time.monotonic())
-                threading.Thread(target=b.stop).start()  # replica b goes away mid-run
+        def stop_b_once_it_holds() -> None:
+            while b.held < 1:
+                time.sleep(0.01)
+            b.stop()
 
+        stopper = threading.Thread(target=stop_b_once_it_holds)
+        stopper.start()
         done: Counter[str] = Counter()
-        client = LLMClient(RunLog(tmp_path), on_record=lambda r: (done.update([r.status]),
-                                                                  on_record(r)))  # fmt: skip
+        client = LLMClient(RunLog(tmp_path), on_record=lambda r: done.update([r.status]))
         asyncio.run(client.run_many(tasks(model, 400), workers=64))
+        stopper.join(10)
         records = list(client.records())
         served = Counter(r.served_by.split("@")[1] for r in records)
         b_after = b.total_requests
@@ -85,6 +86,7 @@ def test_vllm_primary_with_api_fallback_survives_the_primary_stopping(tmp_path) 
             fh.write(json.dumps({"id": f"i{i}", "text": f"[[fault:latency=0.02]] text {i}"}) + "\n")
     key = "sk-fallback-PLANTED-0123456789"
     with FaultServerProcess() as primary, FaultServerProcess(model="api-model") as api:
+        primary.set_phase(150, "hold")
         config = tmp_path / "fleet.yaml"
         config.write_text(f"""pipeline: classify
 cache: {{dir: {tmp_path / "cache"}}}
@@ -114,7 +116,7 @@ classify:
                                 cwd=REPO, env=env, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT)  # fmt: skip
         log = out / "records.jsonl"
-        wait_for_lines(proc, log, 120)
+        primary.wait_held(1)  # it answered 150, then holds: the run cannot end before the kill
         primary.kill()  # the vLLM server dies mid-run
         output = proc.communicate(timeout=90)[0].decode()
         assert proc.returncode == 0, output[-3000:]

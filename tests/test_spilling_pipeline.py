@@ -91,15 +91,18 @@ def test_kill_9_mid_run_then_resume_gives_identical_results(tmp_path: Path) -> N
         reference = tmp_path / "reference"
         finished(judgekit(*stub_args(server.base_url, reference, words)))
         killed = tmp_path / "killed"
+        # the server answers 10 more requests, then holds every answer: the kill lands mid-run
+        server.set_phase(server.stats()["total_requests"] + 10, "hold")
         proc = judgekit(*stub_args(server.base_url, killed, words))
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:  # wait until some, not all, records are written
-            path = killed / "records.jsonl"
-            if path.exists() and len(path.read_text().splitlines()) >= 5:
+        server.wait_held(1)
+        path, deadline = killed / "records.jsonl", time.monotonic() + 60
+        while time.monotonic() < deadline:  # the answers before the hold end as records
+            if path.exists() and path.read_bytes().count(b"\n") >= 1:
                 break
-            time.sleep(0.05)
+            time.sleep(0.02)
         proc.send_signal(signal.SIGKILL)
         proc.wait()
+        server.release()
         before = records(killed)
         assert 0 < len(before) < len(records(reference))
         server_calls = server.stats()["total_requests"]

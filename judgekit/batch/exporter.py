@@ -11,7 +11,7 @@ Tasks of one item stay together, so a server's prefix cache still sees them side
 
 from __future__ import annotations
 
-import os
+import contextlib
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
@@ -22,6 +22,7 @@ from typing import Any
 
 from judgekit.batch.manifest import EXPORTS, Manifest, Shard, file_sha256, write_manifest
 from judgekit.batch.requests import Requests, batch_tasks, config_hash, model_dir
+from judgekit.data.atomic import open_output
 from judgekit.errors import InputError
 from judgekit.llm.cache import task_key
 from judgekit.llm.spec import ModelSpec
@@ -103,6 +104,7 @@ class _ShardFiles:
         self.max_lines, self.max_bytes = max_lines, max_bytes
         self.done: list[tuple[Path, int]] = []
         self._handle: Any = None
+        self._stack = contextlib.ExitStack()
         self._lines = self._bytes = 0
 
     def write(self, line: bytes) -> None:
@@ -122,17 +124,22 @@ class _ShardFiles:
     def _next(self) -> None:
         self._close()
         path = self.folder / f"shard-{len(self.done)}.jsonl"
-        self._handle = open(path.with_name(path.name + ".tmp"), "wb")  # noqa: SIM115
+        self._handle = self._stack.enter_context(open_output(path, "wb"))  # judgekit's writer
         self.done.append((path, 0))
         self._lines = self._bytes = 0
 
     def _close(self) -> None:
         if self._handle is not None:
-            self._handle.close()
-            path = self.done[-1][0]
-            os.replace(path.with_name(path.name + ".tmp"), path)
-            self.done[-1] = (path, self._lines)
             self._handle = None
+            self._stack.close()  # the file appears, whole (judgekit.data.atomic)
+            self.done[-1] = (self.done[-1][0], self._lines)
+
+    def abort(self, exc: BaseException) -> None:
+        """Drop the file being written (none is left half-written, no temporary behind)."""
+        if self._handle is not None:
+            self._handle = None
+            with contextlib.suppress(BaseException):
+                self._stack.__exit__(type(exc), exc, exc.__traceback__)
 
     def finish(self) -> list[tuple[Path, int]]:
         """Close the last file; write the empty files still due (``sizes``: every shard
@@ -172,14 +179,19 @@ def write_shards(
         folder.mkdir(parents=True, exist_ok=True)
         sizes = even_sizes(len(keys), shards) if shards else None
         files[label] = _ShardFiles(folder, sizes, MAX_REQUESTS, MAX_BYTES)
-    for task in tasks:
-        label = wanted.pop(task.key, None)
-        if label is None:
-            continue
-        line, digest = requests.line(task)
-        files[label].write(line)
-        hashes[task.key] = digest
-        prompts[task.prompt.id] = task.prompt.hash
+    try:
+        for task in tasks:
+            label = wanted.pop(task.key, None)
+            if label is None:
+                continue
+            line, digest = requests.line(task)
+            files[label].write(line)
+            hashes[task.key] = digest
+            prompts[task.prompt.id] = task.prompt.hash
+    except BaseException as exc:  # a full disk, Ctrl-C: no shard left half-written
+        for shard_files in files.values():
+            shard_files.abort(exc)
+        raise
     out = []
     for label, shard_files in files.items():
         spec = pending.specs[label]

@@ -24,7 +24,6 @@ cache (:class:`~judgekit.llm.client.LLMClient.record`, ``ResponseCache.set``).
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -36,6 +35,7 @@ from judgekit.batch.answer import read_answer
 from judgekit.batch.manifest import expected_requests, run_manifests
 from judgekit.batch.requests import Requests, batch_tasks
 from judgekit.batch.results import BatchResult, ResultIndex
+from judgekit.interrupt import run_stoppable
 from judgekit.llm.cache import task_key
 from judgekit.llm.call import error_reason
 from judgekit.llm.errors import EndpointError
@@ -214,7 +214,7 @@ def settle(
         batch: the ``batch`` field of the records (None: the result's file).
     """
     settler = _Settler(session, results, expected, counts, batch)
-    asyncio.run(_settle(settler, tasks, serve_cache))
+    run_stoppable(_settle(settler, tasks, serve_cache))
     if results is not None:
         unknown = [key for key in results if key not in settler.matched]
         counts.unknown += len(unknown)
@@ -222,15 +222,19 @@ def settle(
 
 
 async def _settle(settler: _Settler, tasks: Iterable[Task], serve_cache: bool) -> None:
-    """The pass over ``tasks``, inside an event loop: the run log writes each chunk's records
-    in one ``write`` (``RunLog.append``), and the cache gets each chunk's entries together."""
+    """The pass over ``tasks``, inside a stoppable event loop (SIGTERM stops it as Ctrl-C
+    does): the run log writes each chunk's records in one ``write`` and the next chunk waits
+    until they are written (a full disk: ``RunLog.wait_writable``); the cache gets each
+    chunk's entries together."""
+    runlog = settler.session.runlog
     for number, task in enumerate(tasks, 1):
         settler.one(task, serve_cache)
         if number % _CHUNK == 0:
             settler.flush()
-            await asyncio.sleep(0)
+            await runlog.wait_writable(flush=True)
     settler.serve_cached()
     settler.flush()
+    await runlog.wait_writable(flush=True)
 
 
 class ImportResults:

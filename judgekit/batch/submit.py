@@ -38,6 +38,7 @@ from judgekit.batch.manifest import expected_requests, run_manifests
 from judgekit.batch.provider import TERMINAL, BatchAPI, BatchState, check_route
 from judgekit.batch.requests import batch_tasks, config_hash
 from judgekit.batch.results import ResultIndex
+from judgekit.data.atomic import write_bytes
 from judgekit.data.jsonfile import write_json
 from judgekit.errors import InputError
 from judgekit.llm.spec import ModelSpec
@@ -229,7 +230,7 @@ class SubmitBatch:
         shard = self.run_dir / job.file
         output = shard.with_name(f"{shard.stem}.{state.id}.output.jsonl")
         errors = shard.with_name(f"{shard.stem}.{state.id}.errors.jsonl")
-        _write(output, api.download(state.output_file_id) if state.output_file_id else b"")
+        write_bytes(output, api.download(state.output_file_id) if state.output_file_id else b"")
         data = api.download(state.error_file_id) if state.error_file_id else b""
         answered = {*_custom_ids_bytes(output.read_bytes()), *_custom_ids_bytes(data)}
         why = state.errors or f"the batch ended {state.status} before answering it"
@@ -239,7 +240,7 @@ class SubmitBatch:
             for key in _keys(shard)
             if key not in answered
         )
-        _write(errors, data + (b"" if not data or data.endswith(b"\n") else b"\n") + extra)
+        write_bytes(errors, data + (b"" if not data or data.endswith(b"\n") else b"\n") + extra)
         results = ResultIndex.read([output, errors])
         expected = expected_requests(run_manifests(self.run_dir))
         try:
@@ -279,10 +280,3 @@ def _custom_ids_bytes(data: bytes) -> Iterator[str]:
             continue
         if isinstance(key, str):
             yield key
-
-
-def _write(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(data)
-    tmp.replace(path)

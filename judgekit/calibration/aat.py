@@ -17,6 +17,7 @@ from judgekit.calibration.results import AltTestResult
 from judgekit.errors import JudgekitError
 from judgekit.labels.majority import JudgeLabels, judge_labels
 from judgekit.labels.table import LabelData, as_label_table
+from judgekit.labels.vocabulary import canonical_id, label_text
 
 
 def _accuracy(pred: Any, others: list[Any]) -> float:
@@ -73,10 +74,10 @@ def alt_test(
     score = SCORINGS[scoring]
     table = as_label_table(humans)
     frame = table.frame.copy()
-    frame.index = frame.index.astype(str)
+    frame.index = [canonical_id(i) for i in frame.index]
     predicted = judge_labels(judge, judge_rater)
     if scoring == "accuracy":
-        frame = frame.apply(lambda col: col.map(lambda v: None if v is None else str(v)))
+        frame = frame.apply(lambda col: col.map(label_text))
     counts = frame.notna().sum(axis=1)
     keep = frame.index[(counts >= min_humans_per_item) & frame.index.isin(predicted.index)]
     frame = frame.loc[keep]

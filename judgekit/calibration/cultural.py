@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import math
 import warnings
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,8 @@ import pandas as pd
 from judgekit.calibration.judge import TIE, Estimate, JudgeReport, human_ceiling, judge_vs_humans
 from judgekit.errors import InputError, JudgekitError
 from judgekit.labels.human_votes import HumanVotes
+from judgekit.labels.majority import labels_as_text
+from judgekit.labels.overlap import LabelSetError
 from judgekit.labels.table import LabelTable
 from judgekit.metrics.agreement import (
     AgreementResult,
@@ -45,12 +48,16 @@ from judgekit.metrics.agreement import (
 )
 
 JUDGE_TIE = "<judge tie>"
+CS_CA = ("CS", "CA")
+
+
 COLUMNS = ["subset", "section", "metric", "n", "value", "ci_low", "ci_high", "is_count"]
 
 
 def judge_series(annotations: pd.DataFrame, column: str, tie_policy: str) -> pd.Series:
-    """item key -> the judge's label in ``column`` (unjudged items left out, ties per policy)."""
-    labels = annotations.set_index("key")[column].dropna().astype(str)
+    """item key -> the judge's label in ``column`` (unjudged items left out, ties per policy),
+    in the label vocabulary's text form."""
+    labels = labels_as_text(annotations.set_index("key")[column])
     if tie_policy == "exclude":
         return labels[labels != TIE]
     if tie_policy == "error":
@@ -99,16 +106,22 @@ class _Rows:
 
 
 def _score(
-    judge: pd.Series, humans: LabelTable, tie_policy: str, n_resamples: int, seed: int
-) -> JudgeReport | None:
+    judge: pd.Series, humans: LabelTable, tie_policy: str, n_resamples: int, seed: int,
+    declared: Any = None, what: str = "",
+) -> JudgeReport | None:  # fmt: skip
+    """The judge against ``humans`` on their shared items; None without one, or when every
+    shared item is a human tie. Raises LabelSetError: no shared label (outside ``declared``)."""
     shared = judge[judge.index.isin(humans.frame.index.astype(str))]
     if shared.empty:
         return None
     try:
         return judge_vs_humans(
             shared, humans, tie_policy=tie_policy, ci=n_resamples > 0,  # type: ignore[arg-type]
-            n_resamples=max(n_resamples, 1), seed=seed,
+            n_resamples=max(n_resamples, 1), seed=seed, declared=declared,
+            judge_name=f"the judge's {what or 'labels'}",
         )  # fmt: skip
+    except LabelSetError:
+        raise
     except JudgekitError:  # no shared item, or every shared item is a human tie ("exclude")
         return None
 
@@ -141,8 +154,11 @@ def validate_subset(
     tie_policy: str = "exclude",
     n_resamples: int = 1000,
     seed: int = 0,
+    vocabulary: Mapping[str, Sequence[str]] | None = None,
 ) -> list[dict[str, Any]]:
-    """The validation rows of one item subset (``keys``: item keys in it)."""
+    """The validation rows of one item subset (``keys``: item keys in it); ``vocabulary``:
+    question -> the rubric's values (default: the shipped rubric's, ``Rubric.vocabulary()``),
+    for the label check."""
     from judgekit.calibration.judge import majority_vote
 
     out = _Rows(subset)
@@ -162,28 +178,31 @@ def validate_subset(
         k_ties = int((majority_vote(knowledge) == TIE).sum())
         out.add("human majority", "required-knowledge ties", len(keys), k_ties)
     boots = dict(n_resamples=n_resamples, seed=seed)
+    if vocabulary is None:
+        from judgekit.pipelines.cultural_schemas import load_rubric
+
+        vocabulary = load_rubric().vocabulary()
+    voc = vocabulary
     cs = judge_series(ann, "cs_label", tie_policy)
     if humans.published is not None:
         _vs_published(out, humans.published[humans.published.index.isin(keys)], cs, ann,
                       tie_policy, boots)  # fmt: skip
     policies = (("exclude", "ties excluded"), ("error", "ties as errors"))
     for policy, name in policies:
-        rep = _score(cs, cs_votes, policy, **boots)
+        rep = _score(cs, cs_votes, policy, **boots, declared=CS_CA, what="CS/CA")
         if rep is not None:
             out.report(f"CS/CA vs majority, {name}", rep, recall=policy == "exclude")
     if knowledge is not None:
         rk = judge_series(ann, "required_knowledge", tie_policy)
         for policy, name in policies:
-            rep = _score(rk, knowledge, policy, **boots)
+            rep = _score(rk, knowledge, policy, **boots, declared=voc.get("required_knowledge"),
+                         what="required knowledge")  # fmt: skip
             if rep is not None:
                 out.report(f"required knowledge (4-way), {name}", rep)
     if humans.time_sensitive is not None:
-        rep = _score(
-            judge_series(ann, "time_sensitive", tie_policy),
-            _table(humans.time_sensitive, keys),
-            "exclude",
-            **boots,
-        )
+        rep = _score(judge_series(ann, "time_sensitive", tie_policy),
+                     _table(humans.time_sensitive, keys), "exclude", **boots,
+                     declared=voc.get("time_sensitive"), what="time-sensitive answers")  # fmt: skip
         if rep is not None:
             out.estimate("time-sensitive, ties excluded", "accuracy", rep.n_items, rep.accuracy)
     if len(keys) >= 2:  # chance-corrected coefficients need two items (irrCAC divides by n-1)
@@ -208,15 +227,15 @@ def _vs_published(
         out.add("human majority", f"published {label}", len(published),
                 int((published == label).sum()))  # fmt: skip
     gold = LabelTable(published.to_frame("published"))
-    rep = _score(cs, gold, tie_policy, **boots)
+    rep = _score(cs, gold, tie_policy, **boots, declared=CS_CA, what="CS/CA")
     if rep is not None:
         out.report("CS/CA vs published label", rep, recall=True)
     per_judge = pd.DataFrame(list(ann["by_judge"]), index=ann["key"]) if len(ann) else None
     if per_judge is None or per_judge.shape[1] <= 1:
         return
     for judge in per_judge.columns:
-        labels = per_judge[judge].dropna().astype(str)
-        rep = _score(labels[labels != TIE], gold, "exclude", 0, boots["seed"])
+        labels = labels_as_text(per_judge[judge])
+        rep = _score(labels[labels != TIE], gold, "exclude", 0, boots["seed"], CS_CA, "CS/CA")
         if rep is not None:
             out.estimate("CS/CA vs published label, per judge", judge, rep.n_items, rep.accuracy)
 
@@ -228,7 +247,7 @@ def _ceiling(
     judge against the same references (ties excluded)."""
     ceiling = human_ceiling(
         cs_votes, shared, tie_policy="exclude", ci=n_resamples > 0,
-        n_resamples=max(n_resamples, 1), seed=seed,
+        n_resamples=max(n_resamples, 1), seed=seed, declared=CS_CA,
     )  # fmt: skip
     section = "ceiling: vote vs majority of the other votes, ties excluded"
     out.estimate(section, "humans accuracy", ceiling.n_rows, ceiling.humans["accuracy"])
@@ -244,10 +263,20 @@ def validate(
     tie_policy: str = "exclude",
     n_resamples: int = 1000,
     seed: int = 0,
+    vocabulary: Mapping[str, Sequence[str]] | None = None,
 ) -> pd.DataFrame:
     """The validation table (long rows, :data:`COLUMNS`) over all annotated items with human
     votes, each split, and each benchmark when several carry votes; ``splits`` maps item id ->
-    calibration/heldout."""
+    calibration/heldout; ``vocabulary`` the rubric's values (``Rubric.vocabulary()``).
+
+    Every comparison checks the judge's labels against the humans' first
+    (:mod:`judgekit.labels.overlap`, the rubric's values declared).
+
+    Raises:
+        LabelSetError: the judge's and the humans' labels of a question share none, and some
+            are outside the rubric's values (e.g. human votes ``Yes``/``No`` read as other
+            words than the rubric's).
+    """
     rows: list[dict[str, Any]] = []
     subsets: dict[str, list[str]] = {"all": list(annotations["key"])}
     for split in ("calibration", "heldout"):
@@ -263,9 +292,26 @@ def validate(
             warnings.simplefilter("ignore")
             rows += validate_subset(
                 subset, keys, annotations, humans,
-                tie_policy=tie_policy, n_resamples=n_resamples, seed=seed,
+                tie_policy=tie_policy, n_resamples=n_resamples, seed=seed, vocabulary=vocabulary,
             )  # fmt: skip
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def read_annotations(path: Path) -> pd.DataFrame:
+    """An audit's ``annotations.jsonl`` as a DataFrame, one row per item (the one JSONL
+    reader, :func:`judgekit.data.jsonl_objects`: lines split on ``\\n`` only), ids as text.
+
+    Raises:
+        InputError: a line that is not a JSON object (file, line).
+    """
+    from judgekit.data import jsonl_objects
+    from judgekit.labels.vocabulary import canonical_id
+
+    frame = pd.DataFrame([row for _, row in jsonl_objects(path)])
+    for column in ("id", "key"):
+        if column in frame.columns:
+            frame[column] = [canonical_id(v) for v in frame[column]]
+    return frame
 
 
 def _cell(row: pd.Series) -> str:
@@ -310,7 +356,7 @@ def validate_run(
     Raises:
         InputError: not an audit run directory, an item file gone, or no human votes.
     """
-    from judgekit.data import resolve_path
+    from judgekit.data import stored_path
     from judgekit.data.items import load_items
     from judgekit.labels.human_votes import load_human_votes
     from judgekit.pipelines.cultural_schemas import load_rubric
@@ -329,21 +375,23 @@ def validate_run(
         it
         for f in sig["items"]
         for it in load_items(
-            resolve_path(f["path"]), language=language, benchmark=f["benchmark"]
+            stored_path(f["path"], files["summary.json"]),
+            language=language,
+            benchmark=f["benchmark"],
         ).items
     ]
     rubric = load_rubric(opts.get("rubric", "cultural_sensitivity"))
     cs_of = {v.id: v.cs for v in rubric.required_knowledge}
-    source = human or (sig.get("human") if sig.get("human") != "item fields" else None)
+    stored = sig.get("human") if sig.get("human") != "item fields" else None
+    source = human or (stored_path(stored, files["summary.json"], "human") if stored else None)
     humans = load_human_votes(items, source, cs_of)
     if humans is None:
         raise InputError(run_dir, "no human votes: the items carry none; pass --human")
-    annotations = pd.read_json(files["annotations.jsonl"], lines=True, dtype=False)
-    annotations["id"] = annotations["id"].astype(str)
+    annotations = read_annotations(files["annotations.jsonl"])
     splits = pd.read_csv(files["splits.csv"], dtype=str).set_index("id")["split"].to_dict()
     return validate(
         annotations, humans, splits,
         tie_policy=tie_policy or opts.get("tie_policy", "exclude"),
         n_resamples=opts.get("n_resamples", 1000) if n_resamples is None else n_resamples,
-        seed=int(sig.get("seed", 0)),
+        seed=int(sig.get("seed", 0)), vocabulary=rubric.vocabulary(),
     )  # fmt: skip

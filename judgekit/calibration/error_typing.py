@@ -22,9 +22,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgekit.data import resolve_path
+from judgekit.data import jsonl_objects, resolve_path, text_lines
+from judgekit.data.atomic import write_frame, write_text
 from judgekit.data.jsonfile import write_json
 from judgekit.errors import JudgekitError
+from judgekit.labels.vocabulary import canonical_id, nfc
 from judgekit.metrics.common_items import segment_key, system_coverage
 from judgekit.metrics.correlation import correlate, correlate_grouped, pair_counts
 from judgekit.metrics.mqm import read_mqm_tsv, segment_mqm, target_spans
@@ -85,29 +87,33 @@ def _wmt_overlap(gemba_dir: Path, sources: list[str]) -> dict[str, Any]:
     files = sorted(folder.glob("*.src.txt")) if folder.is_dir() else []
     if not files:
         return {"checked": False}
-    wmt = {line.strip() for f in files for line in f.read_text(encoding="utf-8").splitlines()}
+    wmt = {line.strip() for f in files for line in text_lines(f)}
     hits = sum(s.strip() in wmt for s in set(sources))
     return {"checked": True, "files": [f.name for f in files], "overlapping_sources": hits}
 
 
 def _match(run_dir: Path, mqm_tsv: str | Path) -> list[tuple[dict[str, Any], float, list]]:
-    """``(segment, human MQM, human spans)`` of every segment of the run found in the TSV.
+    """``(segment, human MQM, human spans)`` of every segment of the run found in the TSV, by
+    (system, doc, seg_id), the segment id standing for a missing seg_id.
 
     Raises:
         JudgekitError: none found, or a translation differs from the TSV's target.
     """
-    segments = [json.loads(x) for x in (run_dir / "segments.jsonl").read_text("utf-8").splitlines()
-                if x.strip()]  # fmt: skip
-    by_seg: dict[tuple[str, str, str], list] = defaultdict(list)
-    for row in read_mqm_tsv(mqm_tsv):
-        by_seg[row.segment].append(row)
+    segments = [row for _, row in jsonl_objects(run_dir / "segments.jsonl")]  # "\n" only
+    by_seg: dict[tuple, list] = defaultdict(list)
+    for row in read_mqm_tsv(mqm_tsv):  # ids compared as NFC text (judgekit.labels.vocabulary)
+        by_seg[tuple(canonical_id(x) for x in row.segment)].append(row)
     matched = []
     for s in segments:
-        rows = by_seg.get((s["system"], s["doc"], s["seg_id"]))
+        seg_id = s.get("seg_id") or s["id"]  # as review import writes a segment without one
+        rows = by_seg.get(tuple(canonical_id(x) for x in (s["system"], s.get("doc"), seg_id)))
         if rows is None:
             continue
         if rows[0].target != s["translation"]:
-            raise JudgekitError(f"segment {s['id']}: translation differs from {mqm_tsv}")
+            same = nfc(rows[0].target) == nfc(s["translation"])
+            why = (" (the same text in another Unicode normal form, NFC vs NFD: span offsets "
+                   "would not align; normalise both files to NFC)") if same else ""  # fmt: skip
+            raise JudgekitError(f"segment {s['id']}: translation differs from {mqm_tsv}{why}")
         matched.append((s, segment_mqm(rows)[0].score, list(target_spans(rows).values())))
     if not matched:
         raise JudgekitError(f"no segment of {run_dir} is in {mqm_tsv}")
@@ -293,7 +299,7 @@ def _write_tables(run_dir: Path, cal: dict[str, Any]) -> None:
         [{"metric": m, "value": v, "ci_low": c[0] if c else None, "ci_high": c[1] if c else None,
           "n": n, "note": note} for m, v, c, n, note in rows]
     )  # fmt: skip
-    frame.to_csv(run_dir / "calibration.csv", index=False)
+    write_frame(frame, run_dir / "calibration.csv", index=False)
     lines = ["| metric | value | 95% CI | n | note |", "|---|---|---|---|---|"]
     for m, v, c, n, note in rows:
         cis = f"{_fmt(c[0])}..{_fmt(c[1])}" if c else ""
@@ -304,7 +310,7 @@ def _write_tables(run_dir: Path, cal: dict[str, Any]) -> None:
     gem = cal.get("gemba_reference")
     if gem:
         lines.append(f"GEMBA-MQM: {gem['note']}; overlap check: {gem['overlap']}.")
-    (run_dir / "calibration.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_text(run_dir / "calibration.md", "\n".join(lines) + "\n")
 
 
 def main(argv: list[str] | None = None) -> None:

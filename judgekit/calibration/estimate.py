@@ -34,6 +34,7 @@ import pandas as pd
 from scipy.stats import norm
 
 from judgekit.errors import InputError, JudgekitError
+from judgekit.metrics.common_items import tied_ranks
 from judgekit.signature import Signature
 
 METHODS = ("classical", "judge_only", "ppi", "ppi++")
@@ -249,7 +250,8 @@ def ranking(
 
     Returns:
         one dict per facet value, best first: ``facet``, ``method``, ``estimate``, ``ci_low``,
-        ``ci_high`` (simultaneous), ``rank``, ``rank_low``, ``rank_high``.
+        ``ci_high`` (simultaneous), ``rank`` (ties share one, ``tied``), ``rank_low``,
+        ``rank_high``.
 
     Raises:
         JudgekitError: fewer than 2 facet values, or a facet without a CI.
@@ -267,13 +269,15 @@ def ranking(
         rows.append(est)
     sign = 1.0 if higher_is_better else -1.0
     rows.sort(key=lambda e: -sign * e.estimate)
+    ranks = tied_ranks({e.facet: e.estimate for e in rows}, lower_is_better=not higher_is_better)
     out = []
-    for position, est in enumerate(rows, start=1):
+    for est in rows:
         lo, hi = (est.ci_low, est.ci_high) if higher_is_better else (-est.ci_high, -est.ci_low)
         better = sum(1 for o in rows if _bounds(o, higher_is_better)[0] > hi)
         worse = sum(1 for o in rows if _bounds(o, higher_is_better)[1] < lo)
         out.append({"facet": est.facet, "method": method, "estimate": est.estimate,
-                    "ci_low": est.ci_low, "ci_high": est.ci_high, "rank": position,
+                    "ci_low": est.ci_low, "ci_high": est.ci_high, "rank": ranks[est.facet][0],
+                    "tied": ranks[est.facet][1],
                     "rank_low": 1 + better, "rank_high": len(rows) - worse})  # fmt: skip
     return out
 
@@ -294,12 +298,14 @@ class EstimateResult:
         estimates: every :class:`Estimate`, facet ``"all"`` first.
         ranking: the facet values ranked (:func:`ranking`), or None.
         n_ties: human ties left out (tie policy ``exclude``).
+        labels: the label check (``LabelOverlap.to_dict()``; None for a ``mean``).
     """
 
     signature: dict[str, Any]
     estimates: list[Estimate]
     ranking: list[dict[str, Any]] | None
     n_ties: int
+    labels: dict[str, Any] | None = None
 
     @property
     def zero_width(self) -> dict[str, list[str]]:
@@ -319,6 +325,8 @@ class EstimateResult:
         }
         if self.ranking is not None:
             out["ranking"] = self.ranking
+        if self.labels is not None:
+            out["labels"] = self.labels
         return out
 
 
@@ -342,10 +350,13 @@ def run_estimate(
 
     Raises:
         InputError: bad files, an unknown facet, or human items the judge did not label.
+        LabelSetError: the judge's and the humans' labels share none (share and rate targets:
+            the label check of :func:`judgekit.calibration.estimate_inputs.load_human`).
     """
     from importlib.metadata import version
 
     from judgekit.calibration import estimate_inputs as inputs
+    from judgekit.calibration.estimate_facets import item_facets
     from judgekit.labels.majority import TIE_POLICIES
 
     if tie_policy not in TIE_POLICIES:
@@ -354,10 +365,11 @@ def run_estimate(
         raise InputError(None, f"unknown rank order '{rank}' (use higher or lower)", field="--rank")
     goal = inputs.Target.parse(target) if target else inputs.default_target(judge)
     judged, raters, judge_source = inputs.load_judge(judge, goal, judge_raters)
-    labels, n_ties, human_source = inputs.load_human(human, goal, tie_policy, exclude=raters)  # type: ignore[arg-type]
+    labels, n_ties, human_source = inputs.load_human(human, goal, tie_policy, raters,  # type: ignore[arg-type]
+                                                     judge_source.labels)  # fmt: skip
     inputs.check_share_given(goal, judged, labels)
     data = split(judged, labels, human_source.path)
-    table = inputs.item_facets(judge, human, facets, by=by) if by else None
+    table = item_facets(judge, human, facets, by=by) if by else None
     groups = facet_groups(data.index, table, by) if by else None
     signature = Signature(
         pipeline="calibrate-estimate",
@@ -390,4 +402,5 @@ def run_estimate(
     if stratified and groups is None:
         raise InputError(None, "--stratified needs --by (the strata)", field="--stratified")
     rows = estimate_table(data, groups, alpha=alpha, stratified=stratified)
-    return EstimateResult(signature, rows, ranked, n_ties)
+    overlap = human_source.overlap
+    return EstimateResult(signature, rows, ranked, n_ties, overlap and overlap.to_dict())

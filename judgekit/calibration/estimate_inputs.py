@@ -14,7 +14,8 @@ vectors it needs:
   (``segments.jsonl``: the MQM of every scored segment);
 * :func:`load_human` reads human labels: the same tables, or a Google MQM TSV (segment MQM, the
   mean over raters; :func:`judgekit.metrics.mqm.segment_mqm`);
-* :func:`item_facets` collects the facets of each item (language, model, system, ...).
+* :func:`judgekit.calibration.estimate_facets.item_facets` collects the facets of each item
+  (language, model, system, ...).
 
 Several raters: the judge's value of an item is the mean over its raters (a jury's vote share,
 or the mean MQM over samples). The humans follow the calibration's tie policy
@@ -29,18 +30,20 @@ import hashlib
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from judgekit.data.tables import read_table
+from judgekit.data import jsonl_objects
 from judgekit.errors import InputError
 from judgekit.labels.files import resolve_labels_path
 from judgekit.labels.majority import TIE, TiePolicy, apply_ties, majority_vote
-from judgekit.labels.table import LONG_COLUMNS, LabelTable, load_labels
+from judgekit.labels.overlap import LabelOverlap, align_labels
+from judgekit.labels.table import LabelTable, load_labels
+from judgekit.labels.vocabulary import canonical_id, label_text
 
 FALSE_WORDS = frozenset({"false", "0", "no", "invalid"})
 TRUE_WORDS = frozenset({"true", "1", "yes", "valid"})
@@ -87,9 +90,9 @@ class Target:
                 number; ``path`` is the file, ``where`` names the item and rater.
         """
         if self.kind == "share":
-            return float(str(label) == self.label)
+            return float(label_text(label) == label_text(self.label))
         if self.kind == "rate":
-            word = str(label).strip().lower()
+            word = str(label_text(label)).lower()
             if word in FALSE_WORDS:
                 return 1.0
             if word in TRUE_WORDS:
@@ -115,11 +118,15 @@ class Target:
 
 @dataclass(frozen=True)
 class Source:
-    """Where a table came from: the file read (for the signature) and its sha256."""
+    """Where a table came from: the file read (for the signature) and its sha256; ``labels``:
+    the distinct labels read (text form; empty for numbers read as a ``mean``), for the label
+    check of :func:`load_human`; ``overlap``: that check's result (humans only)."""
 
     path: str
     sha256: str
     run_signature: dict[str, Any] | None = None
+    labels: tuple[str, ...] = ()
+    overlap: LabelOverlap | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"path": self.path, "sha256": self.sha256}
@@ -149,16 +156,10 @@ def _is_errors_run(path: Path) -> bool:
     )
 
 
-def _read_segments(run_dir: Path) -> list[dict[str, Any]]:
+def read_segments(run_dir: Path) -> list[dict[str, Any]]:
     path = run_dir / SEGMENTS_FILE
     out = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(path, f"invalid JSON ({exc.msg})", line=number) from None
+    for number, record in jsonl_objects(path):  # lines end at "\n" only (U+2028 is text)
         for key in ("id", "system", "status"):
             if key not in record:
                 raise InputError(path, f"missing key '{key}'", line=number, field=key)
@@ -191,8 +192,9 @@ def load_judge(
             raise InputError(
                 path, f"an errors run gives segment MQM: use --target mean, not {target}"
             )
-        segments = _read_segments(path)
-        scored = {str(s["id"]): float(s["mqm"]) for s in segments if s["status"] == "scored"}
+        segments = read_segments(path)
+        scored = {canonical_id(s["id"]): float(s["mqm"]) for s in segments
+                  if s["status"] == "scored"}  # fmt: skip
         source = Source(str(path / SEGMENTS_FILE), sha256_of(path / SEGMENTS_FILE),
                         _run_signature(path))  # fmt: skip
         if not scored:
@@ -208,10 +210,11 @@ def load_judge(
             raise InputError(
                 file, f"no rater '{rater}' (raters: {', '.join(known)})", field="rater"
             )
-    values = _rater_values(table, [known[r] for r in chosen], target, file)
+    table = table.select([known[r] for r in chosen])
+    values = _rater_values(table, table.raters, target, file)
     if values.empty:
         raise InputError(file, "no judged item")
-    return values, chosen, source
+    return values, chosen, replace(source, labels=_label_texts(table))
 
 
 def _rater_values(table: LabelTable, raters: list[Any], target: Target, file: Path) -> pd.Series:
@@ -222,14 +225,19 @@ def _rater_values(table: LabelTable, raters: list[Any], target: Target, file: Pa
         column = column[column.notna()]
         columns[str(rater)] = pd.Series(
             [target.value(v, f"item '{i}', rater '{rater}'", file) for i, v in column.items()],
-            index=[str(i) for i in column.index],
+            index=[canonical_id(i) for i in column.index],
             dtype=float,
         )
     frame = pd.DataFrame(columns)
     return frame.mean(axis=1, skipna=True).dropna()
 
 
-def _is_mqm_tsv(path: Path) -> bool:
+def _label_texts(table: LabelTable) -> tuple[str, ...]:
+    """The table's distinct labels in the vocabulary's text form, sorted."""
+    return tuple(sorted({t for t in map(label_text, table.values.ravel()) if t is not None}))
+
+
+def is_mqm_tsv(path: Path) -> bool:
     if not path.is_file() or path.suffix.lower() != ".tsv":
         return False
     with path.open(encoding="utf-8-sig") as handle:
@@ -239,8 +247,9 @@ def _is_mqm_tsv(path: Path) -> bool:
 
 
 def load_human(
-    path: str | Path, target: Target, tie_policy: TiePolicy = "exclude", exclude: Sequence[str] = ()
-) -> tuple[pd.Series, int, Source]:
+    path: str | Path, target: Target, tie_policy: TiePolicy = "exclude",
+    exclude: Sequence[str] = (), judge_labels: Sequence[str] = (),
+) -> tuple[pd.Series, int, Source]:  # fmt: skip
     """The humans' value of every human-labelled item, the number of ties left out, the source.
 
     Args:
@@ -249,18 +258,25 @@ def load_human(
         tie_policy: ``exclude`` drops an item whose human votes tie (share and rate targets);
             ``error`` and ``own_class`` keep it as the label ``"<tie>"``.
         exclude: raters to leave out (the judge, when its labels share the file).
+        judge_labels: the judge's labels (``Source.labels`` of :func:`load_judge`): for a
+            share or rate target the two label sets are checked first
+            (:func:`judgekit.labels.overlap.check_label_sets`; a rate's boolean words are its
+            declared set), and human labels that differ from the judge's in case alone are
+            read as the judge's; the result is ``Source.overlap``.
 
     Raises:
         InputError: a missing file, a label the target cannot read, no human rater left.
+        LabelSetError: the judge's and the humans' labels share none.
     """
     path = Path(path)
-    if _is_mqm_tsv(path):
+    if is_mqm_tsv(path):
         from judgekit.metrics.mqm import read_mqm_tsv, segment_mqm
 
         if target.kind != "mean":
             raise InputError(path, f"an MQM TSV gives segment MQM: use --target mean, not {target}")
         segments = segment_mqm(read_mqm_tsv(path))
-        scores = {f"{s.system}|{s.doc}|{s.seg_id}": float(s.score) for s in segments}
+        scores = {canonical_id(f"{s.system}|{s.doc}|{s.seg_id}"): float(s.score)
+                  for s in segments}  # fmt: skip
         return pd.Series(scores, dtype=float), 0, Source(str(path), sha256_of(path))
     table = load_labels(path)
     file = resolve_labels_path(path)
@@ -271,6 +287,12 @@ def load_human(
     table = table.select(left)
     if target.kind == "mean":
         return _rater_values(table, left, target, file), 0, source
+    source = replace(source, labels=_label_texts(table))
+    if judge_labels:
+        declared = sorted(FALSE_WORDS | TRUE_WORDS) if target.kind == "rate" else None
+        judge = pd.Series(list(judge_labels), dtype=object)
+        _, table, overlap = align_labels(judge, table, declared=declared)
+        source = replace(source, overlap=overlap)
     reference = majority_vote(table)
     pairs = pd.DataFrame({"reference": reference})
     n_ties = int((pairs["reference"] == TIE).sum())
@@ -281,102 +303,6 @@ def load_human(
     values = pd.Series([target.value(v, where, file) if v != TIE else 0.0 for v in kept],
                        index=kept.index, dtype=float)  # fmt: skip
     return values, n_ties, source
-
-
-def item_facets(*paths: str | Path | None, by: str | None = None) -> pd.DataFrame:
-    """Facets of each item (one column per facet, indexed by item id as text), from every path.
-
-    What each path gives:
-
-    * an ``errors`` run directory: ``system`` and ``doc`` of each segment (``segments.jsonl``);
-    * a cultural run directory: ``benchmark``, ``language``, ``subject``, ``split`` and
-      ``subject_category`` (``annotations.jsonl``);
-    * a spilling run directory: ``model``, ``lang`` and ``word`` of every meaning (``items.csv``);
-    * a long ``item,rater,label`` file (or a run's ``labels.csv``): its extra columns;
-    * any other table (CSV, TSV, JSONL) with an ``item``, ``id`` or ``key`` column: its other
-      columns (the classify pipeline's items file, for instance).
-
-    The first path that gives an item a facet value wins. Within one table, an item whose rows
-    give the facet ``by`` two values is an :class:`InputError` (file, line, field); other
-    columns (a rater's own answers) keep their first value.
-    """
-    frames = []
-    for path in paths:
-        if path is None:
-            continue
-        path = Path(path)
-        if path.is_dir():
-            frames.append(_run_facets(path))
-            if (path / "labels.csv").is_file():
-                frames.append(_table_facets(path / "labels.csv", by))
-        elif path.is_file() and not _is_mqm_tsv(path):
-            frames.append(_table_facets(path, by))
-    frames = [f for f in frames if not f.empty]
-    if not frames:
-        return pd.DataFrame(index=pd.Index([], name="item"))
-    out = frames[0]
-    for frame in frames[1:]:
-        out = out.combine_first(frame)
-    return out
-
-
-def _run_facets(run_dir: Path) -> pd.DataFrame:
-    if (run_dir / SEGMENTS_FILE).is_file():
-        rows = {str(s["id"]): {"system": s["system"], "doc": s.get("doc")}
-                for s in _read_segments(run_dir)}  # fmt: skip
-        return pd.DataFrame.from_dict(rows, orient="index")
-    annotations = run_dir / "annotations.jsonl"
-    if annotations.is_file():
-        records = read_table(annotations).rows
-        keys = ("benchmark", "language", "subject", "split", "item_subject_category")
-        rows = {str(r["key"]): {k: r.get(k) for k in keys} for _, r in records if "key" in r}
-        frame = pd.DataFrame.from_dict(rows, orient="index")
-        return frame.rename(columns={"item_subject_category": "subject_category"})
-    items = run_dir / "items.csv"
-    labels = run_dir / "labels.csv"
-    if items.is_file() and labels.is_file():
-        records = read_table(items).rows
-        wanted = {"model", "lang", "word", "sample"}
-        by_prefix = {
-            f"{r['model']}|{r['lang']}|{r['word']}|s{r['sample']}": {
-                "model": r["model"],
-                "lang": r["lang"],
-                "word": r["word"],
-            }
-            for _, r in records
-            if wanted <= set(r)
-        }
-        label_rows = read_table(labels).rows
-        rows = {}
-        for _, r in label_rows:
-            facets = by_prefix.get(str(r.get("item", "")).rsplit("|", 1)[0])
-            if facets is not None:
-                rows[str(r["item"])] = facets
-        return pd.DataFrame.from_dict(rows, orient="index")
-    return pd.DataFrame()
-
-
-def _table_facets(path: Path, by: str | None = None) -> pd.DataFrame:
-    table = read_table(path)
-    header, rows = table.columns, table.rows
-    key = next((c for c in ("item", "id", "key") if c in header), None)
-    if key is None:
-        return pd.DataFrame()
-    skip = set(LONG_COLUMNS) if all(c in header for c in LONG_COLUMNS) else {key}
-    columns = [c for c in header if c not in skip]
-    facets: dict[str, dict[str, Any]] = {}
-    for line, row in rows:
-        item = str(row.get(key)).strip()
-        entry = facets.setdefault(item, {})
-        for column in columns:
-            value = row.get(column)
-            if value in (None, "") or isinstance(value, (dict, list)):
-                continue
-            value = str(value).strip()
-            if entry.setdefault(column, value) != value and column == by:  # one value per item
-                raise InputError(path, f"item '{item}': {column} is both '{entry[column]}' and "
-                                 f"'{value}'", line=line, field=column)  # fmt: skip
-    return pd.DataFrame.from_dict(facets, orient="index", columns=columns or None)
 
 
 def check_share_given(goal: Target, *values: pd.Series) -> None:

@@ -182,6 +182,7 @@ def run_plan(
     from judgekit import __version__
     from judgekit.calibration import estimate_inputs as inputs
     from judgekit.calibration.estimate import ALL, facet_groups, split
+    from judgekit.calibration.estimate_facets import item_facets
 
     if (pilot is None) == (kappa is None):
         raise InputError(None, "give exactly one of a pilot and a kappa", field="--pilot")
@@ -196,13 +197,17 @@ def run_plan(
     data = split(judged, pd.Series(dtype=float))
     sources = {"judge": judge_source.to_dict()}
     if pilot is not None:
-        labels, _, pilot_source = inputs.load_human(pilot, goal, tie_policy, exclude=raters)  # type: ignore[arg-type]
+        labels, _, pilot_source = inputs.load_human(
+            pilot,
+            goal,
+            tie_policy,
+            exclude=raters,
+            judge_labels=judge_source.labels,  # type: ignore[arg-type]
+        )
         data = split(judged, labels, pilot_source.path)
         sources["pilot"] = pilot_source.to_dict()
     inputs.check_share_given(goal, data["judge"], data["human"].fillna(0.0))
-    groups = facet_groups(
-        data.index, inputs.item_facets(judge, pilot, facets, by=by) if by else None, by
-    )
+    groups = facet_groups(data.index, item_facets(judge, pilot, facets, by=by) if by else None, by)
     plans = []
     for value in sorted(set(groups)):
         part = data[groups == value]

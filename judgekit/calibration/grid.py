@@ -46,7 +46,7 @@ def read_records(run_dir: Path) -> list[Record]:
     if not path.is_file():
         raise InputError(run_dir, "not a run directory: no records.jsonl in it")
     data = path.read_bytes()
-    lines = data[: data.rfind(b"\n") + 1].decode("utf-8").splitlines()
+    lines = data[: data.rfind(b"\n") + 1].split(b"\n")  # "\n" only: U+2028 is text in JSON
     latest = {}  # the last record of a key is the one a resumed run uses
     for line in lines:
         if line.strip():

@@ -29,6 +29,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from judgekit.config import explain_error, line_of, load_config
+from judgekit.data.yamltext import load_yaml
 from judgekit.errors import InputError
 from judgekit.labels.majority import TiePolicy
 from judgekit.labels.table import LabelFormat
@@ -123,7 +124,7 @@ def load_grid(
         raise InputError(path, "grid file not found")
     text = path.read_text(encoding="utf-8")
     try:
-        data, root = yaml.safe_load(text) or {}, yaml.compose(text)
+        data, root = load_yaml(text) or {}, yaml.compose(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark else None

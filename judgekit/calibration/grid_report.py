@@ -28,9 +28,11 @@ from judgekit.calibration.grid_config import (
     model_scores_spec,
 )
 from judgekit.calibration.judge import judge_vs_humans
+from judgekit.data.atomic import write_frame
 from judgekit.data.jsonfile import write_json
 from judgekit.errors import InputError, JudgekitError
-from judgekit.labels.majority import TIE, judge_labels, majority_vote
+from judgekit.labels.majority import judge_labels, majority_vote
+from judgekit.labels.overlap import LabelSetError, align_labels
 from judgekit.labels.table import LabelTable, load_labels
 from judgekit.metrics.classification import METRICS
 from judgekit.metrics.concordance import agreement_matrix, kendalls_w, pairwise_agreement
@@ -49,7 +51,9 @@ class GridResult:
             label and a human majority after the tie policy), n_ties, n_without_human (judge
             items no human labelled: ignored), n_human_only (human items the judge did not
             label), and accuracy, macro_f1 ([0, 1]) and kappa ([-1, 1]) with ``_low`` and
-            ``_high`` CI columns (NaN without CIs), and a note when a cell could not be scored.
+            ``_high`` CI columns (NaN without CIs), a note when a cell could not be scored,
+            and ``label_note``: what the label check said (case folded, labels seen on one
+            side only; :mod:`judgekit.labels.overlap`).
         verdicts: items x cells labels (text; None where a cell has no label).
         pairs: pairwise agreement between cells (None with fewer than 2 cells).
         model_scores: cells x models scores (None where cells report none).
@@ -88,22 +92,21 @@ def score_cell(
 ) -> dict[str, Any]:
     """One grid row: the cell's judge against the human majority (see :class:`GridResult`).
 
+    The label sets are checked first (:mod:`judgekit.labels.overlap`): case differences
+    alone are folded, labels seen on one side only are a warning (kept in ``label_note``).
+
     Raises:
-        InputError: the judge and the humans share no label (e.g. "true" vs "True").
+        LabelSetError: the judge and the humans share no label (e.g. "CS" vs "cultural").
     """
     if cell.judge in humans.raters:
         humans = humans.drop([cell.judge])
+    name = f"judge '{cell.judge}' (cell {cell.name})"
+    verdicts, humans, overlap = align_labels(verdicts, humans, judge_name=name)
     reference = majority_vote(humans)
     row: dict[str, Any] = {"judge": cell.judge, "prompt": cell.prompt, "cell": cell.name}
     row["n_judged"] = len(verdicts)
     row["n_without_human"] = int((~verdicts.index.isin(reference.index)).sum())
-    human_labels = set(reference) - {TIE}
-    if len(verdicts) and human_labels and not human_labels & set(verdicts):
-        raise InputError(
-            humans.source,
-            f"no label in common with judge '{cell.judge}' (judge: {sorted(set(verdicts))}, "
-            f"humans: {sorted(human_labels)}); labels are compared as text",
-        )
+    row["label_note"] = "; ".join(overlap.notes)
     try:
         report = judge_vs_humans(
             verdicts,
@@ -113,7 +116,10 @@ def score_cell(
             n_resamples=options.n_resamples,
             confidence=options.confidence,
             seed=options.seed,
+            judge_name=name,
         )
+    except LabelSetError:
+        raise
     except JudgekitError as exc:
         unjudged = int((~reference.index.isin(verdicts.index)).sum())
         row.update(n_compared=0, n_ties=0, n_human_only=unjudged, note=str(exc))
@@ -242,7 +248,7 @@ def write_grid(result: GridResult, out: Path, stats: dict[str, dict[str, int]]) 
     rows = result.rows.copy()
     rows["records_shared"] = [stats.get(c, {}).get("shared", 0) for c in rows["cell"]]
     rows["records_new"] = [stats.get(c, {}).get("new", 0) for c in rows["cell"]]
-    rows.to_csv(out / "grid.csv", index=False)
+    write_frame(rows, out / "grid.csv", index=False)
     metric = result.grid.options.metric
     vmin, vmax = METRIC_RANGE[metric]
     heatmap(
@@ -255,11 +261,11 @@ def write_grid(result: GridResult, out: Path, stats: dict[str, dict[str, int]]) 
         summary = _summary(directories[row["cell"]])
         payload["cells"].append({**row, "run_signature": summary.get("signature")})
     if result.pairs is not None:
-        result.pairs.to_csv(out / "pairwise_agreement.csv", index=False)
+        write_frame(result.pairs, out / "pairwise_agreement.csv", index=False)
         percent = agreement_matrix(result.pairs, "percent_agreement")
         kappa = agreement_matrix(result.pairs, "cohen_kappa")
-        percent.to_csv(out / "agreement_matrix.csv")
-        kappa.to_csv(out / "kappa_matrix.csv")
+        write_frame(percent, out / "agreement_matrix.csv")
+        write_frame(kappa, out / "kappa_matrix.csv")
         short = {c.name: f"{c.judge}\n{c.prompt}" for c in result.cells}  # fits under a column
         heatmap(
             percent.rename(index=short, columns=short), out / "agreement_matrix.png",
@@ -268,7 +274,7 @@ def write_grid(result: GridResult, out: Path, stats: dict[str, dict[str, int]]) 
         )  # fmt: skip
         payload["pairwise"] = result.pairs.to_dict(orient="records")
     if result.model_scores is not None:
-        result.model_scores.rename_axis("cell").to_csv(out / "model_scores.csv")
+        write_frame(result.model_scores.rename_axis("cell"), out / "model_scores.csv")
         payload["model_scores"] = result.model_scores.to_dict(orient="index")
     payload["kendalls_w"] = result.kendall
     payload["notes"] = result.notes

@@ -10,8 +10,10 @@
 * :func:`alt_test` (:mod:`judgekit.calibration.aat`): the Alternative Annotator Test
   (Calderon, Reichart & Dror, ACL 2025).
 
-Labels are compared as text (``1`` and ``"1"`` match). Tie policies for an item whose human
-votes tie (two or more categories share the top count):
+Labels are compared in the label vocabulary's text form (``1`` and ``"1"`` match, ``TRUE``
+is ``true``: :mod:`judgekit.labels.vocabulary`), after the overlap check of
+:mod:`judgekit.labels.overlap` (disjoint label sets are an error). Tie policies for an item
+whose human votes tie (two or more categories share the top count):
 
 * ``"exclude"``: the item is left out of every metric (and counted in ``n_ties``);
 * ``"error"``: the item stays with reference ``"<tie>"``, which no judge label matches, so it
@@ -25,7 +27,7 @@ types are in :mod:`judgekit.calibration.results`.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 from typing import Any
 
 import pandas as pd
@@ -44,6 +46,7 @@ from judgekit.labels.majority import (
     labels_as_text,
     majority_vote,
 )
+from judgekit.labels.overlap import align_labels
 from judgekit.labels.table import LabelData, as_label_table
 from judgekit.metrics.classification import METRICS, Estimate, ReferenceScorer
 
@@ -71,6 +74,8 @@ def judge_vs_humans(
     n_resamples: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
+    declared: Iterable[Hashable] | None = None,
+    judge_name: str = "the judge",
 ) -> JudgeReport:
     """Score a judge against the humans' majority label (sklearn metrics, bootstrap CIs).
 
@@ -79,13 +84,27 @@ def judge_vs_humans(
             with ``judge_rater`` when it has several).
         humans: items x human raters.
         tie_policy: "exclude", "error" or "own_class" (module docstring).
+        declared: the task's label set, where it has one (CS/CA): see
+            :mod:`judgekit.labels.overlap`.
+        judge_name: how warnings and errors name the judge.
+
+    The two label sets are checked first (:func:`judgekit.labels.overlap.align_labels`):
+    labels that differ in case alone are folded to the judge's spelling, with a warning;
+    labels seen on one side only are a warning (``report.labels`` keeps the overlap).
+
+    Raises:
+        LabelSetError: the judge and the humans share no label.
+        JudgekitError: no item has both a judge label and a human majority.
 
     The items scored are those with a human majority and a judge label. Source of the
     protocol: paper 001 (CS/CA validation: accuracy, macro-F1, per-class recall, direction of
     errors, ties counted as errors as a variant).
     """
-    reference = majority_vote(humans)
     predicted = judge_labels(judge, judge_rater)
+    predicted, table, overlap = align_labels(
+        predicted, as_label_table(humans), declared=declared, judge_name=judge_name
+    )
+    reference = majority_vote(table)
     n_unjudged = int((~reference.index.isin(predicted.index)).sum())
     pairs = pd.DataFrame({"reference": reference})
     pairs["label"] = predicted.reindex(pairs.index)
@@ -118,6 +137,7 @@ def judge_vs_humans(
         per_class=pd.DataFrame(rows),
         confusion=confusion,
         errors=errors,
+        labels=overlap.to_dict(),
     )
 
 
@@ -164,6 +184,8 @@ def human_ceiling(
     n_resamples: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
+    judge_name: str = "the judge",
+    declared: Iterable[Hashable] | None = None,
 ) -> CeilingReport:
     """Agreement of each human with the majority of the others, on the judge's footing.
 
@@ -176,6 +198,10 @@ def human_ceiling(
     """
     table = as_label_table(humans)
     predicted = judge_labels(judge, judge_rater) if judge is not None else None
+    if predicted is not None:
+        predicted, table, _ = align_labels(
+            predicted, table, declared=declared, judge_name=judge_name
+        )
     frames = []
     for rater in table.raters:
         own = labels_as_text(table.frame[rater])

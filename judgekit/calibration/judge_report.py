@@ -19,8 +19,11 @@ import pandas as pd
 from judgekit.calibration.aat import alt_test
 from judgekit.calibration.judge import human_ceiling, judge_vs_humans
 from judgekit.calibration.results import AltTestResult, CeilingReport, JudgeReport
+from judgekit.data.atomic import write_frame
 from judgekit.data.jsonfile import write_json
 from judgekit.errors import JudgekitError
+from judgekit.labels.majority import judge_labels
+from judgekit.labels.overlap import align_labels
 from judgekit.labels.table import LabelTable
 
 
@@ -60,15 +63,22 @@ def calibrate_judge(
     n_resamples: int = 1000,
     seed: int = 0,
     confidence: float = 0.95,
+    judge_name: str = "the judge",
 ) -> JudgeCalibration:
     """The judge's ``labels`` (per item) against the human raters of ``humans``.
 
+    The label sets are checked and case-folded once
+    (:func:`judgekit.labels.overlap.align_labels`), and all three views use the result.
+
     Raises:
+        LabelSetError: the judge's and the humans' label sets share no label.
         JudgekitError: no item has both a judge label and a human majority (ties with
             ``tie_policy="error"`` too); the ceiling and the alt-test fail into notes instead.
     """
+    labels, humans, _ = align_labels(judge_labels(labels), humans, judge_name=judge_name)
     boot = {"ci": n_resamples > 0, "n_resamples": n_resamples, "confidence": confidence}
-    report = judge_vs_humans(labels, humans, tie_policy=tie_policy, seed=seed, **boot)
+    report = judge_vs_humans(labels, humans, tie_policy=tie_policy, seed=seed,
+                             judge_name=judge_name, **boot)  # fmt: skip
     rows = [
         {"comparison": "judge vs human majority", "metric": m, "n": report.n_items, **e.to_dict()}
         for m, e in (("accuracy", report.accuracy), ("macro_f1", report.macro_f1),
@@ -76,7 +86,8 @@ def calibrate_judge(
     ]  # fmt: skip
     ceiling, ceiling_note = None, ""
     try:
-        ceiling = human_ceiling(humans, labels, tie_policy=tie_policy, seed=seed, **boot)
+        ceiling = human_ceiling(humans, labels, tie_policy=tie_policy, seed=seed,
+                                judge_name=judge_name, **boot)  # fmt: skip
     except JudgekitError as exc:
         ceiling_note = str(exc)
     if ceiling is not None:
@@ -116,8 +127,8 @@ def write_judge_calibration(result: JudgeCalibration, signature: dict[str, Any],
         | {"ci_low": r["ci"][0] if r["ci"] else None, "ci_high": r["ci"][1] if r["ci"] else None}
         for r in result.rows
     ]
-    pd.DataFrame(csv_rows).to_csv(out / "judge_calibration.csv", index=False)
-    result.report.confusion.to_csv(out / "confusion_matrix.csv")
-    result.report.per_class.to_csv(out / "per_class.csv", index=False)
+    write_frame(pd.DataFrame(csv_rows), out / "judge_calibration.csv", index=False)
+    write_frame(result.report.confusion, out / "confusion_matrix.csv")
+    write_frame(result.report.per_class, out / "per_class.csv", index=False)
     if result.alt is not None:
-        result.alt.per_annotator.to_csv(out / "alt_test.csv", index=False)
+        write_frame(result.alt.per_annotator, out / "alt_test.csv", index=False)

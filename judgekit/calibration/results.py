@@ -50,6 +50,9 @@ class JudgeReport(Report):
         per_class: DataFrame (label, support, recall, recall_low, recall_high, precision, ...).
         confusion: DataFrame, rows = human majority label, columns = judge label, counts.
         errors: disagreements by direction, [{"human", "judge", "count"}], most frequent first.
+        labels: how the judge's label set met the humans' (``LabelOverlap.to_dict()`` of
+            :mod:`judgekit.labels.overlap`: judge, human, common, judge_only, human_only,
+            folded, notes).
     """
 
     n_items: int
@@ -62,6 +65,7 @@ class JudgeReport(Report):
     per_class: pd.DataFrame
     confusion: pd.DataFrame
     errors: list[dict[str, Any]]
+    labels: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

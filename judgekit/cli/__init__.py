@@ -8,6 +8,7 @@ import sys
 
 from judgekit.cli.root import COMMANDS, app, load_command
 from judgekit.errors import JudgekitError
+from judgekit.interrupt import request_stop
 
 __all__ = ["app", "main"]
 
@@ -20,15 +21,17 @@ def _register() -> None:
 
 def main() -> None:
     """Entry point: run the app and turn every JudgekitError into one clear line, exit code 2."""
-    # SIGTERM takes Ctrl-C's way (inside a run, asyncio cancels the run's tasks cleanly; run
-    # logs are closed and embedded servers stopped), then exits 143, not 130
+    # SIGTERM stops a run as Ctrl-C does (its tasks are cancelled cleanly, run logs closed,
+    # embedded servers stopped), then exits 143, not 130. It is handled here, not turned into
+    # a SIGINT: a job started in the background by a script has SIGINT ignored.
     terminated: list[bool] = []
 
     def on_sigterm(*_: object) -> None:
         terminated.append(True)
-        signal.raise_signal(signal.SIGINT)
+        request_stop()
 
     signal.signal(signal.SIGTERM, on_sigterm)
+    _print_warnings()
     try:
         app()  # standalone: typer reports usage errors itself and exits with their code
     except SystemExit:
@@ -43,6 +46,31 @@ def main() -> None:
         _fail(f"an input file is not UTF-8 text ({exc.reason} at byte {exc.start})")
     except OSError as exc:  # unreadable input, unwritable output directory
         _fail(f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc))
+
+
+def _print_warnings() -> None:
+    """Show each :class:`~judgekit.errors.JudgekitWarning` once, as ``warning: MESSAGE`` on
+    stderr (user text never read as markup); other warnings as Python shows them."""
+    import warnings
+
+    from judgekit.errors import JudgekitWarning
+
+    shown: set[str] = set()
+    default = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):  # type: ignore[no-untyped-def]
+        if not issubclass(category, JudgekitWarning):
+            return default(message, category, filename, lineno, file, line)
+        if str(message) not in shown:
+            from rich.text import Text
+
+            from judgekit.cli.output import plain_console
+
+            shown.add(str(message))
+            console = plain_console(stderr=True)
+            console.print(Text("warning: ", style="bold yellow") + Text(str(message)))
+
+    warnings.showwarning = show
 
 
 def _fail(message: str) -> None:

@@ -22,6 +22,7 @@ from typer.core import TyperGroup
 
 from judgekit.cli.output import plain_console
 from judgekit.cli.root import app
+from judgekit.data.atomic import open_output, write_frame, write_text
 from judgekit.errors import InputError
 
 if TYPE_CHECKING:
@@ -103,9 +104,9 @@ def audit_validate(
     table = validate_run(run_dir, human=human, tie_policy=tie_policy, n_resamples=n_resamples)
     target = out or run_dir
     target.mkdir(parents=True, exist_ok=True)
-    table.to_csv(target / "validation.csv", index=False)
+    write_frame(table, target / "validation.csv", index=False)
     text = markdown_table(table)
-    (target / "validation.md").write_text(text, encoding="utf-8")
+    write_text(target / "validation.md", text)
     console.print(text, highlight=False)
     console.print(f"written: {target / 'validation.csv'}, {target / 'validation.md'}")
 
@@ -122,13 +123,12 @@ def _annotation_index(path: Path) -> pd.DataFrame:
         path = path / "annotations.jsonl"
     if not path.is_file():
         raise InputError(path, "no annotations (a run directory or its annotations.jsonl)")
-    import pandas as pd
+    from judgekit.calibration.cultural import read_annotations
 
-    frame = pd.read_json(path, lines=True, dtype=False)
+    frame = read_annotations(path)
     missing = {"benchmark", "id", "language", *COLUMNS} - set(frame.columns)
     if missing:
         raise InputError(path, f"not an audit annotations file: missing {sorted(missing)}")
-    frame["id"] = frame["id"].astype(str)
     return frame
 
 
@@ -183,11 +183,11 @@ def write_rows(path: Path, rows: list[dict[str, Any]], columns: list[str], fmt: 
     """Write rows as JSONL (one object a line, UTF-8) or CSV/TSV (``columns`` in order; lists
     and dicts as JSON text)."""
     if fmt == "jsonl":
-        with open(path, "w", encoding="utf-8") as fh:
+        with open_output(path) as fh:
             for row in rows:
                 fh.write(json.dumps(row, ensure_ascii=False) + "\n")
         return
-    with open(path, "w", encoding="utf-8", newline="") as fh:
+    with open_output(path, newline="") as fh:
         writer = csv.writer(fh, delimiter="\t" if fmt == "tsv" else ",", lineterminator="\n")
         writer.writerow(columns)
         for row in rows:

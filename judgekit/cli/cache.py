@@ -37,6 +37,11 @@ def stats_command(
         f"cache {info['directory']}: {info['entries']} entries, "
         f"{info['bytes'] / 1e6:.1f} MB on disk"
     )
+    if info["pickled"]:
+        console.print(
+            f"{info['pickled']} entries are in the pickle format of earlier judgekit versions: "
+            "never read (a pickle can run code); `judgekit cache clear` removes them"
+        )
 
 
 @cache_app.command("clear")

@@ -7,8 +7,9 @@
   Test.
 * ``calibrate grid GRID.yaml``: every judge x every prompt on a labelled set
   (``judgekit.calibration.grid``).
-* ``calibrate validity``, ``estimate``, ``plan``: defined in ``judgekit/cli/validity.py`` and
-  ``judgekit/cli/estimate.py``, registered here.
+* ``calibrate validity``, ``estimate``, ``plan``, ``errors``: defined in
+  ``judgekit/cli/validity.py``, ``judgekit/cli/estimate.py`` and
+  ``judgekit/cli/errors_calibration.py``, registered here.
 """
 
 from __future__ import annotations
@@ -22,14 +23,17 @@ import pandas as pd
 import typer
 from rich.table import Table
 
+from judgekit.cli.errors_calibration import errors_command
 from judgekit.cli.estimate import estimate_command, plan_command
 from judgekit.cli.output import plain_console
 from judgekit.cli.root import app
 from judgekit.cli.validity import validity_command
+from judgekit.data.atomic import write_frame
 from judgekit.errors import InputError
 from judgekit.labels.files import parse_categories, resolve_labels_path
 from judgekit.labels.majority import TIE_POLICIES
 from judgekit.labels.table import LabelTable, load_labels
+from judgekit.labels.vocabulary import canonical_id
 from judgekit.metrics.agreement import (
     cohen_kappa,
     fleiss_kappa,
@@ -87,7 +91,7 @@ def _write(out: Path, stem: str, payload: dict[str, Any], rows: list[dict[str, A
     from judgekit.data.jsonfile import write_json
 
     write_json(out / f"{stem}.json", payload)
-    pd.DataFrame(rows).to_csv(out / f"{stem}.csv", index=False)
+    write_frame(pd.DataFrame(rows), out / f"{stem}.csv", index=False)
 
 
 def _check_choice(name: str, value: str, choices: tuple[str, ...]) -> None:
@@ -216,7 +220,7 @@ def _pick_judge(table: LabelTable, rater: str | None, path: Path) -> str:
             )
         return table.raters[0]
     for r in table.raters:
-        if str(r) == rater:
+        if str(r) == canonical_id(rater):  # rater names are NFC text, as the tables hold them
             return r
     raise InputError(path, f"no rater '{rater}' (raters: {', '.join(names)})", field="rater")
 
@@ -251,6 +255,7 @@ def judge_command(
     result = calibrate_judge(
         judge_table.column(rater), humans, tie_policy=tie_policy, epsilon=epsilon, q=q,
         min_items=min_items, n_resamples=n_resamples, seed=seed, confidence=confidence,
+        judge_name=f"the judge ({judge_table.source})",
     )  # fmt: skip
     print_judge_calibration(result, console)
     if out is not None:
@@ -297,7 +302,8 @@ def grid_command(
     print_grid(result, out_dir(spec, out), console)
 
 
-# `calibrate validity`, `estimate` and `plan` live in their own modules, registered here
+# `calibrate validity`, `estimate`, `plan` and `errors` live in their own modules, registered here
 calibrate_app.command("validity")(validity_command)
+calibrate_app.command("errors")(errors_command)
 calibrate_app.command("estimate")(estimate_command)
 calibrate_app.command("plan")(plan_command)

@@ -27,6 +27,7 @@ import judgekit
 from judgekit.cli.contrast_inputs import _inputs, _manifest, _metrics
 from judgekit.cli.output import plain_console
 from judgekit.cli.root import app
+from judgekit.data.atomic import write_frame, write_text
 from judgekit.data.testsets import manifest_dict
 from judgekit.errors import InputError, JudgekitError
 from judgekit.metrics import contrastive, mt, word_recall
@@ -95,7 +96,7 @@ def testsets(
     console.print(table)
     if write is not None:
         write.parent.mkdir(parents=True, exist_ok=True)
-        write.write_text(yaml.safe_dump(manifest_dict(found), sort_keys=False, allow_unicode=True))
+        write_text(write, yaml.safe_dump(manifest_dict(found), sort_keys=False, allow_unicode=True))
         console.print(f"wrote {write}")
 
 
@@ -135,7 +136,7 @@ def delta(
     names = list(dict.fromkeys(frame["metric"]))
     ranking = {m: contrastive.ranking_by_locale(frame, m, n_resamples=bootstrap) for m in names}
     out.mkdir(parents=True, exist_ok=True)
-    frame.to_csv(out / "delta.csv", index=False)
+    write_frame(frame, out / "delta.csv", index=False)
     from judgekit.report.figures import delta_heatmap
 
     figures = [str(delta_heatmap(frame, m, out / f"delta_{m}.png")) for m in names]
@@ -243,8 +244,8 @@ def recall(
     if summary.empty:
         raise JudgekitError("no translation of a localised set found")
     out.mkdir(parents=True, exist_ok=True)
-    summary.to_csv(out / "recall.csv", index=False)
-    segments.to_csv(out / "recall_segments.csv", index=False)
+    write_frame(summary, out / "recall.csv", index=False)
+    write_frame(segments, out / "recall_segments.csv", index=False)
     means = summary.groupby("model")[["fp_rate", "fn_rate"]].mean()
     _write_json(
         out / "recall.json",
@@ -312,7 +313,7 @@ def postedit(
             row |= {f"{name}_{k}": v for k, v in vars(e).items()}
         rows.append(row)
     out.mkdir(parents=True, exist_ok=True)
-    pd.DataFrame(rows).to_csv(out / "postedit.csv", index=False)
+    write_frame(pd.DataFrame(rows), out / "postedit.csv", index=False)
     inputs = {name: [str(p) for p in paths] for name, paths in files.items()}
     head = {"judgekit": judgekit.__version__, "files": inputs}
     _write_json(out / "postedit.json", head | stats.summary())

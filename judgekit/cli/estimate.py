@@ -17,6 +17,7 @@ import typer
 from rich.table import Table
 
 from judgekit.cli.output import plain_console
+from judgekit.data.atomic import write_text
 from judgekit.data.jsonfile import json_safe
 from judgekit.errors import InputError
 
@@ -104,7 +105,8 @@ def estimate_command(
         for column in ("rank", "facet", "estimate", "CI", "rank interval"):
             ranks.add_column(column, justify="left" if column == "facet" else "right")
         for r in result.ranking:
-            ranks.add_row(str(r["rank"]), r["facet"], _num(r["estimate"]),
+            ranks.add_row(("=" if r.get("tied") else "") + str(r["rank"]), r["facet"],
+                          _num(r["estimate"]),
                           f"[{_num(r['ci_low'])}, {_num(r['ci_high'])}]",
                           f"{r['rank_low']}-{r['rank_high']}")  # fmt: skip
         console.print(ranks)
@@ -149,7 +151,7 @@ def plan_command(
     )  # fmt: skip
     if items_out is not None:
         items_out.parent.mkdir(parents=True, exist_ok=True)
-        items_out.write_text("".join(f"{i}\n" for i in result.items), encoding="utf-8")
+        write_text(items_out, "".join(f"{i}\n" for i in result.items))
     if as_json:
         print(json.dumps(json_safe(result.to_dict()), ensure_ascii=False))
         return

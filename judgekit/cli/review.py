@@ -43,14 +43,13 @@ def make(
     show_judge: Annotated[bool, Opt(help="Pre-fill the judge's answers (default: blind).")] = False,
 ) -> None:
     """Write RATER's annotation page for TASK over SOURCE, and the campaign file."""
+    from judgekit.data import text_lines
     from judgekit.review.make import build_campaign, make_page
 
     ids = None
     if items is not None:
-        if items.startswith("@"):  # one id a line (ids may hold commas), a BOM dropped
-            lines = Path(items[1:]).read_text(encoding="utf-8-sig").splitlines()
-        else:
-            lines = items.split(",")
+        # @FILE: one id a line (ids may hold commas), lines end at "\n" only, a BOM dropped
+        lines = text_lines(Path(items[1:])) if items.startswith("@") else items.split(",")
         ids = [i.strip() for i in lines if i.strip()]
     campaign = build_campaign(source, task, guidelines=guidelines, sample=sample, seed=seed,
                               items=ids, gold=gold)  # fmt: skip

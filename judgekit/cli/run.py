@@ -200,6 +200,12 @@ def _print_result(result: RunResult) -> None:
             f"{result.cache_write_errors} answers could not be written to the cache "
             f"({result.cache_write_error}); their records are in records.jsonl"
         )
+    if result.cache_pickled:
+        console.print(
+            f"{result.cache_pickled} cache entries were in the pickle format of earlier judgekit "
+            "versions: never unpickled (a pickle can run code), their tasks were called again "
+            "and the answers stored as JSON"
+        )
     if result.cache_rejected:
         console.print(
             f"{result.cache_rejected} cache entries were not valid answers of their task's "

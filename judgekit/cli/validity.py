@@ -16,6 +16,7 @@ import typer
 from rich.table import Table
 
 from judgekit.cli.output import plain_console
+from judgekit.data.atomic import write_frame
 
 if TYPE_CHECKING:
     from judgekit.metrics.validity import ValidityResult
@@ -209,7 +210,7 @@ def _write(
     folder.mkdir(parents=True, exist_ok=True)
     csv_path = folder / f"{scores.stem}.validity.csv"
     json_path = folder / f"{scores.stem}.validity.json"
-    pd.DataFrame(rows).to_csv(csv_path, index=False)
+    write_frame(pd.DataFrame(rows), csv_path, index=False)
     digest = _sha256(scores)
     signature = Signature(
         pipeline="calibrate validity",

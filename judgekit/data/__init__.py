@@ -3,7 +3,10 @@ problem located by file and line.
 
 judgekit's item, label, dictionary and test-set files share one JSONL reader, so a bad line is
 reported the same way everywhere: one :class:`~judgekit.errors.InputError` naming the file and
-the line, never a traceback.
+the line, never a traceback. A line of a JSONL file, or of a line-aligned text file
+(:func:`text_lines`), ends at ``\n`` only: U+2028, U+2029, U+0085, form feeds and the other
+characters Python's ``str.splitlines`` also breaks at are text inside a line (JSON writes them
+unescaped), so a segment holding one is never cut in two.
 """
 
 from __future__ import annotations
@@ -25,6 +28,24 @@ def resolve_path(path: str | Path) -> Path:
     if path.exists() or path.is_absolute():
         return path
     return REPO_ROOT / path if (REPO_ROOT / path).exists() else path
+
+
+def stored_path(path: str | Path, summary: Path, field: str = "items") -> Path:
+    """A file that a run's ``summary.json`` names (``signature.items[].path``...), as a path that
+    opens from any directory: runs store it absolute; a run written before they did stored it
+    as given, relative to the directory it was started from, which is tried here and at the
+    repository root (:func:`resolve_path`).
+
+    Raises:
+        InputError: the file is not there (the message names the summary and the field).
+    """
+    found = resolve_path(path)
+    if not found.is_file():
+        hint = "" if Path(path).is_absolute() else (
+            " (a relative path: run this from the directory the run was started in)")  # fmt: skip
+        raise InputError(summary, f"the run's {field} file {path} is not there{hint}",
+                         field=field)  # fmt: skip
+    return found
 
 
 def rubric_path(name: str) -> Path:
@@ -62,6 +83,31 @@ def jsonl_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
             yield number, _object(text, path, number)
     if not found:
         raise InputError(path, "no records: the file is empty")
+
+
+def text_lines(path: str | Path) -> list[str]:
+    """The lines of a UTF-8 text file (a byte-order mark allowed), split at ``\n`` only (module
+    doc), each without its ``\n`` or ``\r\n``; the newline that ends the last line opens no
+    line.
+
+    Raises:
+        InputError: the path is missing or not UTF-8 (the error names the line).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "file not found")
+    data = path.read_bytes()
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    out = []
+    for number, raw in enumerate(lines, start=1):
+        try:
+            text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(path, f"not UTF-8 ({exc.reason})", line=number) from None
+        out.append(text[:-1] if text.endswith("\r") else text)
+    return out
 
 
 def _object(text: str, path: Path, number: int) -> dict[str, Any]:

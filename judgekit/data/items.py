@@ -4,7 +4,8 @@ An item has a question, its choices (A, B, C...), the correct answer (a letter),
 subject category and the language it is written in; every other field is kept in ``extra`` and
 written back unchanged (``judgekit audit split``). Accepted spellings:
 
-* id: ``id``, ``sample_id``, ``item_id``, ``qid`` (else the 1-based line number);
+* id: ``id``, ``sample_id``, ``item_id``, ``qid`` (else the 1-based line number), as NFC text
+  (:func:`judgekit.labels.vocabulary.canonical_id`: a JSON ``1.0`` is ``"1"``);
 * choices: a list (JSONL), a JSON or Python list in text (CSV), or columns ``option_a``..,
   ``choice_a``.. or ``A``..;
 * answer: a letter, a 0-based index, or the text of one choice (``answer_index`` otherwise);
@@ -25,6 +26,7 @@ from typing import Any
 
 from judgekit.data.tables import read_table
 from judgekit.errors import InputError
+from judgekit.labels.vocabulary import canonical_id
 
 LETTERS = "ABCDEFGHIJ"
 ID_FIELDS = ("id", "sample_id", "item_id", "qid")
@@ -180,7 +182,7 @@ def load_items(
             raise InputError(path, "missing or empty question", line=line, field="question")
         choices, used = _choices(row, path, line)
         id_field = next((f for f in ID_FIELDS if row.get(f) not in (None, "")), None)
-        item_id = str(row[id_field]) if id_field else str(line)
+        item_id = (canonical_id(row[id_field]) if id_field else None) or str(line)
         if item_id in seen:
             first = f"first on line {seen[item_id]}"
             raise InputError(path, f"duplicate id '{item_id}' ({first})", line=line)

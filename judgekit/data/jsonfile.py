@@ -1,18 +1,20 @@
 """The one JSON writer of judgekit's outputs (``summary.json``, calibration results...).
 
-Files are written atomically (a temporary file in the same directory, then renamed), so a
-reader never sees half a file; as UTF-8 with non-ASCII text kept, indented 2. Values that JSON
-has no form for are made plain first (:func:`json_safe`): NaN and infinities become ``null``
-(never the non-standard ``NaN`` token), numpy scalars Python numbers, tuples lists, keys text.
+Files are written through the one writer of outputs (:mod:`judgekit.data.atomic`: a temporary
+file in the same folder, fsync, rename), so a reader never sees half a file; as UTF-8 with
+non-ASCII text kept, indented 2. Values that JSON has no form for are made plain first
+(:func:`json_safe`): NaN and infinities become ``null`` (never the non-standard ``NaN``
+token), numpy scalars Python numbers, tuples lists, keys text.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import os
 from pathlib import Path
 from typing import Any
+
+from judgekit.data.atomic import write_text
 
 
 def json_safe(value: Any) -> Any:
@@ -37,13 +39,8 @@ def write_json(path: Path | str, data: Any) -> None:
     Any other object (a date, an enum) is written as its ``str``.
 
     Raises:
-        OSError: the directory is not writable.
+        OutputError: the file could not be written (an ``OSError`` too; the message names
+            the file: a full disk, a folder that is not writable).
     """
-    target = Path(path)
     text = json.dumps(json_safe(data), indent=2, ensure_ascii=False, allow_nan=False, default=str)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text + "\n", encoding="utf-8")
-        tmp.replace(target)
-    finally:
-        tmp.unlink(missing_ok=True)
+    write_text(path, text + "\n")

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import csv
 import json
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ import pandas as pd
 
 from judgekit.data.tables import read_table
 from judgekit.errors import InputError
+from judgekit.labels.vocabulary import label_text
 
 VERDICTS = ("1", "2", "tie")
 VERDICT_COLUMNS = ("judge", "subset", "item", "gold", "original", "swapped")
@@ -49,22 +49,19 @@ class PairItem:
 
 
 def verdict_label(value: Any) -> str | None:
-    """A verdict or gold label as ``"1"``, ``"2"`` or ``"tie"``; None when missing (None, NaN,
-    ``""``, ``"None"``).
+    """A verdict or gold label as ``"1"``, ``"2"`` or ``"tie"``, read in the label vocabulary
+    (:mod:`judgekit.labels.vocabulary`: ``2.0`` is ``"2"``, ``TIE`` is ``"tie"``); None when
+    missing (None, NaN, ``""``, ``NA``, ``null``, and ``"None"``, as LLMBar's results write one).
 
     Raises:
-        ValueError: any other value (the caller locates it).
+        ValueError: any other value, a boolean included (the caller locates it).
     """
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return None
     if isinstance(value, bool):
         raise ValueError(f"expected 1, 2 or tie, got {value!r}")
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    text = str(value).strip()
-    if text in ("", "None"):
+    text = label_text(value)
+    if text is None or text == "None":
         return None
-    text = {"1.0": "1", "2.0": "2"}.get(text, text).lower()
+    text = text.lower()
     if text not in VERDICTS:
         raise ValueError(f"expected 1, 2 or tie, got {value!r}")
     return text

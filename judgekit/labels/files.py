@@ -7,13 +7,12 @@ raters table from those rows is :func:`judgekit.labels.table.load_labels`' job.
 
 from __future__ import annotations
 
-import json
-import math
 from pathlib import Path
 from typing import Any
 
 from judgekit.data.tables import table_format
 from judgekit.errors import InputError
+from judgekit.labels.vocabulary import all_numeric, canonical_labels, label_text
 
 RUN_LABELS_FILE = "labels.csv"
 Rows = list[tuple[int, dict[str, Any]]]
@@ -23,10 +22,19 @@ def resolve_labels_path(path: str | Path) -> Path:
     """``path`` itself for a file, ``path/labels.csv`` for a judgekit run directory.
 
     Raises:
-        InputError: the path does not exist, or a directory holds no labels.csv.
+        InputError: the path does not exist, or a directory holds no labels.csv (for an
+            ``errors`` run, the message points to ``judgekit calibrate errors``).
     """
     path = Path(path)
     if path.is_dir():
+        if not (path / RUN_LABELS_FILE).is_file() and (path / "segments.jsonl").is_file():
+            raise InputError(
+                path,
+                f"an errors run: no {RUN_LABELS_FILE}, its judgments are MQM error spans; "
+                f"calibrate it with `judgekit calibrate errors {path} HUMAN_MQM.tsv` (human "
+                "MQM, e.g. the human_mqm.tsv of `judgekit review import`), or estimate its "
+                "MQM with `judgekit calibrate estimate --target mean`",
+            )
         path = path / RUN_LABELS_FILE
         if not path.is_file():
             raise InputError(path.parent, f"not a run directory: no {RUN_LABELS_FILE} in it")
@@ -40,38 +48,12 @@ def is_jsonl(path: Path) -> bool:
     return table_format(path, default="csv") == "jsonl"
 
 
-def coerce_numbers(values: list[Any]) -> list[Any]:
-    """Turn text labels into numbers when every non-missing label is finite numeric text.
-
-    Returns ``values`` itself (the same list object) when nothing is converted; ints when every
-    number is integral, floats otherwise; None stays None.
-    """
-    present = [v for v in values if v is not None]
-    if not present or not all(isinstance(v, str) for v in present):
-        return values
-    try:
-        numbers = [float(v) for v in present]
-    except ValueError:
-        return values
-    if not all(math.isfinite(x) for x in numbers):
-        return values
-    as_int = all(x.is_integer() for x in numbers)
-    return [None if v is None else (int(float(v)) if as_int else float(v)) for v in values]
-
-
-def key_value(value: Any, jsonl: bool) -> Any:
-    """An item or rater id as read: stripped text (CSV), or the JSON value (lists and objects
-    as their JSON text, so they stay hashable)."""
-    if jsonl:
-        return value if not isinstance(value, (list, dict)) else json.dumps(value)
-    return value.strip() if isinstance(value, str) else value
-
-
 def parse_categories(
     spec: str | None, present: list[Any], source: str | None = None
 ) -> list[Any] | None:
     """A category set given as text (``--categories 1,2``), typed like the labels ``present``
-    in a table (numbers when they are all numbers, as :func:`coerce_numbers` reads them).
+    in a table (numbers when they are all numbers), in the label vocabulary
+    (:mod:`judgekit.labels.vocabulary`).
 
     Raises:
         InputError: an empty or repeated category, a non-number for numeric labels, or a label
@@ -84,14 +66,13 @@ def parse_categories(
         raise InputError(
             None, f"{spec!r}: give distinct, non-empty categories", field="--categories"
         )
-    numeric = bool(present) and all(
-        isinstance(c, (int, float)) and not isinstance(c, bool) for c in present
-    )
-    cats = coerce_numbers(names) if numeric else names
-    if numeric and cats is names:
+    numeric = all_numeric(present)
+    cats = canonical_labels(names, numeric=bool(numeric))
+    if numeric and not all_numeric(cats):
         raise InputError(None, f"{spec!r}: the labels are numbers, so are the categories",
                          field="--categories")  # fmt: skip
-    missing = [str(c) for c in present if c not in cats]
+    shown = {label_text(c) for c in cats}
+    missing = [str(c) for c in present if label_text(c) not in shown]
     if missing:
         raise InputError(source, f"labels not in --categories {spec}: {', '.join(missing)}",
                          field="label")  # fmt: skip

@@ -20,6 +20,7 @@ from judgekit.data.items import BenchmarkItem, load_items
 from judgekit.data.tables import read_table
 from judgekit.errors import InputError
 from judgekit.labels.table import LabelTable
+from judgekit.labels.vocabulary import label_text, nfc
 
 PUBLISHED_CS_FIELDS = ("cs_label", "cultural_sensitivity_label")
 
@@ -102,13 +103,13 @@ def human_votes(
                 line=item.line,
                 field="required_knowledge",
             )
-        knowledge[item.key] = [v.strip().lower() for v in votes]
+        knowledge[item.key] = [nfc(v).lower() for v in votes]
         ts = item.extra.get("time_sensitive")
         if isinstance(ts, list) and ts:
-            time[item.key] = [str(v).strip().lower() for v in ts]
+            time[item.key] = [str(label_text(v)).lower() for v in ts]
         label = next((item.extra[f] for f in PUBLISHED_CS_FIELDS if item.extra.get(f)), None)
-        if label in ("CS", "CA"):
-            published[item.key] = label
+        if label_text(label) in ("CS", "CA"):
+            published[item.key] = label_text(label)
     if not knowledge:
         return None
     mapping = cs_of or {}
@@ -122,6 +123,23 @@ def human_votes(
         time_sensitive=_vote_table(time) if time else None,
         published=pd.Series(published, dtype=object) if published else None,
     )
+
+
+def _fold_to_rubric(table: LabelTable, values: list[str], path: Path) -> pd.DataFrame:
+    """The table's cells with labels that differ from the rubric's ``values`` in case alone
+    spelt as the rubric does (``cs`` -> ``CS``), with a warning (:mod:`judgekit.labels.overlap`)."""
+    import warnings
+
+    from judgekit.errors import JudgekitWarning
+    from judgekit.labels.overlap import case_folds, fold
+
+    folded = case_folds(values, table.values.ravel())
+    if not folded:
+        return table.frame
+    pairs = "; ".join(f"{h!r} = {r!r}" for h, r in sorted(folded.items()))
+    warnings.warn(f"{path}: labels that differ from the rubric's only in case are taken as "
+                  f"the rubric's: {pairs}", JudgekitWarning, stacklevel=3)  # fmt: skip
+    return table.frame.map(lambda v: fold(v, folded))
 
 
 def load_human_votes(
@@ -156,9 +174,8 @@ def load_human_votes(
         votes = human_votes(rows, cs_of=cs_of)
     else:
         table = load_labels(path)
-        labels = {str(v) for v in table.values.ravel() if v is not None and v == v}
-        frame = table.frame.copy()
-        frame.index = frame.index.astype(str)
+        frame = _fold_to_rubric(table, [*cs_of, "CS", "CA"], path)
+        labels = {label_text(v) for v in frame.to_numpy().ravel() if v is not None}
         keys = [(k, i) for i in frame.index for k in by_id.get(i, [])]
         frame = frame.loc[[i for _, i in keys]]
         frame.index = pd.Index([k for k, _ in keys], name="item")

@@ -1,6 +1,8 @@
 """The human reference of an item: majority vote with ties reported, never broken silently.
 
-Labels are compared as text (``1`` and ``"1"`` are one label). An item whose top count is
+Labels are compared in the text form of the label vocabulary
+(:func:`judgekit.labels.vocabulary.label_text`: ``1``, ``1.0`` and ``"1"`` are one label,
+``TRUE`` is ``true``), item ids as NFC text. An item whose top count is
 shared by two or more labels is a tie, marked :data:`TIE`; what happens to it is the caller's
 tie policy (:func:`apply_ties`):
 
@@ -22,6 +24,7 @@ import pandas as pd
 
 from judgekit.errors import JudgekitError
 from judgekit.labels.table import LabelData, as_label_table
+from judgekit.labels.vocabulary import canonical_id, label_text
 
 TiePolicy = Literal["exclude", "error", "own_class"]
 TIE_POLICIES = ("exclude", "error", "own_class")
@@ -30,9 +33,11 @@ JudgeLabels = pd.Series | Mapping[Hashable, Hashable] | LabelData
 
 
 def labels_as_text(series: pd.Series) -> pd.Series:
-    """Index and labels as text, missing labels dropped (a Series of str indexed by str)."""
-    series = series[series.notna()]
-    return pd.Series(series.astype(str).to_numpy(), index=series.index.astype(str))
+    """Index (item ids) and labels in the vocabulary's text form, missing labels dropped (a
+    Series of str indexed by str)."""
+    texts = [(canonical_id(i), label_text(v)) for i, v in series.items()]
+    kept = [(i, v) for i, v in texts if v is not None and i is not None]
+    return pd.Series([v for _, v in kept], index=[i for i, _ in kept], dtype=object)
 
 
 def majority_vote(humans: LabelData) -> pd.Series:
@@ -44,11 +49,11 @@ def majority_vote(humans: LabelData) -> pd.Series:
     frame = as_label_table(humans).frame
     out = {}
     for item, row in frame.iterrows():
-        votes = Counter(str(v) for v in row if v is not None)
+        votes = Counter(t for t in (label_text(v) for v in row) if t is not None)
         if not votes:
             continue
         (top, n), *rest = votes.most_common()
-        out[str(item)] = TIE if rest and rest[0][1] == n else top
+        out[canonical_id(item)] = TIE if rest and rest[0][1] == n else top
     return pd.Series(out, dtype=object)
 
 

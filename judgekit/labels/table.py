@@ -24,13 +24,15 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from judgekit.data.atomic import write_frame
 from judgekit.data.tables import read_table
 from judgekit.errors import InputError, JudgekitError
-from judgekit.labels.files import (
-    coerce_numbers,
-    is_jsonl,
-    key_value,
-    resolve_labels_path,
+from judgekit.labels.files import is_jsonl, resolve_labels_path
+from judgekit.labels.vocabulary import (
+    all_numeric,
+    canonical_id,
+    canonical_labels,
+    label_text,
 )
 
 LabelFormat = Literal["auto", "long", "wide"]
@@ -137,7 +139,7 @@ class LabelTable:
 
     def write_csv(self, path: str | Path) -> None:
         """Write the table in long format (``item,rater,label``), the run-directory layout."""
-        self.to_long().to_csv(path, index=False)
+        write_frame(self.to_long(), path, index=False)
 
     # -- constructors -------------------------------------------------------------------------
     @classmethod
@@ -201,6 +203,8 @@ class LabelTable:
                     raise InputError(source, "expected (item, rater, label)", line=number)
                 item, rater, label = row
             records.append((number, item, rater, label))
+        labels = canonical_labels(r[3] for r in records)
+        records = [(n, i, r, label) for (n, i, r, _), label in zip(records, labels, strict=True)]
         return _from_long_records(records, source, allowed)
 
 
@@ -227,14 +231,15 @@ def as_label_table(data: LabelData) -> LabelTable:
 
 
 class _AllowedLabels:
-    """Membership test for an allowed label set that accepts 1 for '1' and the reverse."""
+    """Membership test for an allowed label set, in the label vocabulary's text form (1 for
+    '1' and the reverse, TRUE for true)."""
 
     def __init__(self, allowed: Iterable[Hashable]) -> None:
         self.allowed = list(allowed)
-        self.as_text = {str(a) for a in self.allowed}
+        self.as_text = {label_text(a) for a in self.allowed}
 
     def __call__(self, label: Hashable) -> bool:
-        return label in self.allowed or str(label) in self.as_text
+        return label_text(label) in self.as_text
 
     def describe(self) -> str:
         return f"allowed: {_names(self.allowed)}"
@@ -263,8 +268,9 @@ def _from_long_records(
     items: dict[Any, None] = {}
     raters: dict[Any, None] = {}
     for line, item, rater, label in records:
+        item, rater = canonical_id(item), canonical_id(rater)
         for name, value in (("item", item), ("rater", rater)):
-            if is_missing(value) or str(value).strip() == "":
+            if value is None:
                 raise InputError(path, f"empty {name}", line=line, field=name)
         _check_scalar(label, path, line, "label")
         key = (item, rater)
@@ -300,17 +306,23 @@ def load_labels(
 ) -> LabelTable:
     """Read a label table from a CSV/TSV/JSONL file or a judgekit run directory.
 
+    Every id, rater name and label is read in judgekit's label vocabulary
+    (:mod:`judgekit.labels.vocabulary`): ids and names as NFC text; ``TRUE``/``true``/JSON
+    ``true`` as ``"true"``; ``1``, ``1.0`` and ``"1"`` as one label; the empty cell, ``NA``,
+    ``N/A``, ``NaN``, ``null`` and JSON null as missing, in CSV and JSONL alike.
+
     Args:
         path: a file, or a run directory (its ``labels.csv`` is read).
         format: "long" (``item,rater,label`` rows), "wide" (``item`` + one column per rater), or
             "auto": long when the columns include item, rater and label, wide otherwise.
         allowed: the allowed labels; any other non-missing label is an error.
         item_column: name of the item column in the wide layout.
-        numeric: convert text labels to numbers; None (default) converts only when every
-            non-missing label of a CSV is numeric text. JSONL values keep their JSON types.
+        numeric: None (default): numbers when every label is a number (or numeric text), text
+            otherwise; True: numbers (an error when a label is not one); False: the file's
+            labels are text, numeric text kept as written (``"1.0"`` stays ``"1.0"``).
 
-    Missing ratings: an empty CSV cell, a JSON null, or (in wide JSONL) an absent key.
-    The text "none" is a label, not a missing value.
+    Missing ratings: as above, or (in wide JSONL) an absent key. The text "none" is a label,
+    not a missing value.
 
     Raises:
         InputError: missing file or column, malformed row, duplicate (item, rater) pair,
@@ -330,32 +342,25 @@ def load_labels(
             raise InputError(
                 path, f"missing column '{column}' (found: {_names(header)})", line=1, field=column
             )
-
-    def cell(value: Any) -> Any:
-        if jsonl:
-            return None if is_missing(value) else value
-        return None if value.strip() == "" else value.strip()
-
     if format == "long":
-        labels = [cell(r.get("label")) for _, r in rows]
+        raw = [r.get("label") for _, r in rows]
     else:
-        raters = [c for c in header if c != item_column]
-        labels = [cell(r.get(rater)) for _, r in rows for rater in raters]
-    if numeric is True or (numeric is None and not jsonl):
-        coerced = coerce_numbers(labels)
-        if numeric is True and coerced is labels and any(isinstance(v, str) for v in labels):
-            raise InputError(path, "labels are not all numeric", field="label")
-        labels = coerced
+        raters = [canonical_id(c) or c for c in header if c != item_column]
+        columns = [c for c in header if c != item_column]
+        raw = [r.get(column) for _, r in rows for column in columns]
+    labels = canonical_labels(raw, numeric)
+    if numeric is True and not all_numeric(labels) and any(v is not None for v in labels):
+        raise InputError(path, "labels are not all numeric", field="label")
     if format == "long":
         records = [
-            (line, key_value(r["item"], jsonl), key_value(r["rater"], jsonl), label)
+            (line, canonical_id(r["item"]), canonical_id(r["rater"]), label)
             for (line, r), label in zip(rows, labels, strict=True)
         ]
     else:
         first_line: dict[Any, int] = {}
         for line, r in rows:
-            item = key_value(r.get(item_column), jsonl)
-            if item in first_line:
+            item = canonical_id(r.get(item_column))
+            if item is not None and item in first_line:
                 raise InputError(
                     path,
                     f"duplicate item '{item}' (first on line {first_line[item]})",
@@ -365,7 +370,7 @@ def load_labels(
             first_line[item] = line
         it = iter(labels)
         records = [
-            (line, key_value(r.get(item_column), jsonl), rater, next(it))
+            (line, canonical_id(r.get(item_column)), rater, next(it))
             for line, r in rows
             for rater in raters
         ]

@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from judgekit.data.atomic import write_text
 from judgekit.errors import JudgekitError
 from judgekit.lexicon.dictd import (
     DEFAULT_DICTD_DIR,
@@ -387,7 +388,7 @@ def build_dictionaries(
                 entries[target] = entry_for(lang, target, sources)
         lines = [json.dumps(e.model_dump(), ensure_ascii=False) for e in entries.values() if e]
         text = "".join(line + "\n" for line in lines)
-        (out_dir / f"{lang}.jsonl").write_text(text, encoding="utf-8")
+        write_text(out_dir / f"{lang}.jsonl", text)
         covered = sum(1 for _, target in pairs if entries[target] is not None)
         report.append(Coverage(lang, len(pairs), covered))
     return report

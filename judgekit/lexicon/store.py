@@ -19,7 +19,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
-from judgekit.data import REPO_ROOT, jsonl_objects
+from judgekit.data import REPO_ROOT, jsonl_objects, text_lines
 from judgekit.errors import InputError
 
 TRANSLATION_COLUMNS = ("word", "lang", "translation", "source", "note")
@@ -156,9 +156,4 @@ def load_dictionary(lang: str, directory: Path | None = None) -> dict[str, DictE
 
 
 def _read_lines(path: Path) -> list[str]:
-    if not path.is_file():
-        raise InputError(path, "file not found")
-    try:
-        return path.read_text(encoding="utf-8").splitlines()
-    except UnicodeDecodeError as exc:
-        raise InputError(path, f"not UTF-8 ({exc.reason})") from exc
+    return text_lines(path)

@@ -11,7 +11,7 @@ limiter about 429s and the endpoint's health about answers and refusals (``healt
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from judgekit.llm.endpoint import Completion, Endpoint, litellm_route, make_endpoint
@@ -33,6 +33,9 @@ class Sender:
     def __init__(self, transport: AiohttpTransport) -> None:
         self.transport = transport
         self.on_notice: Callable[[str], None] | None = None  # an endpoint's outage began/ended
+        # awaited once a slot is taken, before the request goes: no request is sent while the
+        # run log cannot be written (a full disk; ``RunLog.wait_writable``)
+        self.before_send: Callable[[], Awaitable[None]] | None = None
         self._tools = ToolsProvider()
 
     async def send(
@@ -69,13 +72,28 @@ class Sender:
 
     async def _admit(self, ep: Endpoint, tokens: int, state: CallState | None) -> bool:
         """Wait out an outage, for a place before the endpoint's first answer (True if one was
-        taken), then for a slot; count the request as sent once admitted."""
+        taken), then for a slot, then (``before_send``) for the run log to be writable; count
+        the request as sent once admitted.
+
+        Raises:
+            JudgekitError: the endpoint's stop verdict (``health.py``), or the run log cannot
+                be written (``OutputError``); the slot is given back, nothing is sent.
+        """
         start = time.monotonic()
         await ep.health.wait_ready()
         gated = await ep.health.enter()
         try:
             await ep.limiter.acquire(tokens)
         except BaseException:
+            if gated:
+                await ep.health.leave()
+            raise
+        try:
+            ep.health.check()  # refused alike while this waited for its slot: not sent
+            if self.before_send is not None:
+                await self.before_send()
+        except BaseException:
+            ep.limiter.release()
             if gated:
                 await ep.health.leave()
             raise

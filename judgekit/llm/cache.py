@@ -9,6 +9,14 @@ diskcache keeps entries in SQLite (WAL, with locking), so several runs may share
 at once, and a run killed at any point leaves it consistent. Writes go to one background thread
 that commits them in batches, so the event loop never waits on the disk for a write; a write
 still queued when the process is killed is simply not cached.
+
+Values are stored as JSON text (:class:`JSONValues`), never as pickles: runs may share a cache
+directory, and a pickle runs code when it is loaded, so whoever can write there could run code
+as every user of the cache. A value that is not JSON is a miss, counted in
+``ResponseCache.unreadable``; an entry in the pickle format of earlier judgekit versions is never
+unpickled: it is a miss, counted in ``ResponseCache.pickled`` (the run says so once), and the
+task's fresh answer replaces it as JSON. The answer a value holds is then validated against the
+task's schema, as a fresh one is (``judgekit.llm.structured.cached_answer``).
 """
 
 from __future__ import annotations
@@ -16,7 +24,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import pickle
 import queue
 import sqlite3
 import threading
@@ -25,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import diskcache
-from diskcache.core import MODE_PICKLE
+from diskcache.core import MODE_PICKLE, MODE_RAW, MODE_TEXT, UNKNOWN
 
 from judgekit.errors import JudgekitError
 
@@ -36,6 +43,51 @@ _MANY_SQL = (
     "SELECT key, mode, filename, value FROM Cache WHERE raw = 1 AND key IN ({marks})"
     " AND (expire_time IS NULL OR expire_time > ?)"
 )
+
+
+class Refused(Exception):
+    """An entry that is not read: ``pickled`` (the old pickle format, never loaded) or
+    ``unreadable`` (not JSON text)."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__(kind)
+        self.kind = kind
+
+
+class JSONValues(diskcache.Disk):
+    """diskcache's storage with values as JSON text (in SQLite, or a file past
+    ``min_file_size``) and keys as plain strings; nothing is ever pickled or unpickled.
+
+    Raises (on read):
+        Refused: a pickled value or key (``pickled``), a value that is not JSON
+            (``unreadable``).
+    """
+
+    def store(self, value: Any, read: bool, key: Any = UNKNOWN) -> Any:
+        if read:
+            raise TypeError("the judgekit cache stores JSON values, not files")
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        return super().store(text, False, key=key)
+
+    def fetch(self, mode: int, filename: str | None, value: Any, read: bool) -> Any:
+        if mode == MODE_PICKLE:
+            raise Refused("pickled")
+        if (
+            read
+            or mode not in (MODE_RAW, MODE_TEXT)
+            or (mode == MODE_RAW and type(value) is not str)
+        ):
+            raise Refused("unreadable")
+        text = super().fetch(mode, filename, value, False)  # the file of a long one: OSError
+        try:
+            return json.loads(text)
+        except ValueError:
+            raise Refused("unreadable") from None
+
+    def get(self, key: Any, raw: bool) -> Any:
+        if not raw:  # a pickled key (judgekit's keys are strings)
+            raise Refused("pickled")
+        return super().get(key, raw)
 
 
 def _why(exc: BaseException) -> str:
@@ -118,11 +170,13 @@ def cache_key(
 class ResponseCache:
     """A process-safe disk cache of successful answers.
 
-    Each value is a dict ``{"raw": str, "parsed": dict}``. ``set`` returns at once; the entry
-    is written by a background thread (``flush`` waits for it). An entry that cannot be read
-    is a miss; entries that cannot be written (disk full, read-only, locked) are counted in
-    ``write_errors``, the reason in ``write_error``, and the run goes on; after a failed write
-    no more are tried (a locked database would make each wait).
+    Each value is a dict ``{"raw": str, "parsed": dict}``, stored as JSON text (see the module
+    doc). ``set`` returns at once; the entry is written by a background thread (``flush`` waits
+    for it). An entry that cannot be read is a miss: one that is not JSON is counted in
+    ``unreadable``, one in the old pickle format (never unpickled) in ``pickled``. Entries that
+    cannot be written (disk full, read-only, locked) are counted in ``write_errors``, the
+    reason in ``write_error``, and the run goes on; after a failed write no more are tried (a
+    locked database would make each wait).
 
     Raises:
         JudgekitError: the cache directory or its database cannot be opened.
@@ -135,7 +189,7 @@ class ResponseCache:
         self.directory = Path(directory) if directory else default_cache_dir()
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
-            self._cache = diskcache.Cache(str(self.directory), size_limit=2**34)
+            self._cache = diskcache.Cache(str(self.directory), size_limit=2**34, disk=JSONValues)
         except (OSError, sqlite3.Error, diskcache.Timeout) as exc:
             raise self._unusable("cannot be opened", exc) from None
         self._pending: dict[str, dict[str, Any]] = {}
@@ -144,6 +198,8 @@ class ResponseCache:
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
+        self.unreadable = 0  # values that are not JSON (misses)
+        self.pickled = 0  # values in the old pickle format, never unpickled (misses)
         self.write_errors = 0
         self.write_error = ""
 
@@ -177,11 +233,10 @@ class ResponseCache:
                 fetch = self._cache._disk.fetch
                 for key, mode, filename, value in rows:
                     try:
-                        if mode == MODE_PICKLE and value is not None:  # inline: no file to open
-                            out[key] = pickle.loads(value)
-                        else:
-                            out[key] = fetch(mode, filename, value, False)
-                    except Exception:  # unreadable now: one more try, alone
+                        out[key] = fetch(mode, filename, value, False)
+                    except Refused as exc:  # not JSON, or a pickle: a miss, counted
+                        self._refused(exc)
+                    except Exception:  # its file replaced meanwhile: one more try, alone
                         if (again := self._read(key)) is not None:
                             out[key] = again
         except (AttributeError, TypeError, ValueError, sqlite3.Error):
@@ -192,11 +247,20 @@ class ResponseCache:
 
     def _read(self, key: str) -> Any:
         """diskcache's value for ``key``; None if absent or unreadable (a file removed by a
-        concurrent run, a corrupt or foreign pickle)."""
+        concurrent run, a value that is not JSON, a pickle: counted)."""
         try:
             return self._cache.get(key)
+        except Refused as exc:
+            self._refused(exc)
+            return None
         except Exception:  # any failure to read an entry makes it a miss
             return None
+
+    def _refused(self, exc: Refused) -> None:
+        if exc.kind == "pickled":
+            self.pickled += 1
+        else:
+            self.unreadable += 1
 
     def set(self, key: str, value: dict[str, Any]) -> None:
         """Queue ``value`` for writing (returns at once)."""
@@ -252,16 +316,24 @@ class ResponseCache:
         return JudgekitError(f"cache {self.directory} {what} ({_why(exc)}); {advice}")
 
     def stats(self) -> dict[str, Any]:
-        """``directory``, ``entries`` and ``bytes`` on disk.
+        """``directory``, ``entries``, ``bytes`` on disk, and ``pickled``: the entries in the
+        old pickle format, never read (``clear`` removes them).
 
         Raises:
             JudgekitError: the database is damaged or locked."""
         self.flush()
         try:
             entries, volume = len(self._cache), self._cache.volume()
+            query = "SELECT COUNT(*) FROM Cache WHERE mode = ?"
+            ((pickled,),) = self._cache._sql(query, (MODE_PICKLE,)).fetchall()
         except (sqlite3.Error, diskcache.Timeout) as exc:
             raise self._unusable("cannot be read", exc) from None
-        return {"directory": str(self.directory), "entries": entries, "bytes": volume}
+        return {
+            "directory": str(self.directory),
+            "entries": entries,
+            "bytes": volume,
+            "pickled": pickled,
+        }
 
     def check(self) -> list[str]:
         """diskcache's consistency check: a list of warnings (empty = consistent).

@@ -29,6 +29,7 @@ from judgekit.llm.usage import UsageTotals
 from judgekit.runlog import Record, RecordIndex, RunLog
 
 __all__ = ["InvalidAnswer", "LLMClient", "Task", "parse_answer", "redact"]
+_END: Any = object()  # the end of run_many's tasks
 
 
 class LLMClient:
@@ -62,6 +63,8 @@ class LLMClient:
         on_warning: Callable[[str], None] | None = None,
     ) -> None:
         self.runlog = runlog
+        if runlog.on_warning is None:  # a failed write of a record, and its recovery
+            runlog.on_warning = self._warn
         self.on_warning = on_warning
         self.warnings: list[str] = []
         self.retry_errors = retry_errors
@@ -74,6 +77,7 @@ class LLMClient:
         self.transport = AiohttpTransport()
         self.models = ModelRegistry(Sender(self.transport))
         self.models.sender.on_notice = self._warn
+        self.models.sender.before_send = runlog.wait_writable
         self._prefetched: dict[str, tuple[str, dict[str, Any] | None]] = {}
         self._running: dict[str, asyncio.Future[Record]] = {}
         self._called: set[str] = set()
@@ -155,7 +159,11 @@ class LLMClient:
     ) -> None:
         """Run ``tasks`` with ``workers`` coroutines (memory stays flat however many tasks
         there are), answering recorded and cached tasks ``batch`` at a time without a
-        coroutine each; ``on_done(task, record)`` is called as each ends."""
+        coroutine each; ``on_done(task, record)`` is called as each ends.
+
+        Raises:
+            JudgekitError: as :meth:`run` (an ``OutputError`` when records cannot be written).
+        """
 
         def feed() -> Iterator[Task | None]:
             source = iter(tasks)
@@ -166,7 +174,11 @@ class LLMClient:
         queue = feed()
 
         async def worker() -> None:
-            for task in queue:  # one shared generator: each task is taken exactly once
+            while True:  # one shared generator: each task is taken exactly once
+                await self.runlog.wait_writable()  # a full disk: no more tasks until written
+                task = next(queue, _END)
+                if task is _END:
+                    return
                 if task is None:
                     await asyncio.sleep(0)
                     continue
@@ -216,8 +228,12 @@ class LLMClient:
 
         Raises:
             JudgekitError: the model cannot be used at all (an API key variable unset, the
-                embedded model missing), or its endpoint refused the first tasks alike (401,
-                404, 400: the stop rule of ``health.py``; their records are written first).
+                embedded model missing), or its endpoint refused tasks alike, several in a row
+                (401, 404, 400: the stop rule of ``health.py``; their records are written
+                first).
+            OutputError: the run log cannot be written (a full disk) and the write still
+                fails after ``RunLog.retry_s`` seconds; no call is sent meanwhile
+                (``RunLog.wait_writable``).
         """
         loop = asyncio.get_running_loop()
         while (running := self._running.get(task.key)) is not None:
@@ -270,6 +286,7 @@ class LLMClient:
         done = self._resumed(task)
         if done is not None:
             return done
+        await self.runlog.wait_writable()  # no new call while records cannot be written
         if self.retry_errors:  # an error recorded by this process is not retried by it
             self._called.add(task.key)
         model = self.models.get(task.spec)

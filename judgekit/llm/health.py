@@ -2,12 +2,19 @@
 
 Three rules, each per endpoint (one server URL, or one API route):
 
-* **Stop early on refusals.** Until an endpoint has answered once (or failed in a way that is no
-  refusal: 429, 5xx, a timeout), at most ``STOP_AFTER`` requests are in flight on it
+* **Stop on refusals, early or late.** Until an endpoint has answered once (or failed in a way
+  that is no refusal: 429, 5xx, a timeout), at most ``STOP_AFTER`` requests are in flight on it
   (:meth:`EndpointHealth.enter`); the same non-transient refusal
   (``auth``, ``unknown_model``, ``bad_request``; see ``errors.py``) on its first ``STOP_AFTER``
   tasks sets :attr:`EndpointHealth.verdict`, one line, and the client stops the run rather than
-  sending every other task to the same refusal (a few requests, not hundreds).
+  sending every other task to the same refusal (a few requests, not hundreds). An endpoint
+  that has answered and then refuses (a key revoked mid-run: 401; a vLLM restarted with
+  another served name: 404) is stopped the same way once ``STOP_AFTER_ANSWERED`` tasks in a
+  row get the same refusal with no answer between (more than ``STOP_AFTER``: an endpoint known
+  to work may refuse a few tasks for their own sake, a content filter's 400). The verdict
+  names the endpoint (route and host), the status and the provider's message; no request is
+  sent on the endpoint after it, and the tasks not sent stay unrecorded, so a rerun once the
+  endpoint is fixed does them (``--retry-errors`` calls the refused ones again too).
 * **Say when an endpoint ignores the schema.** When its first ``SCHEMA_AFTER`` answers all fail
   validation the same way (``malformed_json`` or ``schema``) although the request asked for a
   schema (``json_schema``, ``json_object``), :meth:`EndpointHealth.on_answer` returns a warning,
@@ -29,6 +36,7 @@ from judgekit.errors import JudgekitError
 from judgekit.llm.errors import ENDPOINT_KINDS, EndpointError, describe
 
 STOP_AFTER = 3
+STOP_AFTER_ANSWERED = 10  # the same refusal this many tasks in a row, after answers: stop
 SCHEMA_AFTER = 5
 _PROBE_FIRST_S = 0.25
 _PROBE_MAX_S = 5.0
@@ -62,6 +70,7 @@ class EndpointHealth:
         self.probe = probe
         self.notify: Callable[[str], None] | None = None  # told when an outage starts and ends
         self.answered = False
+        self.answers = 0  # answers received (valid or not)
         self.verdict: str | None = None
         self.outages = 0  # outages seen (for tests and the summary)
         self.outage_seconds = 0.0  # time paused in all
@@ -80,6 +89,7 @@ class EndpointHealth:
     def on_success(self) -> None:
         """The endpoint answered (valid or not): it works, whatever the answer says."""
         self.answered = self._open = True
+        self.answers += 1
         self._streak = None
         self._exhausted = False
 
@@ -88,17 +98,17 @@ class EndpointHealth:
         if exc.kind not in ENDPOINT_KINDS:
             self._open = self._open or exc.kind != "connection"  # a server that works, slowly
             return self.verdict
-        if self.answered:
-            return self.verdict
         key = (exc.kind, exc.status_code)
         count = self._streak[1] + 1 if self._streak and self._streak[0] == key else 1
         self._streak = (key, count)
-        if count >= STOP_AFTER and self.verdict is None:
+        if count >= (STOP_AFTER_ANSWERED if self.answered else STOP_AFTER) and not self.verdict:
             status = f"HTTP {exc.status_code}, " if exc.status_code else ""
+            since = f"after {self.answers} answers" if self.answered else "no answer yet"
             self.verdict = (
                 f"endpoint {self.endpoint}: {describe(exc.kind)} ({status}{count} tasks in a row, "
-                f"no answer yet): {exc}; {_HINTS[exc.kind]}. The run stops here; once fixed, "
-                "run again with --retry-errors to call those tasks again"
+                f"{since}): {exc}; {_HINTS[exc.kind]}. The run stops here; once fixed, run the "
+                "same command again for the tasks not sent (add --retry-errors to call the "
+                "refused ones again)"
             )
         return self.verdict
 
@@ -120,6 +130,15 @@ class EndpointHealth:
             "set structured_output: prompt or tools"
         )
 
+    def check(self) -> None:
+        """Raise the stop rule's verdict, if there is one (called before each request).
+
+        Raises:
+            JudgekitError: :attr:`verdict` (refused alike, early or late: nothing more is sent).
+        """
+        if self.verdict is not None:
+            raise JudgekitError(self.verdict)
+
     # -- before the first answer ------------------------------------------------------------
     async def enter(self) -> bool:
         """Wait for one of the ``STOP_AFTER`` places of an endpoint that has not answered yet;
@@ -128,6 +147,7 @@ class EndpointHealth:
         Raises:
             JudgekitError: the stop rule's :attr:`verdict` (no request is sent after it).
         """
+        self.check()
         if self._open:
             return False
         self._event()

@@ -12,7 +12,8 @@ classify label shares per judge, the errors calibration's system-level MQM):
 * each group's value over all its own scored items may be kept next to it, never ranked on.
 
 :func:`coverage` computes the common items and each group's counts; :meth:`Coverage.row`
-gives the columns every table adds (``n_items``, ``n_scored``, ``n_common``, ``incomplete``).
+gives the columns every table adds (``n_items``, ``n_scored``, ``n_common``, ``incomplete``);
+:func:`tied_ranks` ranks the groups on their common-item values, ties sharing a rank.
 """
 
 from __future__ import annotations
@@ -103,3 +104,23 @@ def system_coverage(segments: Iterable[Mapping[str, Any]]) -> Coverage:
     """Coverage of judged segments (``system``, ``doc``, ``seg_id``, ``source``, ``status``;
     ``scored`` counts as scored) by system."""
     return coverage((s["system"], segment_key(s), s["status"] == "scored") for s in segments)
+
+
+def tied_ranks(
+    values: Mapping[Hashable, float | None], *, lower_is_better: bool = True, digits: int = 9
+) -> dict[Hashable, tuple[int, bool]]:
+    """Competition ranks ("1, 1, 3") of the groups with a value: groups whose values are equal
+    (to ``digits`` decimals, so sums of the same weights in another order still tie) share the
+    best rank of their tie, and the next group skips the places they took; a tie is never broken
+    by name. Groups whose value is None are left out.
+
+    Returns:
+        group -> (rank, tied): rank 1 = best; ``tied`` when another group shares the rank.
+    """
+    scored = {g: round(float(v), digits) for g, v in values.items() if v is not None}
+    order = sorted(scored.values(), reverse=not lower_is_better)
+    first = {}
+    for position, value in enumerate(order, 1):
+        first.setdefault(value, position)
+    counts = {v: order.count(v) for v in first}
+    return {g: (first[v], counts[v] > 1) for g, v in scored.items()}

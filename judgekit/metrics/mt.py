@@ -19,10 +19,16 @@ BLEU's tokenizer: ``tokenize`` if given, else the one of ``target_lang``
 (:func:`judgekit.metrics.tokenizers.tokenizer_for`: ``zh`` for Chinese, ``ja-mecab`` for
 Japanese, ...), else ``13a``; references mostly in Chinese, Japanese, Korean or Thai-type script
 scored with ``13a`` raise a :class:`~judgekit.errors.JudgekitWarning`.
+
+Text is scored as written: no Unicode normalisation (NFC/NFD), as sacrebleu; hypotheses and
+references in different normal forms raise a :class:`~judgekit.errors.JudgekitWarning`
+(:func:`warn_if_forms_differ`; docs/mt-scoring.md, "Text normalisation").
 """
 
 from __future__ import annotations
 
+import unicodedata
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +39,7 @@ from sacrebleu.significance import PairedTest
 from sacrebleu.tokenizers.tokenizer_spm import SPM_MODELS
 from sacrebleu.utils import smart_open
 
-from judgekit.errors import InputError, JudgekitError
+from judgekit.errors import InputError, JudgekitError, JudgekitWarning
 from judgekit.metrics.spm import CUSTOM_SPM_PREFIX, SPBLEU_TOKENIZER, _is_spm, _spm_tokenizer
 from judgekit.metrics.tokenizers import tokenizer_for, warn_if_unsplit
 
@@ -164,6 +170,27 @@ def check_streams(hyps: Sequence[str], refs: Refs) -> None:
             )
 
 
+def warn_if_forms_differ(hyps: Sequence[str], refs: Refs) -> None:
+    """Warn (:class:`~judgekit.errors.JudgekitWarning`) when the hypotheses are all in Unicode
+    NFC and a reference stream is not, or the reverse: text is scored as written (no Unicode
+    normalisation, as sacrebleu does), so ``é`` written as ``e`` + U+0301 (NFD) never matches
+    the single character ``é`` (NFC) of the other side (docs/mt-scoring.md)."""
+    hyp_nfc = all(unicodedata.is_normalized("NFC", h) for h in hyps)
+    for k, stream in enumerate(refs, 1):
+        if all(unicodedata.is_normalized("NFC", r) for r in stream) != hyp_nfc:
+            stream_ = f"reference stream {k}"
+            sides = (f"the hypotheses are in Unicode NFC but {stream_} is not" if hyp_nfc
+                     else f"{stream_} is in Unicode NFC but the hypotheses are not")  # fmt: skip
+            warnings.warn(
+                f"{sides}: judgekit scores text as "
+                "written, so a character written in another normal form (e + U+0301 for é) "
+                "never matches; normalise both sides to NFC first",
+                JudgekitWarning,
+                stacklevel=3,
+            )
+            return
+
+
 def bleu_tokenizer(
     name: str, tokenize: str | None, target_lang: str | None, refs: Refs
 ) -> str | None:
@@ -203,6 +230,7 @@ def corpus_score(
         InputError: ``target_lang`` is not a language.
     """
     check_streams(hyps, refs)
+    warn_if_forms_differ(hyps, refs)
     tokenize = bleu_tokenizer(name, tokenize, target_lang, refs)
     label, metric = make_metric(name, tokenize=tokenize, spm_model=spm_model, lowercase=lowercase)
     result = metric.corpus_score(list(hyps), [list(r) for r in refs])

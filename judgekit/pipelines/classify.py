@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
 from judgekit.config import RunConfig
 from judgekit.data import jsonl_objects
+from judgekit.data.atomic import open_output
 from judgekit.data.jsonfile import write_json
 from judgekit.errors import InputError
 from judgekit.llm.client import LLMClient, Task
@@ -271,7 +272,7 @@ def write_report(run: ClassifyRun, records: Iterable[Record], out_dir: Path) -> 
 
     usage = usage_summary(scan())
     rows.sort()
-    with open(out_dir / "labels.csv", "w", encoding="utf-8", newline="") as handle:
+    with open_output(out_dir / "labels.csv", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["item", "rater", "label"])
         writer.writerows(row[1:] for row in rows)

@@ -32,6 +32,7 @@ from pydantic import (
 )
 
 from judgekit.data import rubric_path
+from judgekit.data.yamltext import load_yaml
 from judgekit.errors import InputError
 from judgekit.prompts import Prompt, fill_placeholders, load_prompt
 
@@ -132,6 +133,16 @@ class Rubric(BaseModel):
     def category_ids(self) -> list[str]:
         return [c.id for c in self.subject_categories]
 
+    def vocabulary(self) -> dict[str, list[str]]:
+        """question -> the values this rubric allows (``cs_label``, ``required_knowledge``,
+        ``time_sensitive``): the declared label sets of the judge-vs-human label check
+        (:mod:`judgekit.labels.overlap`)."""
+        return {
+            "cs_label": [v.id for v in self.cs_labels.values],
+            "required_knowledge": self.knowledge_ids(),
+            "time_sensitive": self.time_ids(),
+        }
+
     def cs_of(self, knowledge: str) -> str:
         """The CS/CA label a required-knowledge value implies (the rubric's rule).
 
@@ -156,7 +167,7 @@ def load_rubric(name: str = "cultural_sensitivity") -> Rubric:
         raise InputError(path, "rubric not found")
     text = path.read_text(encoding="utf-8")
     try:
-        rubric = Rubric.model_validate(yaml.safe_load(text))
+        rubric = Rubric.model_validate(load_yaml(text))
     except yaml.YAMLError as exc:
         raise InputError(path, f"not valid YAML: {exc}") from None
     except ValidationError as exc:

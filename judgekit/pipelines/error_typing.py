@@ -40,6 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from judgekit.config import RunConfig
 from judgekit.data import resolve_path
+from judgekit.data.atomic import open_output
 from judgekit.errors import InputError
 from judgekit.llm.client import LLMClient, Task
 from judgekit.metrics.mqm import MQMError, MQMWeights, read_mqm_tsv
@@ -357,7 +358,7 @@ def main(argv: list[str] | None = None) -> None:
         min_chars=args.min_chars, max_chars=args.max_chars, source_lang=args.source_lang,
         target_lang=args.target_lang,
     )  # fmt: skip
-    with open(args.out, "w", encoding="utf-8") as fh:
+    with open_output(args.out) as fh:
         for item in items:
             fh.write(item.model_dump_json(exclude_none=True) + "\n")
     print(f"wrote {len(items)} items to {args.out}")

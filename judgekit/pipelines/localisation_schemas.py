@@ -41,6 +41,7 @@ from pydantic import (
 
 from judgekit.data import resolve_path, rubric_path
 from judgekit.data.tables import read_table
+from judgekit.data.yamltext import load_yaml
 from judgekit.errors import InputError
 from judgekit.llm.answers import AnswerBool
 
@@ -274,7 +275,7 @@ def load_rubric(name: str = "localisation_errors") -> Rubric:
         raise InputError(path, "rubric not found")
     text = path.read_text(encoding="utf-8")
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text)
         rubric = Rubric.model_validate(data)
     except yaml.YAMLError as exc:
         raise InputError(path, f"not valid YAML: {exc}") from None

@@ -37,7 +37,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from judgekit.config import RunConfig
-from judgekit.data import resolve_path
+from judgekit.data import resolve_path, text_lines
+from judgekit.data.atomic import open_output, write_text
 from judgekit.data.jsonfile import write_json
 from judgekit.data.locales import Locale, parse_locale
 from judgekit.errors import InputError
@@ -129,8 +130,7 @@ def load_pairs(options: LocaliseOptions) -> list[SourcePair]:
     for path in (src, eng):
         if not path.is_file():
             raise InputError(path, "file not found")
-    a = src.read_text(encoding="utf-8").splitlines()
-    b = eng.read_text(encoding="utf-8").splitlines()
+    a, b = text_lines(src), text_lines(eng)  # lines end at "\n" only (U+2028 is text)
     if len(a) != len(b):
         raise InputError(eng, f"{len(b)} lines, but {src} has {len(a)}; files must be aligned")
     return [
@@ -291,7 +291,7 @@ def write_pairs(run: LocaliseRun, records: list[Record], out_dir: Path) -> dict[
     failed), the aligned ``pairs/<generator>/<locale>.{source,english,ids}.txt`` files (pairs that
     passed only, in input order) and ``summary.json``; return the summary."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    with (out_dir / "localised.jsonl").open("w", encoding="utf-8") as fh:
+    with open_output(out_dir / "localised.jsonl") as fh:
         for r in run.results:
             fh.write(json.dumps(asdict(r), ensure_ascii=False) + "\n")
     by_locale, excluded = [], {}
@@ -303,9 +303,7 @@ def write_pairs(run: LocaliseRun, records: list[Record], out_dir: Path) -> dict[
             folder.mkdir(parents=True, exist_ok=True)
             for suffix, key in (("source", "source"), ("english", "english"), ("ids", "id")):
                 lines = [" ".join(str(getattr(r, key)).split()) for r in done]
-                (folder / f"{loc.id}.{suffix}.txt").write_text(
-                    "".join(f"{x}\n" for x in lines), encoding="utf-8"
-                )
+                write_text(folder / f"{loc.id}.{suffix}.txt", "".join(f"{x}\n" for x in lines))
             unchanged = sum(
                 r.source == r.original_source and r.english == r.original_english for r in done
             )

@@ -118,10 +118,17 @@ def print_localise(summary: dict[str, Any], console: Any, run: Any = None) -> No
     console.print(table)
 
 
+def _rank(row: dict[str, Any]) -> str:
+    """A system's rank as shown: ``-`` without one, ``=1`` when it shares it (a tie)."""
+    if row.get("rank") is None:
+        return "-"
+    return ("=" if row.get("tied") else "") + str(row["rank"])
+
+
 def print_errors(summary: dict[str, Any], console: Any, run: Any = None) -> None:
     """Per-type segment counts (paper Table 5 style) and mean MQM per system."""
     fixed = {"system", "n_scored", "locale_specific", "general", "total", "mean_mqm",
-             "n_common", "mean_mqm_common", "incomplete", "rank"}  # fmt: skip
+             "n_common", "mean_mqm_common", "incomplete", "rank", "tied"}  # fmt: skip
     rows = summary.get("type_counts", [])
     if run is not None:
         ids = run.rubric.ids()
@@ -139,10 +146,14 @@ def print_errors(summary: dict[str, Any], console: Any, run: Any = None) -> None
                       str(row["locale_specific"]), str(row["general"]), str(row["total"]),
                       "-" if mqm is None else f"{mqm:.2f}",
                       "-" if on_common is None else f"{on_common:.2f}",
-                      "-" if row.get("rank") is None else str(row["rank"]))  # fmt: skip
+                      _rank(row))  # fmt: skip
     console.print(table)
     if len(rows) > 2:  # several systems: say what the ranking compares
         console.print(f"systems ranked on the {common} segments scored for every system; "
                       "incomplete = a system with unscored segments")  # fmt: skip
+    tied = [r["system"] for r in rows if r.get("tied")]
+    if tied:
+        console.print(f"tied (=): {', '.join(tied)} have equal MQM on the common segments and "
+                      "share a rank")  # fmt: skip
     if summary.get("calibration"):
         console.print(f"calibration: {summary['files'].get('calibration')}")

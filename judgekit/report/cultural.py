@@ -24,6 +24,8 @@ import numpy as np
 import pandas as pd
 
 from judgekit.calibration.cultural import markdown_table, validate
+from judgekit.data import resolve_path
+from judgekit.data.atomic import open_output, write_frame, write_text
 from judgekit.data.jsonfile import write_json
 from judgekit.metrics.agreement import cohen_kappa
 from judgekit.metrics.bootstrap import bootstrap_ci
@@ -119,10 +121,21 @@ def signature(run: CulturalRun) -> Signature:
         "prompt": {"id": run.prompt.id, "hash": run.prompt.hash},
         "rubric": {"id": run.rubric.id, "version": run.rubric.version, "hash": run.rubric.hash},
         "items": [
-            {"path": str(f.path), "benchmark": f.benchmark, "n": len(f.items), "sha256": f.sha256}
+            {
+                "path": str(Path(f.path).resolve()),
+                "benchmark": f.benchmark,
+                "n": len(f.items),
+                "sha256": f.sha256,
+            }  # absolute: review make and audit validate open it from anywhere
             for f in run.files
-        ],
-        "human": opts.human or ("item fields" if run.humans is not None else None),
+        ],  # fmt: skip
+        "human": (
+            str(resolve_path(opts.human).resolve())
+            if opts.human
+            else "item fields"
+            if run.humans is not None
+            else None
+        ),  # fmt: skip
         "options": opts.model_dump(exclude={"items", "human"}),
         "limit": run.config.limit,
     }
@@ -174,20 +187,21 @@ def _flat(frame: pd.DataFrame) -> pd.DataFrame:
 def write_report(run: CulturalRun, records: list[Record], out_dir: Path) -> dict[str, Any]:
     """Write the files listed in the module docstring into ``out_dir``; return the summary."""
     frame = _frame(run)
-    with open(out_dir / "annotations.jsonl", "w", encoding="utf-8") as fh:
+    with open_output(out_dir / "annotations.jsonl") as fh:
         for a in run.annotations:
             fh.write(_json(a.row()) + "\n")
-    pd.DataFrame(
-        [{"id": i, "split": s} for i, s in sorted(run.splits.items())], columns=["id", "split"]
-    ).to_csv(out_dir / "splits.csv", index=False)
+    splits = [{"id": i, "split": s} for i, s in sorted(run.splits.items())]
+    write_frame(pd.DataFrame(splits, columns=["id", "split"]), out_dir / "splits.csv", index=False)
     labels = [
         {"item": a.item.key, "rater": judge, "label": label}
         for a in run.annotations
         for judge, label in a.by_judge.items()
         if label is not None
     ]
-    pd.DataFrame(labels, columns=["item", "rater", "label"]).to_csv(
-        out_dir / "labels.csv", index=False
+    write_frame(
+        pd.DataFrame(labels, columns=["item", "rater", "label"]),
+        out_dir / "labels.csv",
+        index=False,
     )
     summary: dict[str, Any] = {"signature": signature(run).as_dict()}
     status = Counter(a.status for a in run.annotations)
@@ -213,9 +227,9 @@ def _frame_report(
     run: CulturalRun, frame: pd.DataFrame, out_dir: Path, summary: dict[str, Any]
 ) -> None:
     opts = run.options
-    _flat(frame).to_csv(out_dir / "annotations.csv", index=False)
+    write_frame(_flat(frame), out_dir / "annotations.csv", index=False)
     shares = share_table(frame, opts.n_resamples, run.config.seed)
-    shares.to_csv(out_dir / "shares.csv", index=False)
+    write_frame(shares, out_dir / "shares.csv", index=False)
     records = shares.astype(object).where(shares.notna(), None).to_dict(orient="records")
     summary["shares"] = {
         by: [{k: v for k, v in r.items() if k != "by"} for r in records if r["by"] == by]
@@ -237,22 +251,23 @@ def _frame_report(
     flagged = done[done["cs_label"] == "CS"]
     cols = ["key", "language", "subject", "required_knowledge", "time_sensitive", "evidence",
             "evidence_found", "rationale"]  # fmt: skip
-    _flat(flagged[cols]).to_csv(out_dir / "flagged.csv", index=False)
+    write_frame(_flat(flagged[cols]), out_dir / "flagged.csv", index=False)
     summary["flagged"] = {
         "n": len(flagged),
         "items": flagged[cols].head(opts.max_flagged).to_dict(orient="records"),
     }
     pairs, rows = counterparts(frame)
     if pairs:
-        rows.to_csv(out_dir / "counterparts.csv", index=False)
+        write_frame(rows, out_dir / "counterparts.csv", index=False)
         summary["counterparts"] = pairs
     if run.humans is not None:
         table = validate(
             frame, run.humans, run.splits, tie_policy=opts.tie_policy,
             n_resamples=opts.n_resamples, seed=run.config.seed,
+            vocabulary=run.rubric.vocabulary(),
         )  # fmt: skip
-        table.to_csv(out_dir / "validation.csv", index=False)
-        (out_dir / "validation.md").write_text(markdown_table(table), encoding="utf-8")
+        write_frame(table, out_dir / "validation.csv", index=False)
+        write_text(out_dir / "validation.md", markdown_table(table))
         clean = table.astype(object).where(table.notna(), None)
         summary["validation"] = clean.to_dict(orient="records")
 

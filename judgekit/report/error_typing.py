@@ -24,8 +24,9 @@ import pandas as pd
 
 from judgekit.calibration.error_typing import calibrate_errors
 from judgekit.data import resolve_path
+from judgekit.data.atomic import open_output, save_figure, write_frame
 from judgekit.data.jsonfile import write_json
-from judgekit.metrics.common_items import common_mean, segment_key, system_coverage
+from judgekit.metrics.common_items import common_mean, segment_key, system_coverage, tied_ranks
 from judgekit.pipelines.error_typing import ErrorsRun
 from judgekit.pipelines.localisation_schemas import Rubric, annotation_schema, sha256_file
 from judgekit.runlog import Record, usage_summary
@@ -37,8 +38,10 @@ def type_counts(segments: list[dict[str, Any]], rubric: Rubric) -> pd.DataFrame:
     ``locale_specific``/``general``/``total`` (sums of those counts, as in Table 5),
     ``mean_mqm`` over scored segments (None when none is scored), and the comparison across
     systems: ``n_common`` (segments scored for every system), ``mean_mqm_common`` over them,
-    ``rank`` by it (1 = lowest MQM = best; None without common segments) and ``incomplete``
-    (the system has an unscored segment; for ``all``: some system has)."""
+    ``rank`` by it (1 = lowest MQM = best; None without common segments; systems with equal
+    MQM on the common segments share a rank, ``tied`` True: :func:`judgekit.metrics.
+    common_items.tied_ranks`) and ``incomplete`` (the system has an unscored segment; for
+    ``all``: some system has)."""
     ids = rubric.ids()
     rows = []
     cov = system_coverage(segments)
@@ -57,11 +60,9 @@ def type_counts(segments: list[dict[str, Any]], rubric: Rubric) -> pd.DataFrame:
         row["mean_mqm_common"] = common_mean(scored, segment_key, lambda s: s["mqm"], cov)
         row["incomplete"] = bool(cov.incomplete_groups()) if name == "all" else cov.incomplete(name)
         rows.append(row)
-    ranked = sorted((r["mean_mqm_common"], r["system"]) for r in rows[:-1]
-                    if r["mean_mqm_common"] is not None)  # fmt: skip
-    order = {system: i for i, (_, system) in enumerate(ranked, 1)}
+    ranks = tied_ranks({r["system"]: r["mean_mqm_common"] for r in rows[:-1]})
     for row in rows:
-        row["rank"] = order.get(row["system"])
+        row["rank"], row["tied"] = ranks.get(row["system"], (None, False))
     table = pd.DataFrame(rows)
     table["rank"] = table["rank"].astype("Int64")
     return table
@@ -90,7 +91,7 @@ def plot_type_counts(table: pd.DataFrame, rubric: Rubric, path: Path, title: str
     ax.legend(handles=[plt.Rectangle((0, 0), 1, 1, color=c) for c in ("tab:orange", "tab:blue")],
               labels=["locale-specific", "general"], loc="upper right")  # fmt: skip
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path, dpi=120)
     plt.close(fig)
     return path
 
@@ -105,25 +106,25 @@ def write_report(run: ErrorsRun, records: list[Record], out_dir: Path) -> dict[s
         item = items[r.id]
         seg = {**asdict(r), "source": item.source, "translation": item.translation}
         segments.append(seg)
-    with (out_dir / "segments.jsonl").open("w", encoding="utf-8") as fh:
+    with open_output(out_dir / "segments.jsonl") as fh:
         for seg in segments:
             fh.write(json.dumps(seg, ensure_ascii=False) + "\n")
     flat = [{k: s[k] for k in ("id", "system", "doc", "seg_id", "status", "reason", "mqm")}
             | {"n_errors": len(s["errors"])} | r.flags(ids)
             for s, r in zip(segments, run.results, strict=True)]  # fmt: skip
-    pd.DataFrame(flat).to_csv(out_dir / "segments.csv", index=False)
+    write_frame(pd.DataFrame(flat), out_dir / "segments.csv", index=False)
     err_rows = [{"id": s["id"], "system": s["system"], **e} for s in segments for e in s["errors"]]
     columns = ["id", "system", "type", "severity", "quote", "side", "start", "end", "mqm_category"]
-    pd.DataFrame(err_rows, columns=columns).to_csv(out_dir / "errors.csv", index=False)
+    write_frame(pd.DataFrame(err_rows, columns=columns), out_dir / "errors.csv", index=False)
     table = type_counts(segments, run.rubric)
-    table.to_csv(out_dir / "type_counts.csv", index=False)
+    write_frame(table, out_dir / "type_counts.csv", index=False)
     figure = plot_type_counts(table, run.rubric, out_dir / "type_counts.png",
                               f"Error types (judge: {run.judge.label})").name  # fmt: skip
     status = Counter(s["status"] for s in segments)
     reasons = Counter(s["reason"].split(":", 1)[0] for s in segments if s["reason"])
     opts = run.options
     data_files = [opts.items or opts.mqm_sample.tsv]  # type: ignore[union-attr]
-    with (out_dir / "items.jsonl").open("w", encoding="utf-8") as fh:
+    with open_output(out_dir / "items.jsonl") as fh:
         for item in run.items:
             fh.write(item.model_dump_json(exclude_none=True) + "\n")
     summary: dict[str, Any] = {

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from judgekit.data.atomic import write_frame, write_text
 from judgekit.data.jsonfile import json_safe, write_json
 from judgekit.signature import Signature
 
@@ -56,6 +57,6 @@ def write_estimate(payload: dict[str, Any], out: Path) -> list[Path]:
     payload = json_safe(payload)
     paths = [out / "estimate.json", out / "estimate.csv", out / "estimate.md"]
     write_json(paths[0], payload)
-    pd.DataFrame(payload["estimates"]).to_csv(paths[1], index=False)
-    paths[2].write_text(estimate_markdown(payload), encoding="utf-8")
+    write_frame(pd.DataFrame(payload["estimates"]), paths[1], index=False)
+    write_text(paths[2], estimate_markdown(payload))
     return paths

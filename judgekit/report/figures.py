@@ -6,6 +6,8 @@ from pathlib import Path
 
 import matplotlib
 
+from judgekit.data.atomic import save_figure
+
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
@@ -60,7 +62,7 @@ def heatmap(
     ax.set_title(title)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path, dpi=120)
     plt.close(fig)
     return path
 

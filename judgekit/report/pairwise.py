@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from judgekit.data.atomic import open_output, save_figure, write_frame
 from judgekit.data.jsonfile import json_safe, write_json
 from judgekit.data.pairwise import VERDICT_COLUMNS
 from judgekit.metrics.concordance import unswap_verdicts
@@ -111,10 +112,9 @@ def _write_tables(frame: pd.DataFrame, out_dir: Path, policy: str) -> Counter[st
         resolved, status = resolve_verdicts(part["original"], part["swapped"], policy)  # type: ignore[arg-type]
         parts.append(part.assign(resolved=resolved, status=status))
     table = pd.concat(parts).sort_index(kind="stable")
-    table[["item", "subset", "judge", "gold", "original", "swapped", "resolved", "status"]].to_csv(
-        out_dir / "verdicts.csv", index=False
-    )
-    with open(out_dir / "labels.csv", "w", encoding="utf-8", newline="") as handle:
+    columns = ["item", "subset", "judge", "gold", "original", "swapped", "resolved", "status"]
+    write_frame(table[columns], out_dir / "verdicts.csv", index=False)
+    with open_output(out_dir / "labels.csv", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["item", "rater", "label"])
         for row in table.itertuples(index=False):
@@ -126,7 +126,7 @@ def _write_tables(frame: pd.DataFrame, out_dir: Path, policy: str) -> Counter[st
                 if label is not None:
                     writer.writerow([row.item, rater, label])
     gold = table.drop_duplicates("item")
-    with open(out_dir / "gold.csv", "w", encoding="utf-8", newline="") as handle:
+    with open_output(out_dir / "gold.csv", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["item", "rater", "label"])
         writer.writerows(
@@ -149,7 +149,7 @@ def write_report(run: PairwiseRun, records: Iterable[Record], out_dir: Path) -> 
         tables.append(judge_table(published, **stats).assign(source="published"))  # type: ignore[arg-type]
     table = pd.concat(tables, ignore_index=True)
     table.insert(0, "source", table.pop("source"))
-    table.to_csv(out_dir / "pairwise.csv", index=False)
+    write_frame(table, out_dir / "pairwise.csv", index=False)
     plot_accuracy_vs_agreement(table, out_dir / FIGURE)
     planned = len(run.items) * len(run.judges) * 2
     excluded = frame.attrs["excluded"]
@@ -206,7 +206,7 @@ def plot_accuracy_vs_agreement(table: pd.DataFrame, path: Path) -> Path:
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path, dpi=120)
     plt.close(fig)
     return path
 

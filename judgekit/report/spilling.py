@@ -8,6 +8,7 @@ from typing import Any
 
 import pandas as pd
 
+from judgekit.data.atomic import write_frame
 from judgekit.data.jsonfile import write_json
 from judgekit.lexicon.store import dictionaries_dir
 from judgekit.metrics.spilling import all_tables, backcheck_table, model_comparison
@@ -105,8 +106,10 @@ def _write_labels(run: SpillingRun, out_dir: Path) -> None:
          "label": str(v).lower()}
         for r in run.results if r.excluded is None for i, v in enumerate(r.valid)
     ]  # fmt: skip
-    pd.DataFrame(labels, columns=["item", "rater", "label"]).to_csv(
-        out_dir / "labels.csv", index=False
+    write_frame(
+        pd.DataFrame(labels, columns=["item", "rater", "label"]),
+        out_dir / "labels.csv",
+        index=False,
     )
 
 
@@ -137,7 +140,7 @@ def _write_backcheck(run: SpillingRun, judged: pd.DataFrame, out_dir: Path) -> d
         return back
     for name, by in {"by_lang": ["lang"], "by_model": ["model"]}.items():
         table = backcheck_table(checked, by)
-        table.to_csv(out_dir / f"backcheck_{name}.csv", index=False)
+        write_frame(table, out_dir / f"backcheck_{name}.csv", index=False)
         back[name] = _records(table)
     total_rej, total_acc = int(checked["n_rejected"].sum()), int(checked["n_accepted_en"].sum())
     back["overall"] = {
@@ -156,16 +159,16 @@ def write_report(run: SpillingRun, records: list[Record], out_dir: Path) -> dict
             {"word": w, "lang": lang, "translation": t, "source": f"model:{run.translator.label}"}
             for (w, lang), t in sorted(run.model_translations.items())
         ]
-        pd.DataFrame(rows).to_csv(out_dir / "translations.model.tsv", sep="\t", index=False)
+        write_frame(pd.DataFrame(rows), out_dir / "translations.model.tsv", sep="\t", index=False)
     items = pd.DataFrame([r.row() for r in run.results])
-    items.to_csv(out_dir / "items.csv", index=False)
+    write_frame(items, out_dir / "items.csv", index=False)
     judged = items[items["excluded"].isna()] if not items.empty else items
     tables = all_tables(judged) if not judged.empty else {}
     compared = model_comparison(eligible(items))
     if tables:  # models side by side on the items judged for every model
         tables["by_model"] = tables["by_model"].merge(compared, on="model", how="outer")
     for name, table in tables.items():
-        table.to_csv(out_dir / f"spilling_{name}.csv", index=False)
+        write_frame(table, out_dir / f"spilling_{name}.csv", index=False)
     _write_labels(run, out_dir)
     figure = _write_heatmap(run, tables, out_dir)
     back = _write_backcheck(run, judged, out_dir)

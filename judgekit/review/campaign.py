@@ -22,7 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from judgekit.data import jsonl_objects
+from judgekit.data.atomic import write_text
 from judgekit.errors import InputError
+from judgekit.labels.vocabulary import canonical_id
 
 TASKS = ("postedit", "meanings", "csca", "mqm")
 CAMPAIGN_FORMAT = "judgekit-review-campaign/1"
@@ -116,8 +118,10 @@ def select_items(
     Raises:
         InputError: an id in ``ids`` or ``keep`` that is not an item of the source.
     """
-    known = {i.id: i for i in items}
-    for wanted in (ids or []) + (keep or []):
+    known = {canonical_id(i.id): i for i in items}  # ids compared as NFC text
+    ids = [canonical_id(i) or "" for i in ids or []]
+    keep = [canonical_id(g) or "" for g in keep or []]
+    for wanted in ids + keep:
         if wanted not in known:
             raise InputError(None, f"no item '{wanted}' in the source", field="--items")
     if ids:
@@ -127,8 +131,8 @@ def select_items(
         chosen = [it for n, it in enumerate(items) if n in picked]
     else:
         chosen = list(items)
-    have = {i.id for i in chosen}
-    extra = [known[g] for g in (keep or []) if g not in have]
+    have = {canonical_id(i.id) for i in chosen}
+    extra = [known[g] for g in keep if g not in have]
     return chosen + extra
 
 
@@ -169,7 +173,7 @@ def write_campaign(campaign: Campaign, path: Path) -> None:
         campaign.raters = list(dict.fromkeys(old.raters + campaign.raters))
     path.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(campaign.to_json(), ensure_ascii=False, indent=1)
-    path.write_text(text + "\n", encoding="utf-8")
+    write_text(path, text + "\n")
 
 
 def read_campaign(path: Path) -> Campaign:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from judgekit.errors import InputError
+from judgekit.labels.vocabulary import canonical_id
 from judgekit.review.campaign import Campaign, ReviewItem
 
 
@@ -43,6 +44,9 @@ def check_item(path: Path, items: dict[str, ReviewItem], item_id: Any, hash_: An
         InputError: an item that is not in the campaign, or whose hash differs (edited).
     """
     item = items.get(str(item_id))
+    if item is None:  # the same id in another Unicode form (NFD from another tool's export)
+        found = canonical_id(item_id)
+        item = next((it for key, it in items.items() if canonical_id(key) == found), None)
     if item is None:
         raise InputError(path, f"item '{item_id}' is not in the campaign", field="items")
     if hash_ != item.hash:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from judgekit.errors import InputError
+from judgekit.labels.vocabulary import canonical_id
 from judgekit.review.campaign import EXPORT_FORMAT, Campaign
 from judgekit.review.checks import Annotation, RaterFile, check_answer, check_item
 from judgekit.review.labelstudio import read_labelstudio
@@ -54,7 +55,7 @@ def read_export(path: Path, campaign: Campaign) -> RaterFile:
     if raw.get("task") != campaign.task:
         raise InputError(path, f"task {raw.get('task')}, not {campaign.task}", field="task")
     rater = raw.get("rater")
-    rater = rater.strip() if isinstance(rater, str) else ""
+    rater = (canonical_id(rater) or "") if isinstance(rater, str) else ""  # NFC: one rater
     if not rater:
         raise InputError(path, "no rater name", field="rater")
     if any(unicodedata.category(c) in ("Cc", "Zl", "Zp") for c in rater):  # TSV cells hold none

@@ -24,7 +24,9 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from judgekit.data.atomic import write_text
 from judgekit.errors import InputError
+from judgekit.labels.vocabulary import canonical_id
 from judgekit.review.campaign import Campaign, ReviewItem
 from judgekit.review.checks import Annotation, RaterFile, check_answer, check_item
 
@@ -121,15 +123,18 @@ def export_labelstudio(campaign: Campaign, out: Path) -> tuple[Path, Path]:
             task["predictions"] = [{"model_version": "llm", "result": result}]  # fmt: skip
         tasks.append(task)
     tasks_path, config_path = out / "tasks.json", out / "config.xml"
-    tasks_path.write_text(json.dumps(tasks, ensure_ascii=False, indent=1) + "\n", "utf-8")
-    config_path.write_text(labelling_config(campaign), encoding="utf-8")
+    write_text(tasks_path, json.dumps(tasks, ensure_ascii=False, indent=1) + "\n")
+    write_text(config_path, labelling_config(campaign))
     return tasks_path, config_path
 
 
 def _rater(completed_by: Any) -> str:
+    """The rater's name (NFC, as every label reader reads names)."""
     if isinstance(completed_by, dict):
-        return str(completed_by.get("email") or f"labelstudio-{completed_by.get('id')}")
-    return f"labelstudio-{completed_by}"
+        name = str(completed_by.get("email") or f"labelstudio-{completed_by.get('id')}")
+    else:
+        name = f"labelstudio-{completed_by}"
+    return canonical_id(name) or name
 
 
 def _u16_to_cp(text: str, u16: int) -> int:

@@ -11,6 +11,7 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
+from judgekit.data.atomic import write_text
 from judgekit.errors import InputError
 from judgekit.review.campaign import (
     CAMPAIGN_FILE,
@@ -103,5 +104,5 @@ def make_page(campaign: Campaign, rater: str, out: Path, *, show_judge: bool = F
     target = out.parent / CAMPAIGN_FILE
     write_campaign(campaign, target)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(build_page(campaign, rater, show_judge=show_judge), encoding="utf-8")
+    write_text(out, build_page(campaign, rater, show_judge=show_judge))
     return MadePage(out, target, campaign, len(campaign.gold))

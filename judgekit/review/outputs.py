@@ -5,10 +5,13 @@ Into the output folder, from the done items of every rater:
 * ``labels.csv``: long ``item,rater,label`` (``judgekit calibrate agreement|judge``). meanings:
   one row per meaning, item ``<item>|m<i>``, label ``true``/``false`` (as a spilling run's
   ``labels.csv``); csca: label = CS/CA, plus one column per other question, and
-  ``labels.<question>.csv`` per question; mqm: ``error``/``no-error`` per segment; postedit: the
+  ``labels.<question>.csv`` per question; mqm: per segment ``no-error`` or the worst severity
+  of its errors (``minor``/``major``/``critical``), the scheme the errors judge's labels use in
+  ``judgekit view`` (:func:`judgekit.labels.vocabulary.mqm_segment_label`); postedit: the
   segment's ``kept``/``edited``/``reverted``.
 * mqm: ``human_mqm.tsv``, Google's MQM TSV (Marot's columns ``system doc seg_id rater source
-  target category severity``, plus ``type``): one row per error with the span in ``<v>..</v>``
+  target category severity``, plus ``type``; a segment without a ``seg_id`` gets its item id
+  there, as ``calibrate errors`` matches it): one row per error with the span in ``<v>..</v>``
   (in the source for omissions), one ``No-error`` row per clean segment; categories are the
   rubric types' MQM categories, severities Minor/Major/Critical. Read by
   :func:`judgekit.metrics.mqm.read_mqm_tsv` (errors-run calibration). Tabs and line breaks in a
@@ -30,8 +33,10 @@ from typing import Any
 
 import pandas as pd
 
+from judgekit.data.atomic import write_frame, write_text
 from judgekit.data.jsonfile import write_json
 from judgekit.errors import InputError, JudgekitError
+from judgekit.labels.vocabulary import mqm_segment_label
 from judgekit.review.campaign import Campaign
 from judgekit.review.checks import Annotation, RaterFile
 
@@ -56,7 +61,8 @@ def label_rows(campaign: Campaign, files: list[RaterFile]) -> list[dict[str, Any
             rows.append({"item": a.item, "rater": a.rater, "label": ans["cs_label"]}
                         | {q: ans[q] for q in CSCA_QUESTIONS})  # fmt: skip
         elif campaign.task == "mqm":
-            label = "no-error" if ans["no_errors"] else "error"
+            severities = [e["severity"] for e in ans["errors"]]
+            label = mqm_segment_label(bool(ans["no_errors"]), severities)
             rows.append({"item": a.item, "rater": a.rater, "label": label})
         else:
             rows.append(
@@ -112,7 +118,7 @@ def mqm_rows(campaign: Campaign, files: list[RaterFile]) -> tuple[list[list[str]
         for side in ("source", "translation"):
             if "<v>" in d[side] or "</v>" in d[side]:
                 raise JudgekitError(f"item '{a.item}': its {side} holds an MQM span marker <v>")
-        head = [d["system"], d["doc"], d["seg_id"], a.rater]
+        head = [d["system"], d["doc"], d["seg_id"] or a.item, a.rater]  # no seg_id: the item id
         if a.answer["no_errors"]:
             rows.append(head + [d["source"], d["translation"], "No-error", "no-error", ""])
             continue
@@ -191,11 +197,9 @@ def postedit_outputs(campaign: Campaign, files: list[RaterFile], out: Path) -> l
             )
             versions = tuple([_norm(t) for t in v] for v in versions)
             for name, lines in zip(("original", "llm", "edited"), versions, strict=True):
-                (folder / f"{side}.{name}.txt").write_text(
-                    "".join(x + "\n" for x in lines), "utf-8"
-                )
+                write_text(folder / f"{side}.{name}.txt", "".join(x + "\n" for x in lines))
             sides[side] = versions
-        (folder / "ids.txt").write_text("".join(a.item + "\n" for a in done), encoding="utf-8")
+        write_text(folder / "ids.txt", "".join(a.item + "\n" for a in done))
         stats = postedit_stats(sides, tokenize="13a")
         for a, d in zip(done, stats.detail, strict=True):
             row: dict[str, Any] = {"rater": f.rater, "item": a.item, "status": d.status,
@@ -228,24 +232,24 @@ def write_outputs(campaign: Campaign, files: list[RaterFile], out: Path) -> dict
     rows = label_rows(campaign, files)
     written = ["labels.csv", "qc.csv", "qc.json"]
     frame = pd.DataFrame(rows, columns=_columns(campaign.task))
-    frame.to_csv(out / "labels.csv", index=False)
+    write_frame(frame, out / "labels.csv", index=False)
     notes: dict[str, Any] = {}
     if campaign.task == "csca":
         for q in CSCA_QUESTIONS:
             part = frame[["item", "rater", q]].rename(columns={q: "label"})
-            part.to_csv(out / f"labels.{q}.csv", index=False)
+            write_frame(part, out / f"labels.{q}.csv", index=False)
             written.append(f"labels.{q}.csv")
     elif campaign.task == "mqm":
         tsv, changed = mqm_rows(campaign, files)
-        (out / "human_mqm.tsv").write_text("".join("\t".join(r) + "\n" for r in tsv), "utf-8")
+        write_text(out / "human_mqm.tsv", "".join("\t".join(r) + "\n" for r in tsv))
         written.append("human_mqm.tsv")
         notes["tsv_cells_with_tabs_or_breaks_replaced"] = changed
     elif campaign.task == "postedit":
         pe = postedit_outputs(campaign, files, out)
-        pd.DataFrame(pe).to_csv(out / "postedit.csv", index=False)
+        write_frame(pd.DataFrame(pe), out / "postedit.csv", index=False)
         written += ["postedit.csv", "postedit/<rater>/<side>.{original,llm,edited}.txt"]
     qc = qc_rows(campaign, files)
-    pd.DataFrame(qc).to_csv(out / "qc.csv", index=False)
+    write_frame(pd.DataFrame(qc), out / "qc.csv", index=False)
     summary = {
         "campaign": campaign.id, "task": campaign.task, "raters": [f.rater for f in files],
         "labels": len(rows), "qc": qc, "files": written, **notes,

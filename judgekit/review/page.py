@@ -5,7 +5,10 @@ the vendored jsdiff (``vendor/diff.min.js``, BSD-3-Clause, ``vendor/LICENSE-jsdi
 the items go into a ``<script type="application/json">`` block with ``<``, ``>`` and ``&``
 written as JSON escapes, so no item text can close the block. The script puts every model or
 input string into the page as text (``textContent``), never as HTML. The guidelines are
-markdown rendered here with markdown-it-py, raw HTML disabled (it is shown escaped).
+markdown rendered here with markdown-it-py, raw HTML disabled (it is shown escaped). The page
+has the viewer's content security policy (``judgekit.view.page.content_security_policy``): no
+network request at all, so an image written in the guidelines (``![](https://...)``) is never
+fetched, and no script but the page's own, so no inline event handler runs.
 
 Blind by default: the judge's answers are left out of the page unless ``show_judge`` (then the
 answers are pre-filled and the export says ``"show_judge": true``). Gold answers are never in a
@@ -22,6 +25,7 @@ from typing import Any
 
 from judgekit import __version__
 from judgekit.review.campaign import Campaign
+from judgekit.view.page import CSP_MARK, with_policy
 
 SCRIPTS = {
     "postedit": ["vendor/diff.min.js", "static/core.js", "static/postedit.js"],
@@ -104,7 +108,8 @@ def build_page(campaign: Campaign, rater: str, *, show_judge: bool = False) -> s
     script += "\nJK.start();\n"
     script = script.replace("</script", "<\\/script")
     title = f"judgekit review · {campaign.task} · {rater} · campaign {campaign.id}"
-    return Template(_read("static/page.html")).substitute(
+    page = Template(_read("static/page.html")).substitute(
+        csp=CSP_MARK,  # filled last: the policy hashes the finished script
         version=__version__,
         title=html.escape(title),
         css=_read("static/page.css"),
@@ -114,3 +119,4 @@ def build_page(campaign: Campaign, rater: str, *, show_judge: bool = False) -> s
         data=script_json(page_data(campaign, rater, show_judge)),
         script=script,
     )
+    return with_policy(page)

@@ -7,8 +7,9 @@ postedit   localise run (``localised.jsonl``)            ``id, original_source,
                                                          original_english, source, english``
 meanings   spilling run (``records.jsonl``: generations  ``id, lang, word, translation, entry,
            and judgments; dictionaries/ for the entry)   meanings [{meaning, examples}]``
-csca       cultural audit (``annotations.jsonl`` and     a benchmark items file
-           the items files named in ``summary.json``)    (:func:`judgekit.data.items.load_items`)
+csca       cultural audit (the items of its              a benchmark items file
+           ``annotations.jsonl``, from the items files   (:func:`judgekit.data.items.load_items`)
+           named in ``summary.json``)
 mqm        errors run (``segments.jsonl``)               segments (``SegmentItem``: id, source,
                                                          translation, system, doc, seg_id)
 =========  ============================================  ======================================
@@ -24,7 +25,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from judgekit.data import jsonl_objects
+from judgekit.data import jsonl_objects, stored_path
 from judgekit.errors import InputError
 from judgekit.review.campaign import ReviewItem
 
@@ -170,14 +171,16 @@ def csca_items(source: Path) -> list[ReviewItem]:
     files, language = signature.get("items"), (signature.get("options") or {}).get("language")
     if not files:
         raise InputError(summary, "not a cultural audit: no items in its signature")
-    judge: dict[str, dict[str, Any]] = {}
+    judge: dict[str, dict[str, Any] | None] = {}  # the run's items: a --limit or split subset
     for _, row in _jsonl(source / "annotations.jsonl"):
-        if row.get("status") == "annotated":
-            judge[row["key"]] = {f: row.get(f) for f in CSCA_FIELDS}
+        annotated = row.get("status") == "annotated"
+        judge[row["key"]] = {f: row.get(f) for f in CSCA_FIELDS} if annotated else None
     items = []
     for f in files:
-        for it in load_items(f["path"], language=language, benchmark=f.get("benchmark")).items:
-            items.append(_csca_item(it, judge.get(it.key)))
+        path = stored_path(f["path"], summary, "items")
+        for it in load_items(path, language=language, benchmark=f.get("benchmark")).items:
+            if it.key in judge:
+                items.append(_csca_item(it, judge[it.key]))
     return items
 
 

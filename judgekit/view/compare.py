@@ -26,6 +26,8 @@ import pandas as pd
 from judgekit.data.jsonfile import json_safe
 from judgekit.errors import JudgekitError
 from judgekit.labels.majority import TIE
+from judgekit.labels.overlap import fold
+from judgekit.labels.vocabulary import canonical_id, label_text
 from judgekit.view.data import RunData
 from judgekit.view.profiles import profile
 
@@ -53,6 +55,9 @@ def sources(runs: list[RunData]) -> tuple[list[dict[str, Any]], list[dict[tuple[
         multi = len({r.get("sample_index") or 0 for r in run.records}) > 1
         for row, record in enumerate(run.records):
             for unit, label in prof.units(record):
+                unit, label = canonical_id(unit), label_text(label)  # as labels.csv reads
+                if unit is None or label is None:
+                    continue
                 raters = _rater(record, multi)
                 for rater in raters:
                     link.setdefault((unit, rater), row)
@@ -140,15 +145,23 @@ def against_humans(
 ) -> dict[str, Any]:
     """Each source against the human majority of ``labels_path`` (module doc).
 
+    Each source's label set is checked against the humans' first
+    (:mod:`judgekit.labels.overlap`): labels that differ in case alone are one label (a
+    warning says so), labels seen on one side only are a warning, both kept in the entry's
+    ``labels``; a source that shares no label with the humans gets the error as its ``note``.
+
     Raises:
         InputError: the labels file is missing or malformed (file, line, field).
+        LabelSetError: no source shares a label with the humans.
     """
     from judgekit.calibration.judge import judge_vs_humans
     from judgekit.labels.majority import majority_vote
+    from judgekit.labels.overlap import LabelSetError
     from judgekit.labels.table import load_labels
 
-    humans = load_labels(labels_path, format="long", numeric=False)
+    humans = load_labels(labels_path, format="long")
     reference = majority_vote(humans)
+    disjoint: list[LabelSetError] = []
     out: dict[str, Any] = {"path": str(labels_path), "raters": [str(r) for r in humans.raters],
                            "n_items": int(len(reference)), "tie_policy": tie_policy,
                            "n_ties": int((reference == TIE).sum()), "judges": []}  # fmt: skip
@@ -163,13 +176,17 @@ def against_humans(
                 ci=n_resamples > 0,
                 n_resamples=n_resamples,
                 seed=seed,
+                judge_name=f"judge '{source['name']}'",
             )
         except JudgekitError as exc:
+            if isinstance(exc, LabelSetError):
+                disjoint.append(exc)
             entry["note"] = str(exc)
             out["judges"].append(entry)
             continue
         result = report.to_dict()
-        ref = majority_vote(table) if table is not humans else reference
+        folded = result["labels"].get("folded") or {}
+        ref = majority_vote(table).map(lambda v, f=folded: fold(v, f))
         wrong = [
             [unit, ref[unit], label, _row(links, source, unit)]
             for unit, label in source["labels"].items()
@@ -179,9 +196,11 @@ def against_humans(
             n_items=result["n_items"], n_ties=result["n_ties"], n_unjudged=result["n_unjudged"],
             accuracy=result["accuracy"], macro_f1=result["macro_f1"], kappa=result["kappa"],
             confusion=result["confusion"], per_class=result["per_class"],
-            errors=result["errors"], disagreements=wrong,
+            errors=result["errors"], disagreements=wrong, labels=result["labels"],
         )  # fmt: skip
         out["judges"].append(json_safe(entry))
+    if found and len(disjoint) == len(found):
+        raise disjoint[0]
     return out
 
 

@@ -143,16 +143,27 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
 
 def _read_labels(path: Path) -> list[tuple[str, str, str]]:
     """The ``item,rater,label`` rows of a run's labels.csv with a label (the one table reader,
-    :func:`judgekit.data.tables.read_table`; a run writes each (item, rater) once)."""
+    :func:`judgekit.data.tables.read_table`; a run writes each (item, rater) once), in the
+    label vocabulary's text form (:mod:`judgekit.labels.vocabulary`: NFC ids and names,
+    ``TRUE`` as ``true``, ``1.0`` as ``1``; missing markers left out)."""
     from judgekit.data.tables import read_table
+    from judgekit.labels.vocabulary import canonical_id, label_text
 
     table = read_table(path)
     header, rows = table.columns, table.rows
     for column in ("item", "rater", "label"):
         if column not in header:
             raise InputError(path, f"missing column '{column}'", line=1, field=column)
-    return [(r["item"].strip(), r["rater"].strip(), r["label"].strip())
-            for _, r in rows if r["label"].strip()]  # fmt: skip
+    out = []
+    for _, r in rows:
+        item, rater, label = (
+            canonical_id(r["item"]),
+            canonical_id(r["rater"]),
+            label_text(r["label"]),
+        )
+        if item is not None and rater is not None and label is not None:
+            out.append((item, rater, label))
+    return out
 
 
 def read_run(path: str | Path) -> RunData:

@@ -4,8 +4,10 @@ the extra context its detail pane shows.
 * ``item``: the id of the thing a record is about (spilling: ``generator|lang|word|sN``;
   classify and CS/CA: the item id; errors: the segment id; localise: ``locale|id``).
 * ``label``: a record's answer in one word, for the table and its filter (classify: the label;
-  CS/CA: ``cs_label``; spilling judge: ``k of 5 invalid``; errors: ``no errors`` or the worst
-  MQM severity), None where a record has none (generations, failed calls).
+  CS/CA: ``cs_label``; spilling judge: ``k of 5 invalid``; errors: ``no-error`` or the worst
+  MQM severity, the segment labels ``review import`` writes for an MQM campaign,
+  :func:`judgekit.labels.vocabulary.mqm_segment_label`), None where a record has none
+  (generations, failed calls).
 * ``units``: the labelled units of a record in the id space of the run's ``labels.csv``
   (spilling: one per meaning, ``generator|lang|word|sN|mI`` with ``true``/``false``; paper 002,
   appendix A.3), which is what compare mode and ``--labels`` match on.
@@ -19,10 +21,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from judgekit.labels.vocabulary import mqm_segment_label
 from judgekit.view.data import RunData
 
 Record = dict[str, Any]
-SEVERITY_ORDER = ("minor", "major", "critical")
 
 
 def _meta(record: Record, name: str) -> Any:
@@ -59,11 +61,9 @@ def _errors_label(record: Record) -> str | None:
     parsed = _parsed(record)
     if not parsed:
         return None
-    if parsed.get("no_errors") or not parsed.get("errors"):
-        return "no errors"
-    found = [e.get("severity") for e in parsed["errors"] if isinstance(e, dict)]
-    ranked = [s for s in SEVERITY_ORDER if s in found]
-    return ranked[-1] if ranked else "errors"
+    errors = parsed.get("errors") if isinstance(parsed.get("errors"), list) else []
+    found = [e.get("severity") for e in errors if isinstance(e, dict)]
+    return mqm_segment_label(bool(parsed.get("no_errors")) or not errors, found)
 
 
 def _single(field: str) -> Callable[[Record], list[tuple[str, str]]]:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from judgekit import __version__
+from judgekit.data.atomic import write_text
 from judgekit.data.jsonfile import json_safe
 from judgekit.errors import InputError
 from judgekit.view.compare import (
@@ -138,7 +139,7 @@ def build_report(
     page = render_page(payload, title, notes_html(notes))
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(page, encoding="utf-8")
+    write_text(out, page)
     return ReportInfo(
         path=out,
         bytes=out.stat().st_size,

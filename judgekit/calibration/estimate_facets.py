@@ -1,0 +1,115 @@
+"""The facets of estimated items (language, model, system...), from the runs and tables of a
+``calibrate estimate`` or ``plan``: :func:`item_facets` (see its doc for what each input gives).
+Item ids are read as the label vocabulary reads them (:func:`judgekit.labels.vocabulary.
+canonical_id`), so they match the judge's and the humans' labels.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from judgekit.calibration.estimate_inputs import SEGMENTS_FILE, is_mqm_tsv, read_segments
+from judgekit.data.tables import read_table
+from judgekit.errors import InputError
+from judgekit.labels.table import LONG_COLUMNS
+from judgekit.labels.vocabulary import canonical_id
+
+
+def item_facets(*paths: str | Path | None, by: str | None = None) -> pd.DataFrame:
+    """Facets of each item (one column per facet, indexed by item id as text), from every path.
+
+    What each path gives:
+
+    * an ``errors`` run directory: ``system`` and ``doc`` of each segment (``segments.jsonl``);
+    * a cultural run directory: ``benchmark``, ``language``, ``subject``, ``split`` and
+      ``subject_category`` (``annotations.jsonl``);
+    * a spilling run directory: ``model``, ``lang`` and ``word`` of every meaning (``items.csv``);
+    * a long ``item,rater,label`` file (or a run's ``labels.csv``): its extra columns;
+    * any other table (CSV, TSV, JSONL) with an ``item``, ``id`` or ``key`` column: its other
+      columns (the classify pipeline's items file, for instance).
+
+    The first path that gives an item a facet value wins. Within one table, an item whose rows
+    give the facet ``by`` two values is an :class:`InputError` (file, line, field); other
+    columns (a rater's own answers) keep their first value.
+    """
+    frames = []
+    for path in paths:
+        if path is None:
+            continue
+        path = Path(path)
+        if path.is_dir():
+            frames.append(_run_facets(path))
+            if (path / "labels.csv").is_file():
+                frames.append(_table_facets(path / "labels.csv", by))
+        elif path.is_file() and not is_mqm_tsv(path):
+            frames.append(_table_facets(path, by))
+    frames = [f for f in frames if not f.empty]
+    if not frames:
+        return pd.DataFrame(index=pd.Index([], name="item"))
+    out = frames[0]
+    for frame in frames[1:]:
+        out = out.combine_first(frame)
+    return out
+
+
+def _run_facets(run_dir: Path) -> pd.DataFrame:
+    if (run_dir / SEGMENTS_FILE).is_file():
+        rows = {canonical_id(s["id"]): {"system": s["system"], "doc": s.get("doc")}
+                for s in read_segments(run_dir)}  # fmt: skip
+        return pd.DataFrame.from_dict(rows, orient="index")
+    annotations = run_dir / "annotations.jsonl"
+    if annotations.is_file():
+        records = read_table(annotations).rows
+        keys = ("benchmark", "language", "subject", "split", "item_subject_category")
+        rows = {canonical_id(r["key"]): {k: r.get(k) for k in keys} for _, r in records
+                if "key" in r}  # fmt: skip
+        frame = pd.DataFrame.from_dict(rows, orient="index")
+        return frame.rename(columns={"item_subject_category": "subject_category"})
+    items = run_dir / "items.csv"
+    labels = run_dir / "labels.csv"
+    if items.is_file() and labels.is_file():
+        records = read_table(items).rows
+        wanted = {"model", "lang", "word", "sample"}
+        by_prefix = {
+            f"{r['model']}|{r['lang']}|{r['word']}|s{r['sample']}": {
+                "model": r["model"],
+                "lang": r["lang"],
+                "word": r["word"],
+            }
+            for _, r in records
+            if wanted <= set(r)
+        }
+        label_rows = read_table(labels).rows
+        rows = {}
+        for _, r in label_rows:
+            facets = by_prefix.get(str(canonical_id(r.get("item")) or "").rsplit("|", 1)[0])
+            if facets is not None:
+                rows[canonical_id(r["item"])] = facets
+        return pd.DataFrame.from_dict(rows, orient="index")
+    return pd.DataFrame()
+
+
+def _table_facets(path: Path, by: str | None = None) -> pd.DataFrame:
+    table = read_table(path)
+    header, rows = table.columns, table.rows
+    key = next((c for c in ("item", "id", "key") if c in header), None)
+    if key is None:
+        return pd.DataFrame()
+    skip = set(LONG_COLUMNS) if all(c in header for c in LONG_COLUMNS) else {key}
+    columns = [c for c in header if c not in skip]
+    facets: dict[str, dict[str, Any]] = {}
+    for line, row in rows:
+        item = canonical_id(row.get(key)) or ""
+        entry = facets.setdefault(item, {})
+        for column in columns:
+            value = row.get(column)
+            if value in (None, "") or isinstance(value, (dict, list)):
+                continue
+            value = str(value).strip()
+            if entry.setdefault(column, value) != value and column == by:  # one value per item
+                raise InputError(path, f"item '{item}': {column} is both '{entry[column]}' and "
+                                 f"'{value}'", line=line, field=column)  # fmt: skip
+    return pd.DataFrame.from_dict(facets, orient="index", columns=columns or None)

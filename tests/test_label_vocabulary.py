@@ -1,0 +1,454 @@
+"""One label vocabulary: labels, ids and text read the same way by every reader and command, and
+no judge-vs-human figure over label sets that do not meet. One test per case of the issue (each
+failed before the vocabulary), with the figures computed by hand in the comments."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import unicodedata
+from dataclasses import replace
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from fault_server import FaultServer
+
+from judgekit.errors import InputError, JudgekitWarning
+from judgekit.labels.table import load_labels
+
+REPO = Path(__file__).resolve().parents[1]
+NFD = "Jose\u0301"  # José typed on macOS: e + U+0301
+NFC = unicodedata.normalize("NFC", NFD)  # José on Windows: U+00E9
+
+
+def judgekit(*args: str, cwd: Path = REPO, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "judgekit", *args], cwd=cwd, timeout=300,
+                          capture_output=True, text=True, env={**os.environ, "COLUMNS": "200",
+                                                               **(env or {})})  # fmt: skip
+
+
+def write_long(path: Path, rows: list[tuple]) -> Path:
+    pd.DataFrame(rows, columns=["item", "rater", "label"]).to_csv(path, index=False)
+    return path
+
+
+def accuracy_of(out: Path) -> float:
+    return json.loads((out / "judge_calibration.json").read_text("utf-8"))["judge_vs_humans"][
+        "accuracy"
+    ]["value"]
+
+
+# -- case 1: a spreadsheet's TRUE/FALSE against a judge's true/false ---------------------------
+def test_case1_excel_true_false_humans_score_the_judge_1(tmp_path: Path) -> None:
+    judge = write_long(tmp_path / "judge.csv", [(i, "judge", v) for i, v in
+                       (("a", "true"), ("b", "false"), ("c", "true"), ("d", "false"))])  # fmt: skip
+    rows = [(i, h, v) for h in ("h1", "h2") for i, v in
+            (("a", "TRUE"), ("b", "FALSE"), ("c", "TRUE"), ("d", "FALSE"))]  # fmt: skip
+    human = write_long(tmp_path / "human.csv", rows)
+    out = tmp_path / "out"
+    proc = judgekit("calibrate", "judge", "--judge", str(judge), "--human", str(human),
+                    "--n-resamples", "0", "--out", str(out))  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert accuracy_of(out) == 1.0  # 4 of 4: TRUE is true (was 0.000: TRUE != true)
+    assert "warning" not in proc.stderr  # the booleans are one vocabulary, nothing to say
+    table = load_labels(human)
+    assert table.categories == ["false", "true"]
+    jsonl = tmp_path / "h.jsonl"  # JSON booleans and the text read alike
+    jsonl.write_text('{"item": "a", "rater": "h", "label": true}\n'
+                     '{"item": "b", "rater": "h", "label": "False"}\n', "utf-8")  # fmt: skip
+    assert load_labels(jsonl).column("h").tolist() == ["true", "false"]
+
+
+# -- case 2: Neutral vs neutral in view --labels -----------------------------------------------
+@pytest.fixture(scope="module")
+def classify(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    from view_runs import classify_runs
+
+    a, _, _ = classify_runs(tmp_path_factory.mktemp("classify"))
+    return a, tmp_path_factory.mktemp("humans")
+
+
+def _against(run: Path, labels: Path) -> dict:
+    from judgekit.view.compare import against_humans, sources
+    from judgekit.view.data import read_run
+
+    found, links = sources([read_run(run)])
+    return against_humans(found, links, labels, n_resamples=0)
+
+
+def test_case2_view_labels_fold_neutral_to_the_judges_neutral_with_a_warning(classify) -> None:
+    run, tmp = classify
+    judged = load_labels(run)  # judge-a: LABELS[i % 3] on 11 of 12 items (item 5 unscored)
+    rows = [(i, "h1", str(v).capitalize()) for i, v in judged.column(judged.raters[0]).items()]
+    humans = write_long(tmp / "humans.csv", rows)
+    with pytest.warns(JudgekitWarning, match="differ only in case") as caught:
+        got = _against(run, humans)["judges"][0]
+    assert any("'Neutral'" in str(w.message) and "'neutral'" in str(w.message) for w in caught)
+    assert got["accuracy"]["value"] == 1.0 and got["n_items"] == 11  # was 0.0, 3 x 2 classes
+    assert got["labels"]["folded"] == {"Negative": "negative", "Neutral": "neutral",
+                                       "Positive": "positive"}  # fmt: skip
+    assert got["disagreements"] == []
+
+
+# -- case 3: MQM segment labels of review import against the errors judge --------------------
+def test_case3_mqm_review_labels_meet_the_errors_judge_in_view_and_calibrate(tmp_path) -> None:
+    from view_runs import ERROR_ITEMS, errors_run
+
+    from judgekit.review.campaign import read_campaign
+    from judgekit.review.importer import read_files
+    from judgekit.review.make import build_campaign, make_page
+    from judgekit.review.outputs import write_outputs
+
+    run = errors_run(tmp_path)  # a: major, minor, critical spans; b: clean; c: unscored
+    made = make_page(build_campaign(run, "mqm"), "ana", tmp_path / "c" / "ana.html")
+    text = ERROR_ITEMS[0]["translation"]
+    start = text.index("shop")
+    answers = {
+        "a": {"no_errors": False, "errors": [{"side": "translation", "start": start,
+              "end": start + 4, "text": "shop", "type": "MIS", "severity": "critical"}]},
+        "b": {"no_errors": True, "errors": []},
+    }  # fmt: skip
+    export = {"format": "judgekit-review/1", "campaign": made.campaign.id, "task": "mqm",
+              "rater": "ana", "show_judge": False,
+              "items": [{"id": i.id, "hash": i.hash, "answer": answers.get(i.id),
+                         "done": i.id in answers} for i in made.campaign.items]}  # fmt: skip
+    (tmp_path / "ana.json").write_text(json.dumps(export), encoding="utf-8")
+    campaign = read_campaign(made.campaign_file)
+    out = tmp_path / "human"
+    write_outputs(campaign, read_files([tmp_path / "ana.json"], campaign), out)
+    labels = pd.read_csv(out / "labels.csv")
+    assert list(labels["label"]) == ["critical", "no-error"]  # was error / no-error
+    got = _against(run, out / "labels.csv")["judges"][0]
+    # a: worst severity critical = critical; b: no-error = no-error (was accuracy 0: "no-error"
+    # vs "no errors", "error" vs "critical")
+    assert got["accuracy"]["value"] == 1.0 and got["n_items"] == 2
+    assert got["labels"]["common"] == ["critical", "no-error"]
+    proc = judgekit("calibrate", "errors", str(run), str(out / "human_mqm.tsv"),
+                    "--n-resamples", "0")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    headline = json.loads((run / "calibration.json").read_text("utf-8"))["headline"]
+    assert (headline["segments"], headline["scored"]) == (2, 2)
+
+
+# -- case 4: ids and rater names in NFC in one file and NFD in the other ----------------------
+def test_case4_nfd_ids_and_names_meet_their_nfc_twins(tmp_path: Path) -> None:
+    items = [f"{NFD}-{k}" for k in range(3)]
+    judge = write_long(tmp_path / "judge.csv", [(i, "judge", "CS") for i in items])
+    twins = [(unicodedata.normalize("NFC", i), "h1", "CS") for i in items]
+    human = write_long(tmp_path / "human.csv", twins + [(twins[0][0], "h2", "CS")])
+    out = tmp_path / "out"
+    proc = judgekit("calibrate", "judge", "--judge", str(judge), "--human", str(human),
+                    "--n-resamples", "0", "--out", str(out))  # fmt: skip
+    assert proc.returncode == 0, proc.stderr  # was: "no item has both a judge label and ..."
+    assert accuracy_of(out) == 1.0
+    # one rater written both ways is one rater (was two: José and José)
+    mixed = write_long(tmp_path / "raters.csv", [("a", NFC, "x"), ("b", NFD, "y"), ("a", "Ana",
+                       "x"), ("b", "Ana", "y")])  # fmt: skip
+    assert load_labels(mixed).raters == [NFC, "Ana"]
+    proc = judgekit("calibrate", "agreement", str(mixed), "--n-resamples", "0",
+                    "--out", str(tmp_path / "agr"))  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    agreement = json.loads((tmp_path / "agr" / "agreement.json").read_text("utf-8"))
+    assert agreement["raters"] == [NFC, "Ana"] and agreement["n_items"] == 2
+
+
+# -- case 5: systems tied on their common segments share a rank -------------------------------
+def test_case5_tied_systems_share_a_rank_and_the_table_says_so() -> None:
+    from rich.console import Console
+
+    from judgekit.pipelines.localisation_schemas import load_rubric
+    from judgekit.report.console import print_errors
+    from judgekit.report.error_typing import type_counts
+
+    def seg(system: str, seg_id: str, mqm: float) -> dict:
+        return {"system": system, "doc": "d", "seg_id": seg_id, "source": seg_id,
+                "status": "scored", "errors": [], "mqm": mqm}  # fmt: skip
+
+    # zz and aa: MQM 1 + 5 over the same two segments, mean 3.0 each; mm: mean 0.5
+    segments = [seg("zz", "1", 1.0), seg("zz", "2", 5.0), seg("aa", "1", 5.0),
+                seg("aa", "2", 1.0), seg("mm", "1", 0.0), seg("mm", "2", 1.0)]  # fmt: skip
+    table = type_counts(segments, load_rubric()).set_index("system")
+    assert table.loc["mm", "rank"] == 1
+    assert table.loc["aa", "rank"] == table.loc["zz", "rank"] == 2  # was aa 2, zz 3 (by name)
+    assert bool(table.loc["aa", "tied"]) and not bool(table.loc["mm", "tied"])
+    console = Console(record=True, width=300)
+    rows = table.reset_index().astype(object).where(table.reset_index().notna(), None)
+    print_errors({"type_counts": rows.to_dict(orient="records")}, console)
+    text = console.export_text()
+    assert "=2" in text and "tied (=): aa, zz have equal MQM" in text
+
+
+# -- case 6: YAML dates and yes/no never reach a provider or a signature unconverted ---------
+def test_case6_an_azure_api_version_date_stays_text_and_dry_run_works(tmp_path: Path) -> None:
+    from judgekit.config import load_config
+
+    config = tmp_path / "azure.yaml"
+    config.write_text(
+        "pipeline: classify\njudge:\n  model: azure/gpt-4o\n"
+        "  extra: {api_version: 2024-05-01, stream_mode: no}\n"
+        "spilling:\n  backcheck: no\n"
+        f"classify:\n  items: {REPO / 'prompts' / 'classify' / 'examples.jsonl'}\n"
+        "  labels: [positive, negative]\n  task: Sentiment.\n",
+        encoding="utf-8",
+    )
+    loaded = load_config(config, ["judge.extra.when=2024-06-01"])
+    assert loaded.judge.extra == {"api_version": "2024-05-01", "stream_mode": "no",
+                                  "when": "2024-06-01"}  # fmt: skip
+    assert loaded.spilling.backcheck is False  # a boolean field still reads "no"
+    env = {"AZURE_API_KEY": "x", "AZURE_API_BASE": "http://127.0.0.1:9",
+           "AZURE_API_VERSION": "2024-05-01"}  # fmt: skip
+    proc = judgekit("run", str(config), "--dry-run", "--out", str(tmp_path / "run"), env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]  # was a 68-line "date" traceback
+    assert "Traceback" not in proc.stderr
+
+
+# -- case 7: a segment holding U+2028 -----------------------------------------------------------
+LS = "\u2028"
+SEGMENTS = [
+    {"id": "p", "source": "Er kam.", "translation": f"He came.{LS}Then he left.", "system": "s1",
+     "doc": "d", "seg_id": "1"},
+    {"id": "q", "source": "Gut.", "translation": "Good.", "system": "s1", "doc": "d",
+     "seg_id": "2"},
+]  # fmt: skip
+
+
+def _errors_run_with_a_line_separator(tmp: Path) -> Path:
+    items = tmp / "segments.jsonl"
+    items.write_text("".join(json.dumps(s, ensure_ascii=False) + "\n" for s in SEGMENTS), "utf-8")
+
+    def answer(body: dict) -> str:
+        text = body["messages"][0]["content"].rsplit("translation:\n", 1)[1]
+        if "Then he left" in text:
+            return json.dumps({"no_errors": False, "errors": [
+                {"quote": "left", "type": "MIS", "severity": "minor"}]})  # fmt: skip
+        return json.dumps({"no_errors": True, "errors": []})
+
+    config = tmp / "errors.yaml"
+    with FaultServer(answer_fn=answer) as srv:
+        config.write_text(
+            f"pipeline: errors\nout: {tmp / 'errors'}\n"
+            f"judge: {{model: hosted_vllm/stub, api_base: '{srv.base_url}', max_reasks: 0}}\n"
+            f"errors:\n  items: {items}\n  source_lang: German\n  target_lang: English\n",
+            encoding="utf-8",
+        )
+        proc = judgekit("run", str(config), "--no-cache")
+        assert proc.returncode == 0, proc.stderr
+    return tmp / "errors"
+
+
+def test_case7_u2028_in_a_segment_is_text_not_a_line_break(tmp_path: Path) -> None:
+    from judgekit.calibration.error_typing import calibrate_errors
+    from judgekit.calibration.estimate_inputs import Target, load_judge
+    from judgekit.calibration.grid import read_records
+
+    run = _errors_run_with_a_line_separator(tmp_path)
+    assert LS in (run / "segments.jsonl").read_text("utf-8")  # JSON writes it unescaped
+    head = "system\tdoc\tseg_id\trater\tsource\ttarget\tcategory\tseverity\n"
+    tsv = tmp_path / "human.tsv"
+    tsv.write_text(head + f"s1\td\t1\tr1\tEr kam.\tHe came.{LS}Then he <v>left</v>.\t"
+                   "Accuracy/Mistranslation\tMinor\n", "utf-8")  # fmt: skip
+    cal = calibrate_errors(run, tsv, n_resamples=0)  # was a JSONDecodeError traceback
+    assert cal["headline"]["segments"] == 1 and cal["headline"]["span_f1"] == 1.0
+    judged, _, _ = load_judge(run, Target.parse("mean"))  # calibrate estimate's reader
+    assert judged.to_dict() == {"p": 1.0, "q": 0.0}  # one minor error: MQM 1
+    assert len(read_records(run)) == 2  # the grid's reader of records.jsonl
+    proc = judgekit("review", "make", "--task", "mqm", str(run), "--rater", "ana",
+                    "-o", str(tmp_path / "page" / "ana.html"))  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+
+
+# -- case 8: stored item paths, the campaign of a --limit run, an errors run in calibrate judge
+CSCA = [
+    {"id": f"q{k}", "question": f"Question {k}: which river flows through {city}?",
+     "choices": ["A river", "Another", "None", "All"], "answer": "A", "subject": "geography",
+     "language": "en"}
+    for k, city in enumerate(["Paris", "Cairo", "Lima"])
+]  # fmt: skip
+
+
+def test_case8_a_limited_audit_run_opens_from_anywhere_and_makes_its_own_campaign(tmp_path):
+    (tmp_path / "csca.jsonl").write_text("".join(json.dumps(i) + "\n" for i in CSCA), "utf-8")
+
+    def answer(body: dict) -> str:
+        return json.dumps({"evidence": ["river"], "rationale": "scripted", "time_sensitive": "no",
+                           "required_knowledge": "regional", "cs_label": "CS",
+                           "subject_category": "Social Sciences"})  # fmt: skip
+
+    with FaultServer(answer_fn=answer) as srv:
+        proc = judgekit("audit", "csca.jsonl", "--config", str(REPO / "configs" / "audit.yaml"),
+                        "--out", "audit", "--no-cache", "--limit", "1",
+                        "--set", "judge.model=hosted_vllm/stub",
+                        "--set", f"judge.api_base={srv.base_url}",
+                        "--set", "cultural.n_resamples=0", cwd=tmp_path)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    run = tmp_path / "audit"
+    stored = json.loads((run / "summary.json").read_text("utf-8"))["signature"]["items"][0]
+    assert Path(stored["path"]).is_absolute()
+    page = tmp_path / "page" / "ana.html"
+    proc = judgekit("review", "make", "--task", "csca", str(run), "--rater", "ana", "-o",
+                    str(page), cwd=REPO)  # another directory than the run's  # fmt: skip
+    assert proc.returncode == 0, proc.stderr  # was: csca.jsonl: no such file
+    campaign = json.loads((page.parent / "campaign.json").read_text("utf-8"))
+    assert [i["id"] for i in campaign["items"]] == ["csca|q0"]  # the run's 1 item, not all 3
+
+
+def test_case8_calibrate_judge_on_an_errors_run_points_to_calibrate_errors(tmp_path) -> None:
+    run = tmp_path / "errors"
+    run.mkdir()
+    (run / "segments.jsonl").write_text('{"id": "a", "system": "s", "status": "scored"}\n')
+    human = write_long(tmp_path / "h.csv", [("a", "h1", "no-error")])
+    proc = judgekit("calibrate", "judge", "--judge", str(run), "--human", str(human))
+    assert proc.returncode == 2
+    assert "judgekit calibrate errors" in proc.stderr and "Traceback" not in proc.stderr
+
+
+# -- the overlap check, in every judge-vs-human command ----------------------------------------
+def test_calibrate_judge_disjoint_labels_are_one_error_naming_both_sets(tmp_path) -> None:
+    judge = write_long(tmp_path / "j.csv", [("a", "judge", "CS"), ("b", "judge", "CA")])
+    human = write_long(tmp_path / "h.csv", [("a", "h1", "cultural"), ("b", "h1", "agnostic")])
+    proc = judgekit("calibrate", "judge", "--judge", str(judge), "--human", str(human))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "share no label" in proc.stderr
+    assert "{'CA', 'CS'}" in proc.stderr and "{'agnostic', 'cultural'}" in proc.stderr
+    partial = write_long(tmp_path / "p.csv", [("a", "h1", "CS"), ("b", "h1", "unsure")])
+    proc = judgekit("calibrate", "judge", "--judge", str(judge), "--human", str(partial),
+                    "--n-resamples", "0")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "warning: labels seen on one side only" in proc.stderr
+    assert "only {'CA'}" in proc.stderr and "only {'unsure'}" in proc.stderr
+
+
+def test_estimate_checks_the_labels_folds_case_and_refuses_disjoint_sets(tmp_path) -> None:
+    from judgekit.calibration.estimate import run_estimate
+    from judgekit.labels.overlap import LabelSetError
+
+    judge = write_long(tmp_path / "j.csv", [(f"i{k}", "judge", "CS" if k % 2 else "CA")
+                                           for k in range(8)])  # fmt: skip
+    human = write_long(
+        tmp_path / "h.csv",
+        [(f"i{k}", "h1", "cs" if k % 2 else "ca") for k in range(0, 8, 2)] + [("i1", "h1", "cs")],
+    )
+    with pytest.warns(JudgekitWarning, match="differ only in case"):
+        result = run_estimate(str(judge), str(human), target="share:CS")
+    classical = next(e for e in result.estimates if e.method == "classical")
+    assert classical.estimate == pytest.approx(1 / 5)  # i1 'cs' is CS; i0,2,4,6 'ca' are CA
+    assert result.labels["folded"] == {"ca": "CA", "cs": "CS"}
+    other = write_long(tmp_path / "o.csv", [("i0", "h1", "yes"), ("i1", "h1", "no")])
+    with pytest.raises(LabelSetError, match="share no label"):
+        run_estimate(str(judge), str(other), target="share:CS")
+    proc = judgekit("calibrate", "estimate", "--judge", str(judge), "--human", str(other),
+                    "--target", "share:CS")  # fmt: skip
+    assert proc.returncode == 2 and "share no label" in proc.stderr
+
+
+def test_view_labels_disjoint_everywhere_is_an_error_and_a_partial_overlap_a_warning(
+    classify,
+) -> None:
+    from judgekit.labels.overlap import LabelSetError
+
+    run, tmp = classify
+    items = load_labels(run).items
+    wrong = write_long(tmp / "wrong.csv", [(i, "h1", "CS") for i in items])
+    with pytest.raises(LabelSetError, match="share no label"):
+        _against(run, wrong)
+    partial = write_long(tmp / "partial.csv", [(i, "h1", "positive") for i in items[:3]]
+                         + [(items[3], "h1", "mixed")])  # fmt: skip
+    with pytest.warns(JudgekitWarning, match="one side only") as caught:
+        got = _against(run, partial)["judges"][0]
+    assert "'mixed'" in str(caught[0].message)
+    assert got["labels"]["human_only"] == ["mixed"] and got["n_items"] == 4
+
+
+def test_grid_cell_partial_overlap_is_kept_as_its_label_note(tmp_path: Path) -> None:
+    from judgekit.calibration.grid_config import Cell, GridOptions
+    from judgekit.calibration.grid_report import score_cell
+    from judgekit.labels.table import LabelTable
+
+    cell = Cell("j", "default", tmp_path, ())
+    humans = LabelTable(pd.DataFrame({"h1": ["TRUE", "FALSE", "n/a"]}, index=["i1", "i2", "i3"]))
+    verdicts = pd.Series({"i1": "true", "i2": "true", "i3": "maybe"})
+    with pytest.warns(JudgekitWarning, match="one side only"):
+        row = score_cell(cell, verdicts, humans, GridOptions(n_resamples=0))
+    assert row["accuracy"] == 0.5 and row["n_compared"] == 2  # n/a is missing: i3 has no human
+    assert "'maybe'" in row["label_note"]
+
+
+def test_audit_validation_refuses_votes_outside_the_rubric_that_meet_no_judge_label() -> None:
+    from judgekit.calibration.cultural import validate_subset
+    from judgekit.data.items import BenchmarkItem
+    from judgekit.labels.human_votes import human_votes
+    from judgekit.labels.overlap import LabelSetError
+
+    items = [
+        BenchmarkItem(id=f"q{k}", benchmark="b", question="?", choices=("x", "y"), answer="A",
+                      subject=None, subject_category=None, language="en",
+                      extra={"required_knowledge": ["none", "none"],
+                             "time_sensitive": ["TRUE", "TRUE"]})
+        for k in range(3)
+    ]  # fmt: skip
+    votes = human_votes(items)
+    frame = pd.DataFrame([{"key": it.key, "id": it.id, "status": "annotated", "cs_label": "CA",
+                           "required_knowledge": "none", "time_sensitive": "no",
+                           "by_judge": {"j": "CA"}} for it in items])  # fmt: skip
+    with pytest.raises(LabelSetError, match="time-sensitive") as err:
+        validate_subset("all", [it.key for it in items], frame, votes, n_resamples=0)
+    assert "{'no'}" in str(err.value) and "{'true'}" in str(err.value)
+    # a judge that answered CA on every item while the humans said CS is a figure, not an error
+    frame["time_sensitive"] = "yes"
+    votes = human_votes([replace(it, extra={"required_knowledge": ["regional"]}) for it in items])
+    rows = validate_subset("all", [it.key for it in items], frame, votes, n_resamples=0)
+    got = {(r["section"], r["metric"]): r["value"] for r in rows}
+    assert got[("CS/CA vs majority, ties excluded", "accuracy")] == 0.0
+
+
+def test_audit_human_label_file_in_lower_case_is_read_as_the_rubrics_cs_ca(tmp_path) -> None:
+    from judgekit.data.items import BenchmarkItem
+    from judgekit.labels.human_votes import load_human_votes
+
+    items = [BenchmarkItem(id=i, benchmark="b", question="?", choices=("x", "y"), answer="A",
+                           subject=None, subject_category=None, language="en")
+             for i in ("q1", "q2")]  # fmt: skip
+    path = write_long(tmp_path / "h.csv", [("q1", "h1", "cs"), ("q2", "h1", "ca")])
+    with pytest.warns(JudgekitWarning, match="only in case"):
+        votes = load_human_votes(items, path, {"none": "CA", "regional": "CS"})
+    assert votes.cs.column("h1").tolist() == ["CS", "CA"]  # was: labels must be ... or CS/CA
+
+
+# -- the vocabulary itself -----------------------------------------------------------------------
+def test_missing_markers_numbers_and_booleans_read_alike_in_csv_and_jsonl(tmp_path) -> None:
+    csv = tmp_path / "l.csv"
+    csv.write_text("item,rater,label\na,h,1\nb,h,2.0\nc,h,NA\nd,h,null\ne,h,\nf,h,none\n", "utf-8")
+    jsonl = tmp_path / "l.jsonl"
+    jsonl.write_text("".join(json.dumps({"item": i, "rater": "h", "label": v}) + "\n" for i, v in
+                     (("a", 1.0), ("b", "2"), ("c", None), ("d", "null"), ("e", ""),
+                      ("f", "none"))), "utf-8")  # fmt: skip
+    for path in (csv, jsonl):
+        assert load_labels(path).column("h").tolist() == ["1", "2", None, None, None, "none"]
+    numbers = tmp_path / "n.jsonl"
+    numbers.write_text('{"item": 1, "rater": "h", "label": 1.0}\n'
+                       '{"item": 2.0, "rater": "h", "label": "3"}\n', "utf-8")  # fmt: skip
+    table = load_labels(numbers)
+    assert table.items == ["1", "2"] and table.column("h").tolist() == [1, 3]
+    assert load_labels(csv, numeric=False).column("h").tolist()[:2] == ["1", "2.0"]
+    with pytest.raises(InputError, match="not all numeric"):
+        load_labels(csv, numeric=True)
+
+
+def test_the_overlap_check_rules() -> None:
+    from judgekit.labels.overlap import LabelSetError, check_label_sets
+
+    same = check_label_sets(["CS", "CA"], ["CA", "CS", "<tie>", None], warn=False)
+    assert same.common == ("CA", "CS") and not same.notes
+    # case tells two human labels apart: nothing folded, so the sets do not meet
+    with pytest.raises(LabelSetError):
+        check_label_sets(["cs"], ["CS", "Cs"], warn=False)
+    # every label inside the declared set: a class one side never gave is no mismatch
+    inside = check_label_sets(["CA"], ["CS"], declared=["CS", "CA"], warn=False)
+    assert inside.declared and inside.notes == ()
+    boolean = check_label_sets([True], ["FALSE"], warn=False)  # booleans declare themselves
+    assert boolean.declared and boolean.judge_only == ("true",)
+    numbers = check_label_sets([1, 2.0], ["1", "2"], warn=False)  # 1 = 1.0 = "1"
+    assert numbers.common == ("1", "2")
