@@ -9,3 +9,4 @@ PY="${PYTHON:-python}"
 "$PY" bench/memory.py
 "$PY" bench/startup.py
 "$PY" bench/compare.py
+"$PY" bench/batch_import.py

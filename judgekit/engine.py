@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from judgekit.config import RunConfig, load_config
 from judgekit.errors import InputError, JudgekitError, OutputError
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from judgekit.llm.client import LLMClient
     from judgekit.runlog import Record, RunLog
 
-__all__ = ["RunProgress", "RunResult", "load_run", "run"]
+__all__ = ["Executor", "RunProgress", "RunResult", "load_run", "run"]
 
 _REFRESH_S = 0.2  # least seconds between two "record" events
 _TICK_S = 1.0  # a "tick" event this often, so progress moves while every call is slow
@@ -59,6 +59,8 @@ class RunProgress:
             and ``cost_unknown`` the records whose price no table knows (not counted as $0).
         preflight: what the checks before the first call covered and took (one line; empty
             when they were skipped).
+        batch: where a batch run stands (one line: the batches' states, counts and the time
+            left in their window; empty for an online run).
     """
 
     event: Literal["planned", "item", "record", "tick"] = "planned"
@@ -75,6 +77,17 @@ class RunProgress:
     cost_usd: float = 0.0
     cost_unknown: int = 0
     preflight: str = ""
+    batch: str = ""
+
+
+class Executor(Protocol):
+    """How a run's tasks get their records other than by online calls (``judgekit.batch``:
+    answers imported from batch result files, batches submitted to a provider, or an export
+    that records nothing). ``execute`` returns True when every task of the run has a record:
+    the engine then runs the pipeline's own loop, which finds them all and calls nothing, and
+    writes the report; False leaves the report unwritten (answers still to come)."""
+
+    def execute(self, runner: Any, session: _Session, emit: Callable[[str], None]) -> bool: ...
 
 
 def _config(config: RunConfig | Path | str, overrides: Sequence[str]) -> RunConfig:
@@ -99,6 +112,7 @@ def run(
     preflight: bool = True,
     on_progress: Callable[[RunProgress], None] | None = None,
     on_warning: Callable[[str], None] | None = None,
+    executor: Executor | None = None,
 ) -> RunResult:
     """Run a config's pipeline to its records, tables and ``summary.json``; resumable.
 
@@ -117,9 +131,12 @@ def run(
         on_progress: called with a :class:`RunProgress` as the run goes (see its events).
         on_warning: called with one line for each warning as it arises (a server waited for
             during preflight, an endpoint that ignores the JSON schema).
+        executor: how the tasks get their records instead of online calls (an
+            :class:`Executor` of :mod:`judgekit.batch`); None = online calls.
 
     Returns:
-        The :class:`~judgekit.results.RunResult` (``summary`` None for a dry run).
+        The :class:`~judgekit.results.RunResult` (``summary`` None for a dry run, and for an
+        executor that left tasks without a record).
 
     Raises:
         InputError: a bad config, override or input file (before the run directory is made).
@@ -171,10 +188,11 @@ def run(
             failed = False
             return result
         try:
-            run_stoppable(session.run_all(runner, on_progress))
+            complete = _execute(runner, session, executor, on_progress)
         finally:
             session.emit(on_progress, "tick")
-        result.summary_data = report(runner, session.client.records(), out_dir)
+        if complete:
+            result.summary_data = report(runner, session.client.records(), out_dir)
         failed = False
     finally:
         session.close(quiet=failed)
@@ -184,6 +202,27 @@ def run(
     result.elapsed_s = time.monotonic() - started
     session.fill(result)
     return result
+
+
+def _execute(
+    runner: Any,
+    session: _Session,
+    executor: Executor | None,
+    on_progress: Callable[[RunProgress], None] | None,
+) -> bool:
+    """Give every task its record: online calls, or the ``executor`` and then the pipeline's
+    own loop over the records it wrote (no call: the engine checks). True when complete."""
+    if executor is not None:
+        if not executor.execute(runner, session, lambda event: session.emit(on_progress, event)):
+            return False
+        session.client.retry_errors = False  # the executor settled every task: none is retried
+    run_stoppable(session.run_all(runner, on_progress))
+    if executor is not None and session.client.calls_made:
+        raise JudgekitError(  # a pipeline whose run loop asks for tasks it did not list
+            f"{session.client.calls_made} calls were made after the batch answers were "
+            "recorded: this pipeline cannot run from batches"
+        )
+    return True
 
 
 def _preflight(cfg: RunConfig, on_warning: Callable[[str], None] | None) -> str:

@@ -64,7 +64,10 @@ class Record(BaseModel):
     less the time spent waiting for a free slot at the endpoint (in-flight, rpm and tpm limits).
     ``cost`` is in USD, None when no price is known for the route (see ``judgekit.llm.usage``).
     ``normalised`` counts the answer's booleans read from a string spelling one (``" true\\n"``;
-    see ``judgekit.llm.answers``).
+    see ``judgekit.llm.answers``). ``batch`` names the batch that answered (a provider's batch
+    id, or the results file of ``judgekit batch import``; ``judgekit.batch``), None for an
+    online call: such an answer had no re-ask, so ``--retry-errors`` redoes it online when it
+    is ``unscored``.
     """
 
     key: str
@@ -90,6 +93,7 @@ class Record(BaseModel):
     cache_hit: bool = False
     served_by: str | None = None
     normalised: int = 0
+    batch: str | None = None
     meta: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -354,9 +358,11 @@ def usage_summary(records: Iterable[Record]) -> dict[str, Any]:
     n}, "totals": {"tokens_in", "tokens_out", "cost_usd", "cost_unknown"}}``; latency is summed
     in seconds; ``normalised`` counts the answers whose booleans were read from strings
     (``judgekit.llm.answers``); ``cost_usd`` sums the known costs and ``cost_unknown`` counts
-    the calls whose price is unknown (their cost is not counted as $0).
+    the calls whose price is unknown (their cost is not counted as $0); ``batch`` counts the
+    records a batch answered and their cost, at batch prices (``judgekit.batch``).
     """
-    calls = requests = normalised = 0
+    calls = requests = normalised = batch = 0
+    batch_cost = 0.0
     status: Counter[str] = Counter()
     by_stage: dict[str, Counter[str]] = defaultdict(Counter)
     by_model: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
@@ -366,6 +372,9 @@ def usage_summary(records: Iterable[Record]) -> dict[str, Any]:
         calls += 1
         requests += r.attempts
         normalised += r.normalised > 0
+        if r.batch is not None:
+            batch += 1
+            batch_cost += r.cost or 0.0
         status[r.status] += 1
         by_stage[r.stage][r.status] += 1
         m = by_model[f"{r.role}|{r.model}"]
@@ -397,5 +406,6 @@ def usage_summary(records: Iterable[Record]) -> dict[str, Any]:
         "served_by": dict(served.most_common()),
         "reasons": dict(reasons.most_common()),
         "normalised": normalised,
+        "batch": {"records": batch, "cost_usd": round(batch_cost, 6)},
         "totals": totals,
     }

@@ -22,6 +22,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "judgekit.cli.audit",
         "Cultural-sensitivity (CS/CA) audit of benchmark items: annotate, validate, split.",
     ),
+    "batch": (
+        "judgekit.cli.batch",
+        "Batch requests of a run (OpenAI batch JSONL, vllm run-batch) and their answers back.",
+    ),
     "cache": ("judgekit.cli.cache", "Inspect or empty the response cache."),
     "calibrate": (
         "judgekit.cli.calibrate",

@@ -45,18 +45,33 @@ def run_command(
         "--no-preflight",
         help="Skip the checks of keys, servers and served model names before the first call.",
     ),
+    batch: bool = typer.Option(
+        False,
+        "--batch",
+        help="Send the tasks through the provider's Batch API (about half the price, answers "
+        "within 24 h); rerun the same command to pick up batches already submitted.",
+    ),
+    batch_poll: float = typer.Option(
+        30.0, "--batch-poll", help="Seconds between two looks at the batches (with --batch)."
+    ),
 ) -> None:
     """Run CONFIG's pipeline; writes records.jsonl, tables, figures and summary.json to OUT.
 
     Running the same command again resumes: tasks already recorded are never called again.
     """
+    executor = None
+    if batch and not dry_run:
+        from judgekit.batch.submit import SubmitBatch
+
+        executor = SubmitBatch(poll_s=batch_poll, retry_errors=retry_errors)
     execute(config, set_, limit=limit, out=out, no_cache=no_cache, retry_errors=retry_errors,
-            dry_run=dry_run, preflight=not no_preflight)  # fmt: skip
+            dry_run=dry_run, preflight=not no_preflight, executor=executor)  # fmt: skip
 
 
 def execute(config: Path | Any, overrides: list[str], **options: Any) -> RunResult:
     """Run through :func:`judgekit.run` with a live progress display, then print the
-    pipeline's summary, the signature and the totals.
+    pipeline's summary, the signature and the totals (with an executor of
+    :mod:`judgekit.batch`: what it did first, :func:`judgekit.cli.batch_report.print_batch`).
 
     Raises:
         typer.Exit: code 1 when every task got no answer, or when nothing was scored and an
@@ -74,6 +89,7 @@ def execute(config: Path | Any, overrides: list[str], **options: Any) -> RunResu
             console.print(
                 f"interrupted: {p.records} records kept in {p.out_dir}; "
                 "run the same command again to resume"
+                + ("; submitted batches go on at the provider" if p.batch else "")
             )
         raise
     finally:
@@ -81,6 +97,12 @@ def execute(config: Path | Any, overrides: list[str], **options: Any) -> RunResu
     if options.get("dry_run"):
         _print_dry_run(result)
         return result
+    if options.get("executor") is not None:
+        from judgekit.cli.batch_report import print_batch
+
+        print_batch(console, options["executor"], result)
+        if result.summary_data is None:
+            return result
     _print_result(result)
     console.print(f"look at the run: judgekit view {result.out_dir}")
     return result
@@ -132,11 +154,12 @@ def _stats(p: RunProgress) -> str:
     from judgekit.llm.usage import cost_text
 
     status = p.status
-    return (  # this process's requests and records (a resume's earlier ones are not counted)
+    line = (  # this process's requests and records (a resume's earlier ones are not counted)
         f"requests {p.requests}; ok {status['ok']} "
         f"unscored {status['unscored']} error {status['error']} cached {status['cached']}; "
         f"tokens {p.tokens:,} {cost_text(p.cost_usd, p.cost_unknown)}"
     )
+    return f"{p.batch}; {line}" if p.batch else line
 
 
 def _print_dry_run(result: RunResult) -> None:
@@ -208,6 +231,12 @@ def _print_totals(result: RunResult) -> None:
         f"requests sent this run {result.requests} (retries and re-asks included); "
         f"{result.elapsed_s:.0f}s; results in {result.out_dir}"
     )
+    batch = usage.get("batch") or {}
+    if batch.get("records"):
+        console.print(
+            f"{batch['records']} of the records were answered by batches, their cost "
+            f"${batch['cost_usd']:.4f} at batch prices"
+        )
     if usage.get("normalised"):
         console.print(
             f'{usage["normalised"]} answers spelled a boolean as a string (" true"): read after '

@@ -269,13 +269,15 @@ class LLMClient:
         """The record of ``task`` if the run log holds one that is final for this run.
 
         Recorded tasks are final; with ``retry_errors``, an ``error`` (no answer: a server
-        down, a timeout) is not, once per process, so a fixed endpoint can heal a run."""
+        down, a timeout) is not, once per process, so a fixed endpoint can heal a run; nor is
+        an ``unscored`` answer of a batch (``Record.batch``: a batch cannot re-ask)."""
         if task.key not in self.runlog:
             return None
         done = self.runlog.get(task.key)
-        if done is None or (
-            self.retry_errors and done.status == "error" and task.key not in self._called
-        ):
+        retry = done is not None and (
+            done.status == "error" or (done.status == "unscored" and done.batch is not None)
+        )
+        if done is None or (self.retry_errors and retry and task.key not in self._called):
             return None
         self.seen.add(task.key)
         return done
@@ -337,6 +339,11 @@ class LLMClient:
 
     def _count_attempt(self) -> None:
         self.calls_made += 1
+
+    def record(self, record: Record) -> Record:
+        """Keep a record made outside a call (an answer imported from a batch): written to
+        the run log, counted in ``usage`` and shown (``on_record``), as a call's record is."""
+        return self._finish(record)
 
     def _finish(self, record: Record) -> Record:
         self.runlog.append(record)

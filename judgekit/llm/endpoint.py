@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel
@@ -17,7 +18,7 @@ from judgekit.llm.health import EndpointHealth
 from judgekit.llm.limits import EndpointLimiter
 from judgekit.llm.secrets import resolve_key
 from judgekit.llm.spec import Deployment, ModelSpec
-from judgekit.llm.structured import OutputFormat
+from judgekit.llm.structured import OutputFormat, with_hint
 from judgekit.llm.usage import Prices, prices_for
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # JSON can escape one; UTF-8 cannot hold it
@@ -86,18 +87,33 @@ class Endpoint:
         return (self.api_base or "").rstrip("/") + "/models"
 
     def prefix(self, fmt: OutputFormat) -> bytes:
-        """The request body up to ``"messages":`` (everything constant for this format)."""
+        """The request body up to ``"messages":`` (:func:`request_prefix`, kept per format)."""
         key = (fmt.digest, fmt.strategy)
         cached = self._prefixes.get(key)
         if cached is None:
-            params = self.spec.params()
-            extra_body = params.pop("extra_body", None)  # litellm's way to add raw fields
-            body = {"model": self.spec.model_id, **params, **fmt.fields}
-            if isinstance(extra_body, dict):
-                body.update(extra_body)
-            text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
-            cached = self._prefixes[key] = (text[:-1] + ',"messages":').encode("utf-8")
+            cached = self._prefixes[key] = request_prefix(self.spec, fmt)
         return cached
+
+
+def request_prefix(spec: ModelSpec, fmt: OutputFormat) -> bytes:
+    """The chat request body of ``spec`` for ``fmt`` up to ``"messages":`` (everything constant
+    for this format: model id, generation parameters, structured-output fields, ``extra_body``
+    merged), as UTF-8 JSON bytes. The online aiohttp path posts it (:meth:`Endpoint.prefix`);
+    ``judgekit batch export`` writes the same body into batch request lines."""
+    params = spec.params()
+    extra_body = params.pop("extra_body", None)  # litellm's way to add raw fields
+    body = {"model": spec.model_id, **params, **fmt.fields}
+    if isinstance(extra_body, dict):
+        body.update(extra_body)
+    text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+    return (text[:-1] + ',"messages":').encode("utf-8")
+
+
+def chat_body(prefix: bytes, messages: list[dict[str, Any]], fmt: OutputFormat) -> bytes:
+    """The whole request body: ``prefix`` (:func:`request_prefix`) and ``messages`` (the
+    ``prompt`` strategy's schema hint added to the last one), as UTF-8 JSON bytes."""
+    messages = with_hint(messages, fmt)
+    return prefix + json.dumps(messages, ensure_ascii=False).encode("utf-8") + b"}"
 
 
 def make_endpoint(

@@ -6,6 +6,11 @@ vLLM, ``openai_compatible``), else litellm's bundled price table (``litellm.mode
 from the installed package, never the network). A route that table does not price (litellm's
 own ``cost_per_token`` raises ``ModelNotMappedError`` for it) has no known price: its calls
 cost ``None``, never $0, and summaries count them as calls of unknown cost.
+
+Answers of a batch (``judgekit.batch``) are priced by :func:`batch_prices_for`: the table's
+batch price (``input_cost_per_token_batches``...) where it has one, else half the online price,
+as litellm's own ``batch_cost_calculator`` does (OpenAI's, Anthropic's and Vertex's batch
+discount); a price set in the spec is an online price and is halved the same way.
 """
 
 from __future__ import annotations
@@ -53,23 +58,39 @@ def prices_for(spec: ModelSpec) -> Prices:
     return prices
 
 
-def _table_prices(route: str) -> Prices:
+_batch_cache: dict[tuple[str, float | None, float | None], Prices] = {}
+
+
+def batch_prices_for(spec: ModelSpec) -> Prices:
+    """The prices of one answer of a batch for ``spec`` (see the module doc): 0 for servers
+    judgekit talks to directly, the table's ``*_batches`` prices, else half the online price;
+    unknown (``known`` False) where the online price is."""
+    key = (spec.model, spec.price_input_per_mtok, spec.price_output_per_mtok)
+    hit = _batch_cache.get(key)
+    if hit is not None:
+        return hit
+    online = prices_for(spec)
+    prices = Prices(online.input / 2, online.output / 2, online.known)
+    configured = spec.price_input_per_mtok is not None or spec.price_output_per_mtok is not None
+    if online.known and not configured and not spec.is_openai_compatible_server:
+        prices = _table_prices(spec.model, suffix="_batches", fallback=prices)
+    _batch_cache[key] = prices
+    return prices
+
+
+def _table_prices(route: str, suffix: str = "", fallback: Prices | None = None) -> Prices:
     import judgekit.llm  # noqa: F401  (sets LITELLM_LOCAL_MODEL_COST_MAP before litellm loads)
 
     litellm: Any = sys.modules.get("litellm")
     if litellm is None:
         import litellm
+    names = (f"input_cost_per_token{suffix}", f"output_cost_per_token{suffix}")
     for name in (route, route.split("/", 1)[1]):
         info = litellm.model_cost.get(name)
-        priced = isinstance(info, dict) and (
-            "input_cost_per_token" in info or "output_cost_per_token" in info
-        )  # some entries price by second or image only: not a token price
-        if priced:
-            return Prices(
-                float(info.get("input_cost_per_token") or 0.0),
-                float(info.get("output_cost_per_token") or 0.0),
-            )
-    return Prices(known=False)
+        priced = isinstance(info, dict) and (names[0] in info or names[1] in info)
+        if priced:  # some entries price by second or image only: not a token price
+            return Prices(float(info.get(names[0]) or 0.0), float(info.get(names[1]) or 0.0))
+    return Prices(known=False) if fallback is None else fallback
 
 
 @dataclass

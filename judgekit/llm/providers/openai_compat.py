@@ -7,11 +7,10 @@ classified by the transport (``transport.py``) into ``errors.EndpointError`` kin
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from judgekit.llm.endpoint import Completion, Endpoint
-from judgekit.llm.structured import OutputFormat, answer_of, with_hint
+from judgekit.llm.endpoint import Completion, Endpoint, chat_body
+from judgekit.llm.structured import OutputFormat, answer_of
 from judgekit.llm.transport import AiohttpTransport
 
 
@@ -24,9 +23,7 @@ async def chat(
         EndpointError: the transport's classified failures (see ``AiohttpTransport.chat``).
         InvalidAnswer: a completion without choices (``empty``).
     """
-    if fmt.hint is not None:
-        messages = with_hint(messages, fmt)
-    body = ep.prefix(fmt) + json.dumps(messages, ensure_ascii=False).encode("utf-8") + b"}"
+    body = chat_body(ep.prefix(fmt), messages, fmt)
     data = await transport.chat(ep.url, body, ep.headers, ep.spec.timeout)
     raw, finish = answer_of(data)
     usage = data.get("usage") or {}
