@@ -67,7 +67,9 @@ class Record(BaseModel):
     see ``judgekit.llm.answers``). ``batch`` names the batch that answered (a provider's batch
     id, or the results file of ``judgekit batch import``; ``judgekit.batch``), None for an
     online call: such an answer had no re-ask, so ``--retry-errors`` redoes it online when it
-    is ``unscored``.
+    is ``unscored``. ``reasoning`` keeps the model's reasoning where it sent one
+    (``reasoning_content``, a ``<think>`` block...; ``judgekit.llm.reply``), apart from ``raw``;
+    ``note`` says where the answer was read from when not from the content.
     """
 
     key: str
@@ -94,6 +96,8 @@ class Record(BaseModel):
     served_by: str | None = None
     normalised: int = 0
     batch: str | None = None
+    reasoning: str | None = None
+    note: str | None = None
     meta: dict[str, Any] = Field(default_factory=dict)
 
 

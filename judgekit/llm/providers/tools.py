@@ -15,6 +15,7 @@ from judgekit.llm.providers.litellm import (
     completion_of,
     endpoint_error,
     litellm_kwargs,
+    reply_of,
     tool_arguments,
 )
 from judgekit.llm.structured import InvalidAnswer, OutputFormat
@@ -61,5 +62,4 @@ class ToolsProvider:
             raise
         except Exception as exc:
             raise endpoint_error(exc) from exc
-        raw = tool_arguments(response)
-        return completion_of(response, raw, response.choices[0].finish_reason, ep, parsed)
+        return completion_of(response, reply_of(response), ep, parsed)
