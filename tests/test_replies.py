@@ -201,8 +201,8 @@ def test_6_the_one_line_swap_to_o3_mini_gets_past_preflight_and_runs(tmp_path) -
         proc = judgekit("run", str(cfg), *swap, env=env)
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert srv.stats()["counts"].get("bad_request", 0) == 0
-    (run_dir,) = (tmp_path / "runs").iterdir()
-    summary = json.loads((run_dir / "summary.json").read_text())
+    (found,) = (tmp_path / "runs").rglob("summary.json")
+    summary = json.loads(found.read_text())
     (judge,) = [m for m in summary["signature"]["models"] if m["role"] == "judge"]
     assert "temperature" not in judge["params"] and judge["params"]["max_tokens"] == 512
     assert summary["usage"]["status"]["ok"] == 3
@@ -232,6 +232,6 @@ def test_8_nothing_scored_for_a_filter_exits_1_too(tmp_path) -> None:
         cfg = config(tmp_path, srv.base_url, 2, "[[fault:content_filter]]")
         proc = judgekit("run", str(cfg))
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    (run_dir,) = (tmp_path / "runs").iterdir()
-    summary = json.loads((run_dir / "summary.json").read_text())
+    (found,) = (tmp_path / "runs").rglob("summary.json")
+    summary = json.loads(found.read_text())
     assert "content_filter" in json.dumps(summary["usage"])  # counted per model
