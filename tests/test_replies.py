@@ -235,3 +235,15 @@ def test_8_nothing_scored_for_a_filter_exits_1_too(tmp_path) -> None:
     (found,) = (tmp_path / "runs").rglob("summary.json")
     summary = json.loads(found.read_text())
     assert "content_filter" in json.dumps(summary["usage"])  # counted per model
+
+
+@pytest.mark.parametrize(
+    "shape,status,reason",
+    [("think", "ok", None), ("content_filter", "unscored", "content_filter"),
+     ("reasoning_only", "ok", None), ("error_body", "error", "transient"),
+     ("tool_object", "ok", None)],
+)  # fmt: skip
+def test_litellm_answers_are_read_by_the_same_code(server, tmp_path, shape, status, reason):
+    rec, _ = one(server, tmp_path, shape, transport="litellm", max_retries=2)
+    assert rec.status == status, rec.reason
+    assert (rec.reason or "").split(":")[0] == (reason or "")
