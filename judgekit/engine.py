@@ -235,6 +235,9 @@ def _preflight(cfg: RunConfig, on_warning: Callable[[str], None] | None) -> str:
     from judgekit.llm.preflight import preflight
 
     result = preflight(cfg.model_roles(), on_wait=on_warning)
+    for note in result.notes:  # parameters a route does not take: not sent (one line each)
+        if on_warning is not None:
+            on_warning(note)
     routes, servers = len(result.routes), len(result.servers)
     checked = f"{routes} model route{'s' * (routes != 1)}"
     if servers:
@@ -325,6 +328,7 @@ class _Session:
         ticker = asyncio.create_task(tick())
         try:
             await runner.run(on_item=on_item)
+            self.client.end_checks()  # a small run's endpoint that ignores the schema
             await self.runlog.wait_writable(flush=True)  # the last records, before the report
         finally:
             ticker.cancel()

@@ -67,7 +67,9 @@ class Record(BaseModel):
     see ``judgekit.llm.answers``). ``batch`` names the batch that answered (a provider's batch
     id, or the results file of ``judgekit batch import``; ``judgekit.batch``), None for an
     online call: such an answer had no re-ask, so ``--retry-errors`` redoes it online when it
-    is ``unscored``.
+    is ``unscored``. ``reasoning`` keeps the model's reasoning where it sent one
+    (``reasoning_content``, a ``<think>`` block...; ``judgekit.llm.reply``), apart from ``raw``;
+    ``note`` says where the answer was read from when not from the content.
     """
 
     key: str
@@ -94,6 +96,8 @@ class Record(BaseModel):
     served_by: str | None = None
     normalised: int = 0
     batch: str | None = None
+    reasoning: str | None = None
+    note: str | None = None
     meta: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -355,7 +359,9 @@ def usage_summary(records: Iterable[Record]) -> dict[str, Any]:
     attempts, retries and re-asks included), "status": {...}, "by_stage": {stage: {status:
     n}}, "by_model": {"role|model": {"calls", "cache_hits", "tokens_in", "tokens_out",
     "cost_usd", "cost_unknown", "latency_s"}}, "served_by": {endpoint: n}, "reasons": {reason:
-    n}, "totals": {"tokens_in", "tokens_out", "cost_usd", "cost_unknown"}}``; latency is summed
+    n}, "reasons_by_model": {"role|model": {reason: n}} (``content_filter``, ``refusal``,
+    ``truncated``, ``context_length``...: docs/providers.md), "totals": {"tokens_in",
+    "tokens_out", "cost_usd", "cost_unknown"}}``; latency is summed
     in seconds; ``normalised`` counts the answers whose booleans were read from strings
     (``judgekit.llm.answers``); ``cost_usd`` sums the known costs and ``cost_unknown`` counts
     the calls whose price is unknown (their cost is not counted as $0); ``batch`` counts the
@@ -367,6 +373,7 @@ def usage_summary(records: Iterable[Record]) -> dict[str, Any]:
     by_stage: dict[str, Counter[str]] = defaultdict(Counter)
     by_model: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     reasons: Counter[str] = Counter()
+    model_reasons: dict[str, Counter[str]] = defaultdict(Counter)
     served: Counter[str] = Counter()
     for r in records:
         calls += 1
@@ -389,6 +396,7 @@ def usage_summary(records: Iterable[Record]) -> dict[str, Any]:
             served[r.served_by] += 1
         if r.reason:
             reasons[r.reason.split(":", 1)[0]] += 1
+            model_reasons[f"{r.role}|{r.model}"][r.reason.split(":", 1)[0]] += 1
 
     def value(name: str, v: float) -> float | int:  # counts as integers, the rest rounded
         return round(v, 6) if name in ("cost_usd", "latency_s") else int(v)
@@ -405,6 +413,7 @@ def usage_summary(records: Iterable[Record]) -> dict[str, Any]:
         "by_model": {k: {kk: value(kk, vv) for kk, vv in v.items()} for k, v in by_model.items()},
         "served_by": dict(served.most_common()),
         "reasons": dict(reasons.most_common()),
+        "reasons_by_model": {k: dict(v.most_common()) for k, v in model_reasons.items()},
         "normalised": normalised,
         "batch": {"records": batch, "cost_usd": round(batch_cost, 6)},
         "totals": totals,

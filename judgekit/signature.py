@@ -38,10 +38,13 @@ class ModelSignature(BaseModel):
 
     @classmethod
     def of(cls, spec: Any, role: str) -> ModelSignature:
-        """From a :class:`~judgekit.llm.spec.ModelSpec` in ``role``."""
+        """From a :class:`~judgekit.llm.spec.ModelSpec` in ``role``; ``params`` are those sent
+        (``judgekit.llm.params.sent_params``: a route's unsupported ones left out)."""
+        from judgekit.llm.params import sent_params
+
         return cls(
             role=role, name=spec.label, route=spec.model, revision=spec.revision,
-            params=spec.params(),
+            params=sent_params(spec),
         )  # fmt: skip
 
 

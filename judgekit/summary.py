@@ -41,6 +41,7 @@ class Usage(_Open):
     by_model: dict[str, dict[str, float]] = Field(default_factory=dict)
     served_by: dict[str, int] = Field(default_factory=dict)
     reasons: dict[str, int] = Field(default_factory=dict)
+    reasons_by_model: dict[str, dict[str, int]] = Field(default_factory=dict)
     totals: dict[str, float] = Field(default_factory=dict)
 
 

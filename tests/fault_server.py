@@ -24,6 +24,12 @@ status code (429 always sends one, ``retry_after`` by default), and the hang len
 * ``wrong_shape``: HTTP 200 with valid JSON of the wrong shape (``{"answer": "yes"}``).
 * ``truncated``: HTTP 200, ``finish_reason: "length"``, the correct answer cut in half.
 * ``ok`` / ``latency=S``: a correct answer after ``default_latency`` / ``S`` seconds.
+* a reply mode of ``tests/reply_shapes.py`` (``think``, ``reasoning_only``, ``content_filter``,
+  ``error_body``, ``reasoning_length``, ``ctx_vllm``, ``tool_object``...): that exact reply,
+  built around the correct answer.
+
+``param_rules`` (``--param-rules JSON``: name -> the one value allowed) makes the server
+answer OpenAI's 400 to a request with another value, as o3-mini does to ``temperature: 0``.
 
 ``default_latency`` is applied before every answer except ``hang`` and ``latency=S``.
 
@@ -116,6 +122,9 @@ def _load_shared() -> Any:
 
 
 _shared = _load_shared()
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from reply_shapes import SHAPES, reject_params  # noqa: E402
+
 SchemaError = _shared.SchemaError
 OutputSpec = _shared.OutputSpec
 schema_instance = _shared.schema_instance
@@ -142,7 +151,7 @@ DEFAULT_MODEL = "fault-model"
 MALFORMED_CONTENT = '{"valid": [true, fal'
 WRONG_SHAPE_CONTENT = '{"answer": "yes"}'
 
-_NAMED_KINDS = ("ok", "latency", "hang", "malformed", "wrong_shape", "truncated")
+_NAMED_KINDS = ("ok", "latency", "hang", "malformed", "wrong_shape", "truncated", *SHAPES)
 _SPEC = re.compile(r"([a-z_]+|\d{3})(?:=(\d*\.?\d+))?(?:x(\d+))?", re.IGNORECASE)
 _DIRECTIVE = re.compile(r"\[\[fault:([^\]]*)\]\]", re.IGNORECASE)
 
@@ -260,7 +269,9 @@ class FaultServer:
         served_models: list[str] | None = None,
         after: int | None = None,
         then: str | None = None,
+        param_rules: dict[str, Any] | None = None,
     ) -> None:
+        self.param_rules = param_rules or {}
         parse_fault(default_fault)  # fail early on a typo
         self.served_models = served_models
         self.after, self.then = after, then
@@ -643,6 +654,10 @@ class FaultServer:
                  "type": "NotFoundError", "param": None, "code": 404},
                 status=404,
             )  # fmt: skip
+        rejected = reject_params(body, self.param_rules)
+        if rejected is not None:
+            self._record(digest, None, "bad_request", model)
+            return web.json_response(rejected[1], status=rejected[0])
         phase, released = self._phase_now()
         if phase == "hold" and await self._hold(released):
             return self._error_response(503, "server shutting down", kind="server_error")
@@ -690,6 +705,9 @@ class FaultServer:
             except Exception as exc:  # an answer_fn bug, shown to the test
                 traceback.print_exc()
                 return self._error_response(500, f"answer_fn failed: {exc!r}")
+            if kind in SHAPES:
+                status, shaped = SHAPES[kind](content)
+                return web.json_response(shaped, status=status)
             if kind == "truncated":
                 content = content[: len(content) // 2]
                 finish_reason = "length"
@@ -769,6 +787,7 @@ class FaultServerProcess:
         served_models: list[str] | None = None,
         after: int | None = None,
         then: str | None = None,
+        param_rules: dict[str, Any] | None = None,
     ) -> None:
         self.host = host
         self.port = port
@@ -782,6 +801,7 @@ class FaultServerProcess:
             "--hang-seconds": hang_seconds,
             "--model": model,
             "--served-models": ",".join(served_models) if served_models is not None else None,
+            "--param-rules": json.dumps(param_rules) if param_rules else None,
         }
         self.proc: subprocess.Popen | None = None
         self._dir: str | None = None
@@ -891,6 +911,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--served-models", help="comma-separated: answer only these (as vLLM)")
     parser.add_argument("--after", type=int, help="chat requests served before --then applies")
     parser.add_argument("--then", help='from request --after + 1 on: "hold", "401", "404"...')
+    parser.add_argument("--param-rules", help='JSON, e.g. {"temperature": 1} (as o3-mini)')
     args = parser.parse_args(argv)
     server = FaultServer(
         default_fault=args.default_fault,
@@ -903,6 +924,7 @@ def main(argv: list[str] | None = None) -> None:
         served_models=args.served_models.split(",") if args.served_models else None,
         after=args.after,
         then=args.then,
+        param_rules=json.loads(args.param_rules) if args.param_rules else None,
     )
     server.serve_cli(args.port_file)
 

@@ -75,7 +75,7 @@ def test_answer_of_reads_content_or_tool_arguments() -> None:
     call = {"function": {"name": "Verdict", "arguments": '{"label": "no"}'}}
     tool = {"choices": [{"message": {"tool_calls": [call]}, "finish_reason": "tool_calls"}]}
     assert answer_of(tool) == ('{"label": "no"}', "tool_calls")
-    with pytest.raises(InvalidAnswer, match="empty"):
+    with pytest.raises(InvalidAnswer, match="provider_error: the response has no choices"):
         answer_of({"choices": []})
 
 

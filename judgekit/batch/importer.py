@@ -111,6 +111,7 @@ def result_record(task: Task, result: BatchResult, session: Any, batch: str) -> 
         **base, "status": verdict.status, "raw": verdict.raw, "parsed": verdict.parsed,
         "reason": verdict.reason and redact(verdict.reason), "normalised": verdict.normalised,
         "tokens_in": verdict.tokens_in, "tokens_out": verdict.tokens_out, "cost": cost,
+        "reasoning": verdict.reasoning,
     })  # fmt: skip
 
 

@@ -74,8 +74,7 @@ def execute(config: Path | Any, overrides: list[str], **options: Any) -> RunResu
     :mod:`judgekit.batch`: what it did first, :func:`judgekit.cli.batch_report.print_batch`).
 
     Raises:
-        typer.Exit: code 1 when every task got no answer, or when nothing was scored and an
-            endpoint was found not to follow the JSON schema.
+        typer.Exit: code 1 when every task got no answer, or when nothing was scored.
     """
     from judgekit.engine import run
 
@@ -254,5 +253,4 @@ def _print_totals(result: RunResult) -> None:
         console.print(
             "nothing was scored: every answer failed validation (reasons in records.jsonl)"
         )
-        if result.warnings:  # an endpoint that ignores the JSON schema: fail loudly
-            raise typer.Exit(1)
+        raise typer.Exit(1)  # nothing scored, whatever the number of items: fail loudly

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from judgekit.errors import JudgekitError
@@ -22,7 +23,13 @@ from judgekit.llm.endpoint import Completion
 from judgekit.llm.models import ModelState
 from judgekit.llm.retry import CALL, CallState, is_transient, retrying
 from judgekit.llm.secrets import redact
-from judgekit.llm.structured import InvalidAnswer, OutputFormat, parse_answer, reask_messages
+from judgekit.llm.structured import (
+    InvalidAnswer,
+    OutputFormat,
+    parse_answer,
+    read_reply,
+    reask_messages,
+)
 from judgekit.llm.task import Task
 from judgekit.runlog import Record
 
@@ -38,7 +45,10 @@ class _Call:
         self.cost: float | None = 0.0
         self.raw: str | None = None
         self.served: str | None = None
+        self.reasoning: str | None = None
+        self.note: str | None = None
         self.reason = ""
+        self.reask = True  # False once an answer came that no re-ask can fix (a refusal...)
 
     def record(self, status: str, **fields: Any) -> Record:
         """The task's record; ``latency_s`` leaves out time queued or paused (seconds)."""
@@ -46,8 +56,15 @@ class _Call:
         return Record(
             **self.base, status=status, raw=self.raw, attempts=self.state.attempts,
             reasks=self.reasks, latency_s=round(latency, 4), tokens_in=self.tokens_in,
-            tokens_out=self.tokens_out, cost=self.cost, served_by=self.served, **fields,
+            tokens_out=self.tokens_out, cost=self.cost, served_by=self.served,
+            reasoning=self.reasoning, note=self.note, **fields,
         )  # fmt: skip
+
+    def failed(self, exc: InvalidAnswer) -> str:
+        """Keep an invalid answer's raw text, reasoning and reason; returns the reason."""
+        self.raw, self.reason, self.reask = exc.raw, exc.reason, exc.reask
+        self.reasoning, self.note = exc.reasoning, exc.note
+        return exc.reason
 
     def take(
         self, answer: Completion, fmt: OutputFormat, on_warning: Callable[[str], None] | None
@@ -59,10 +76,20 @@ class _Call:
         self.cost = None if self.cost is None or cost is None else self.cost + cost
         self.raw, self.served = answer.raw, answer.served_by
         failure = None
+        reply = answer.reply
+        if reply is not None and reply.text != answer.raw:  # lone surrogates replaced
+            reply = replace(reply, text=answer.raw)
         try:
-            obj = answer.parsed or parse_answer(answer.raw, fmt.schema, answer.finish_reason)
+            if answer.parsed is not None:
+                obj = answer.parsed
+            elif reply is not None:
+                read = read_reply(reply, fmt.schema)
+                obj, self.raw = read.obj, read.raw
+                self.reasoning, self.note = read.reasoning, read.note
+            else:
+                obj = parse_answer(answer.raw, fmt.schema, answer.finish_reason)
         except InvalidAnswer as exc:
-            failure = self.reason = exc.reason
+            failure = self.failed(exc)
         if answer.health is not None:
             warning = answer.health.on_answer(fmt.strategy, failure)
             if warning is not None and on_warning is not None:
@@ -75,6 +102,8 @@ def error_reason(exc: BaseException) -> str:
     retries, ``request: <kind>: ...`` for refusals (``auth``, ``unknown_model``...)."""
     if is_transient(exc):
         prefix = "transient"
+    elif getattr(exc, "kind", None) == "context_length":
+        prefix = "context_length"  # this task's prompt: the run goes on
     else:
         kind = getattr(exc, "kind", None)
         prefix = f"request: {kind}" if kind else "request"
@@ -119,7 +148,7 @@ async def call_task(
         try:
             answer = await _attempts(model, messages, fmt, call.state)
         except InvalidAnswer as exc:  # tools mode validates inside instructor
-            call.raw, call.reason = exc.raw, exc.reason
+            call.failed(exc)
         except JudgekitError:
             raise
         except Exception as exc:  # transient errors outlasted retries, or a hard refusal
@@ -128,7 +157,7 @@ async def call_task(
             parsed = call.take(answer, fmt, on_warning)
             if parsed is not None:
                 return call.record("ok", parsed=parsed, normalised=len(noted)), answer.spec is spec
-        if reask == spec.max_reasks:
+        if reask == spec.max_reasks or not call.reask:  # a refusal, filter, cut: not re-asked
             break
         # bounded re-ask: the original messages plus only the latest answer and correction
         again = reask_messages(

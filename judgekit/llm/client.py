@@ -322,6 +322,15 @@ class LLMClient:
             if ep.health.verdict is not None:
                 raise JudgekitError(ep.health.verdict)
 
+    def end_checks(self) -> None:
+        """At the end of a run: warn of every endpoint whose few answers all failed the schema
+        (``EndpointHealth.schema_warning``; a run too small for the warning on the way)."""
+        for model in self.models.states():
+            for ep in getattr(model.backend, "endpoints", {}).values():
+                warning = ep.health.schema_warning()
+                if warning is not None:
+                    self._warn(warning)
+
     def _warn(self, message: str) -> None:
         self.warnings.append(message)
         if self.on_warning is not None:

@@ -16,6 +16,8 @@ from pydantic import BaseModel
 
 from judgekit.llm.health import EndpointHealth
 from judgekit.llm.limits import EndpointLimiter
+from judgekit.llm.params import sent_params
+from judgekit.llm.reply import Reply
 from judgekit.llm.secrets import resolve_key
 from judgekit.llm.spec import Deployment, ModelSpec
 from judgekit.llm.structured import OutputFormat, with_hint
@@ -43,6 +45,7 @@ class Completion:
     spec: ModelSpec
     parsed: BaseModel | None = None  # set when the backend validated already (instructor)
     health: EndpointHealth | None = None  # the serving endpoint's (set by the sender)
+    reply: Reply | None = None  # the response as received (``reply.py``), where it was read
 
     def __post_init__(self) -> None:
         if self.raw is not None and _LONE_SURROGATE.search(self.raw):
@@ -100,7 +103,7 @@ def request_prefix(spec: ModelSpec, fmt: OutputFormat) -> bytes:
     for this format: model id, generation parameters, structured-output fields, ``extra_body``
     merged), as UTF-8 JSON bytes. The online aiohttp path posts it (:meth:`Endpoint.prefix`);
     ``judgekit batch export`` writes the same body into batch request lines."""
-    params = spec.params()
+    params = sent_params(spec)
     extra_body = params.pop("extra_body", None)  # litellm's way to add raw fields
     body = {"model": spec.model_id, **params, **fmt.fields}
     if isinstance(extra_body, dict):

@@ -36,9 +36,11 @@ TRANSIENT_KINDS: frozenset[str] = frozenset({"rate_limit", "server", "timeout", 
 ENDPOINT_KINDS: frozenset[str] = frozenset({"auth", "unknown_model", "bad_request"})
 
 _TRANSIENT_STATUS = frozenset({408, 409, 425, 429})
+# the prompt does not fit: OpenAI's code, llama.cpp's type and message, vLLM's message
 _CONTEXT = re.compile(
-    r"context[ _-]?(length|window)|maximum context|too many tokens|prompt is too long"
-    r"|context_length_exceeded",
+    r"context[ _-]?(length|window|size)|maximum context|too many tokens|prompt is too long"
+    r"|context_length_exceeded|exceed_context_size|longer than the maximum model length"
+    r"|exceeds the available context|input is too long",
     re.IGNORECASE,
 )
 _NO_CREDENTIALS = re.compile(

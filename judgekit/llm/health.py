@@ -77,6 +77,8 @@ class EndpointHealth:
         self._streak: tuple[tuple[str, int | None], int] | None = None
         self._answers: list[str | None] = []
         self._warned = False
+        self._strategy: str | None = None
+        self._last_failure: str | None = None
         self._up: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._exhausted = False
@@ -118,6 +120,7 @@ class EndpointHealth:
         if self._warned or len(self._answers) >= SCHEMA_AFTER:
             return None
         self._answers.append(None if failure is None else failure.split(":", 1)[0])
+        self._strategy, self._last_failure = strategy, failure
         if len(self._answers) < SCHEMA_AFTER or strategy not in _SCHEMA_STRATEGIES:
             return None
         kinds = set(self._answers)
@@ -128,6 +131,22 @@ class EndpointHealth:
             f"endpoint {self.endpoint} does not follow the JSON schema (its first "
             f"{SCHEMA_AFTER} answers all failed validation: {failure}); "
             "set structured_output: prompt or tools"
+        )
+
+    def schema_warning(self) -> str | None:
+        """At the end of a run with fewer than ``SCHEMA_AFTER`` answers on this endpoint: the
+        warning of the module doc if every answer failed validation the same way (a small run
+        names a non-conforming endpoint too), once; None otherwise."""
+        if self._warned or not self._answers or self._strategy not in _SCHEMA_STRATEGIES:
+            return None
+        kinds = set(self._answers)
+        if len(kinds) != 1 or not kinds & {"malformed_json", "schema"}:
+            return None
+        self._warned = True
+        count = len(self._answers)
+        return (
+            f"endpoint {self.endpoint} does not follow the JSON schema (its {count} answers "
+            f"all failed validation: {self._last_failure}); set structured_output: prompt or tools"
         )
 
     def check(self) -> None:

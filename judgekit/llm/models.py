@@ -17,6 +17,7 @@ from judgekit.llm.cache import key_prefix
 from judgekit.llm.endpoint import make_endpoint
 from judgekit.llm.limits import EndpointLimiter
 from judgekit.llm.local import EmbeddedServer
+from judgekit.llm.params import sent_params
 from judgekit.llm.router import RoutedBackend, chain_of
 from judgekit.llm.spec import ModelSpec
 from judgekit.llm.structured import OutputFormat, cached_answer, output_format
@@ -33,7 +34,7 @@ class ModelState:
 
     def __init__(self, spec: ModelSpec) -> None:
         self.spec = spec
-        self.params = spec.params()
+        self.params = sent_params(spec)  # what is sent (a route may not take them all)
         self.backend: Backend | None = None
         self._formats: dict[type[BaseModel], tuple[OutputFormat, str]] = {}
         self._statics: dict[tuple[int, type[BaseModel], str, str], tuple[Prompt, dict]] = {}

@@ -13,6 +13,9 @@ For each role's model, each of its deployments and each fallback (depth-first), 
   is reported; a model name the server does not list is reported with the names it does
   serve (vLLM answers 404 to any other). llama.cpp servers answer whatever name is asked
   (``owned_by`` ``llamacpp``, or llama-cpp-python's ``me``), so their names are not checked.
+* **parameters**: a route that does not take some of the generation parameters (o3-mini: no
+  ``temperature`` but 1) is not sent them; one line per such route says so
+  (``PreflightResult.notes``, ``judgekit.llm.params``).
 * **the embedded model** (``local/<name>``): llama-cpp-python and the model's package and file
   are installed (before its server is started).
 
@@ -33,6 +36,7 @@ import aiohttp
 from judgekit.errors import JudgekitError
 from judgekit.llm.endpoint import litellm_route
 from judgekit.llm.local import check_installed
+from judgekit.llm.params import params_note
 from judgekit.llm.secrets import resolve_key
 from judgekit.llm.spec import Deployment, ModelSpec
 
@@ -86,11 +90,13 @@ class Route:
 @dataclass
 class PreflightResult:
     """What was checked: ``routes`` (config paths), ``servers`` (URLs asked for their models),
-    ``seconds`` the checks took (waits for a server included)."""
+    ``seconds`` the checks took (waits for a server included), and ``notes``: one line per
+    route that is not sent some of its parameters (``judgekit.llm.params.params_note``)."""
 
     routes: list[str] = field(default_factory=list)
     servers: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
 
 
 def routes_of(roles: Roles) -> list[Route]:
@@ -164,7 +170,13 @@ async def apreflight(
             problems.extend(found)
     if problems:
         raise JudgekitError("\n".join(dict.fromkeys(problems)))
-    return PreflightResult([r.role for r in routes], list(servers), time.monotonic() - started)
+    notes = [n for r in routes if (n := params_note(r.spec, r.role)) is not None]
+    return PreflightResult(
+        [r.role for r in routes],
+        list(servers),
+        time.monotonic() - started,
+        list(dict.fromkeys(notes)),
+    )
 
 
 def _local_problem(route: Route) -> str | None:

@@ -22,11 +22,12 @@ from judgekit.llm.backends import Sender
 from judgekit.llm.endpoint import Completion, Endpoint, litellm_route, make_endpoint
 from judgekit.llm.errors import EndpointError
 from judgekit.llm.limits import EndpointLimiter
+from judgekit.llm.outcome import raise_provider_error
 from judgekit.llm.providers.litellm import (
     completion_of,
     endpoint_error,
     litellm_kwargs,
-    tool_arguments,
+    reply_of,
 )
 from judgekit.llm.retry import CALL, is_transient
 from judgekit.llm.spec import ModelSpec
@@ -167,7 +168,6 @@ class RoutedBackend:
             self.limiter.release(ok=ok)
         hidden = getattr(response, "_hidden_params", None) or {}
         ep = self.endpoints.get(str(hidden.get("model_id")), primary)
-        raw = tool_arguments(response) if fmt.strategy == "tools" else None
-        choice = response.choices[0]
-        raw = raw if raw is not None else choice.message.content
-        return completion_of(response, raw, choice.finish_reason, ep, None)
+        reply = reply_of(response)  # content or tool arguments, reasoning, refusal, errors
+        raise_provider_error(reply, ep.id)
+        return completion_of(response, reply, ep, None)

@@ -65,7 +65,9 @@ class ModelSpec(BaseModel):
         api_key_env: name of the environment variable that holds the API key.
         api_key_file: a file whose first line is the API key (for secrets mounted as files).
             The key itself is never written in a config, record, cache entry or log.
-        temperature, max_tokens, seed, top_p: generation parameters (temperature default 0).
+        temperature, max_tokens, seed, top_p: generation parameters (temperature default 0;
+            None: not sent, the provider's default). A route that does not take one (o3-mini:
+            no temperature but 1) is not sent it (``judgekit.llm.params``).
         timeout: seconds one HTTP call may take before it counts as a transient failure.
         max_concurrency: calls in flight per endpoint (default by backend: local 1,
             vLLM 256, APIs 8). On a 429 the limit shrinks, then grows back (``adaptive``).
@@ -109,7 +111,7 @@ class ModelSpec(BaseModel):
     api_base: str | None = None
     api_key_env: str | None = None
     api_key_file: Path | None = None
-    temperature: float = Field(0.0, ge=0.0, le=2.0)
+    temperature: float | None = Field(0.0, ge=0.0, le=2.0)
     max_tokens: int = Field(512, ge=1)
     seed: int | None = 0
     top_p: float | None = Field(None, gt=0.0, le=1.0)
@@ -235,7 +237,9 @@ class ModelSpec(BaseModel):
 
     def params(self) -> dict[str, object]:
         """Generation parameters that change the answer (part of the cache key)."""
-        out: dict[str, object] = {"temperature": self.temperature, "max_tokens": self.max_tokens}
+        out: dict[str, object] = {"max_tokens": self.max_tokens}
+        if self.temperature is not None:
+            out = {"temperature": self.temperature, **out}
         if self.seed is not None:
             out["seed"] = self.seed
         if self.top_p is not None:

@@ -18,6 +18,8 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from judgekit.llm.answers import lax_bool_fields
+from judgekit.llm.outcome import classify
+from judgekit.llm.reply import Reply, from_completion
 
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
 _CHARS_PER_TOKEN = 3  # conservative: more tokens per character than English prose has
@@ -28,14 +30,66 @@ class InvalidAnswer(Exception):
     """The model answered, but not with a valid instance of the schema.
 
     Attributes:
-        reason: starts with ``empty``, ``truncated``, ``malformed_json`` or ``schema``.
-        raw: the answer as received.
+        reason: starts with one of the reasons of ``outcome.REASONS`` (``empty``,
+            ``malformed_json``, ``schema`` for an answer; ``truncated``,
+            ``reasoning_unfinished``, ``content_filter``, ``refusal`` for the others).
+        raw: the answer as received (a leading ``<think>`` block removed).
+        reask: whether a re-ask may help (only for ``empty``, ``malformed_json``, ``schema``).
+        reasoning: the reasoning that came with the answer, if any.
+        note: where the answer was read from, when not from the content.
     """
 
-    def __init__(self, reason: str, raw: str | None) -> None:
+    def __init__(
+        self,
+        reason: str,
+        raw: str | None,
+        *,
+        reask: bool = True,
+        reasoning: str | None = None,
+        note: str | None = None,
+    ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.raw = raw
+        self.reask = reask and not reason.startswith("truncated")
+        self.reasoning = reasoning
+        self.note = note
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A validated answer: the schema instance, the ``raw`` text it was read from (a leading
+    ``<think>`` block removed), the ``reasoning`` and a ``note`` (``outcome.Outcome.note``)."""
+
+    obj: BaseModel
+    raw: str | None
+    reasoning: str | None
+    note: str | None
+
+
+def read_reply(reply: Reply, schema: type[BaseModel]) -> Answer:
+    """Validate a provider's reply against ``schema``: the one reading of an answer, online
+    and from a batch alike (a pure function of the reply and the schema).
+
+    The reply is classified (``outcome.classify``): refusals, filtered and truncated replies
+    and unfinished reasoning are never parsed; an answer's text (a leading closed ``<think>``
+    block already removed by the builder, so braces inside it never count) is parsed strictly
+    (:func:`parse_answer`).
+
+    Raises:
+        InvalidAnswer: the reply is no valid answer; ``reask`` False where a re-ask cannot help.
+    """
+    outcome = classify(reply)
+    raw = outcome.text if outcome.text is not None else reply.text
+    if outcome.kind != "answer":
+        reason = outcome.reason or outcome.kind
+        raise InvalidAnswer(reason, raw, reask=False, reasoning=reply.reasoning)
+    try:
+        obj = parse_answer(outcome.text, schema, None)
+    except InvalidAnswer as exc:
+        exc.reasoning, exc.note = reply.reasoning, outcome.note
+        raise
+    return Answer(obj, outcome.text, reply.reasoning, outcome.note)
 
 
 @dataclass(frozen=True)
@@ -179,23 +233,16 @@ def cached_answer(hit: Any, schema: type[BaseModel]) -> tuple[str, Any] | None:
 
 
 def answer_of(completion: dict[str, Any]) -> tuple[str | None, str | None]:
-    """(content or tool-call arguments, finish_reason) of an OpenAI ``chat.completion`` dict.
+    """(answer text, finish_reason) of an OpenAI ``chat.completion`` dict, read by
+    ``reply.from_completion`` (the reasoning and refusal are in its :class:`Reply`).
 
     Raises:
-        InvalidAnswer: the object has no choices (``empty``).
+        InvalidAnswer: the object has no choices or carries an error (``provider_error``).
     """
-    try:
-        choice = completion["choices"][0]
-        message = choice.get("message") or {}
-    except (KeyError, IndexError, TypeError, AttributeError):
-        raise InvalidAnswer("empty: the response has no choices", None) from None
-    calls = message.get("tool_calls")
-    if calls:
-        try:
-            return calls[0]["function"]["arguments"], choice.get("finish_reason")
-        except (KeyError, IndexError, TypeError):
-            pass
-    return message.get("content"), choice.get("finish_reason")
+    reply = from_completion(completion)
+    if reply.provider_error is not None:
+        raise InvalidAnswer(f"provider_error: {reply.provider_error.message}", None, reask=False)
+    return reply.text, reply.finish_reason
 
 
 def estimate_tokens(messages: list[dict[str, Any]]) -> int:

@@ -42,10 +42,12 @@ def _host(url: str) -> str:
 def _error_message(body: bytes) -> str:
     try:
         data = json.loads(body)
-        message = data.get("error", {}).get("message") if isinstance(data, dict) else None
-        if message is None and isinstance(data, dict):
-            message = data.get("message") or data.get("detail")
-        return str(message if message is not None else data)[:300]
+        error = data.get("error") if isinstance(data, dict) else None
+        source = error if isinstance(error, dict) else data if isinstance(data, dict) else {}
+        message = source.get("message") or source.get("detail")
+        kind = " ".join(str(source[k]) for k in ("type", "code") if source.get(k) is not None)
+        text = str(message if message is not None else data)[:300]
+        return f"{text} ({kind})" if kind else text  # type/code classify it first
     except (ValueError, AttributeError):
         return body[:200].decode("utf-8", "replace")
 

@@ -15,6 +15,9 @@ from pydantic import BaseModel
 
 from judgekit.llm.endpoint import Completion, Endpoint, litellm_route
 from judgekit.llm.errors import EndpointError, ErrorKind, kind_of_status
+from judgekit.llm.outcome import raise_provider_error
+from judgekit.llm.params import sent_params
+from judgekit.llm.reply import Reply, from_completion
 from judgekit.llm.secrets import redact
 from judgekit.llm.structured import OutputFormat, with_hint
 
@@ -59,7 +62,7 @@ def endpoint_error(exc: BaseException) -> BaseException:
 
 def litellm_kwargs(ep: Endpoint, fmt: OutputFormat) -> dict[str, Any]:
     """Keyword arguments of ``litellm.acompletion`` for ``ep`` (no retries inside)."""
-    kwargs: dict[str, Any] = dict(ep.spec.params())
+    kwargs: dict[str, Any] = sent_params(ep.spec)  # without what the route does not take
     kwargs.update(timeout=ep.spec.timeout, num_retries=0)
     if ep.api_base:
         kwargs["api_base"] = ep.api_base
@@ -87,24 +90,38 @@ async def chat(ep: Endpoint, messages: list[dict[str, Any]], fmt: OutputFormat) 
         )
     except Exception as exc:
         raise endpoint_error(exc) from exc
-    choice = response.choices[0]
-    return completion_of(response, choice.message.content, choice.finish_reason, ep, None)
+    reply = reply_of(response)
+    raise_provider_error(reply, ep.id)
+    return completion_of(response, reply, ep, None)
+
+
+def reply_of(response: Any) -> Reply:
+    """The builder of this transport: a litellm ``ModelResponse`` (or a dict) as a
+    :class:`Reply`, read by ``reply.from_completion`` as the aiohttp path's bodies are (the
+    finish reasons litellm maps from Anthropic and Gemini, ``reasoning_content``, refusals,
+    tool arguments as text or object)."""
+    if isinstance(response, dict):
+        return from_completion(response)
+    try:
+        data = response.model_dump()
+    except Exception:  # not a pydantic response: no answer could be read from it
+        return from_completion(None)
+    return from_completion(data)
 
 
 def completion_of(
-    response: Any, raw: str | None, finish: str | None, ep: Endpoint, parsed: BaseModel | None
+    response: Any, reply: Reply, ep: Endpoint, parsed: BaseModel | None
 ) -> Completion:
-    """A :class:`Completion` from a litellm ``ModelResponse``."""
+    """A :class:`Completion` from a litellm ``ModelResponse`` and its :class:`Reply`."""
     usage = getattr(response, "usage", None)
     t_in = int(getattr(usage, "prompt_tokens", 0) or 0)
     t_out = int(getattr(usage, "completion_tokens", 0) or 0)
-    return Completion(raw, finish, t_in, t_out, ep.prices.cost(t_in, t_out), ep.id, ep.spec, parsed)
+    cost = ep.prices.cost(t_in, t_out)
+    return Completion(
+        reply.text, reply.finish_reason, t_in, t_out, cost, ep.id, ep.spec, parsed, reply=reply
+    )
 
 
 def tool_arguments(response: Any) -> str | None:
-    """The first tool call's arguments (or the content) of a litellm response."""
-    try:
-        calls = response.choices[0].message.tool_calls
-        return calls[0].function.arguments if calls else response.choices[0].message.content
-    except (AttributeError, IndexError, TypeError):
-        return None
+    """The first tool call's arguments as text (or the content) of a litellm response."""
+    return reply_of(response).text

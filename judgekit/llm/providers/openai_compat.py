@@ -1,8 +1,10 @@
 """OpenAI-compatible servers over judgekit's aiohttp transport (vLLM, llama.cpp, embedded).
 
 The request body is the endpoint's prebuilt prefix (model, parameters, ``response_format``)
-plus the messages; the answer is read from the ``chat.completion`` object. HTTP failures are
-classified by the transport (``transport.py``) into ``errors.EndpointError`` kinds.
+plus the messages; the ``chat.completion`` object becomes a :class:`~judgekit.llm.reply.Reply`
+(``reply.from_completion``, every spelling of reasoning, refusal and tool arguments). HTTP
+failures are classified by the transport (``transport.py``), an error inside an HTTP 200 by
+``outcome.raise_provider_error``, into ``errors.EndpointError`` kinds.
 """
 
 from __future__ import annotations
@@ -10,8 +12,15 @@ from __future__ import annotations
 from typing import Any
 
 from judgekit.llm.endpoint import Completion, Endpoint, chat_body
-from judgekit.llm.structured import OutputFormat, answer_of
+from judgekit.llm.outcome import raise_provider_error
+from judgekit.llm.reply import Reply, from_completion
+from judgekit.llm.structured import OutputFormat
 from judgekit.llm.transport import AiohttpTransport
+
+
+def reply_of(data: dict[str, Any]) -> Reply:
+    """The builder of this transport: the decoded body of a ``/chat/completions`` 200."""
+    return from_completion(data, 200)
 
 
 async def chat(
@@ -20,16 +29,20 @@ async def chat(
     """One ``POST /chat/completions`` on ``ep``.
 
     Raises:
-        EndpointError: the transport's classified failures (see ``AiohttpTransport.chat``).
-        InvalidAnswer: a completion without choices (``empty``).
+        EndpointError: the transport's classified failures (see ``AiohttpTransport.chat``),
+            and a 200 without an answer (``outcome.raise_provider_error``).
     """
     body = chat_body(ep.prefix(fmt), messages, fmt)
     data = await transport.chat(ep.url, body, ep.headers, ep.spec.timeout)
-    raw, finish = answer_of(data)
+    reply = reply_of(data)
+    raise_provider_error(reply, ep.id)
     usage = data.get("usage") or {}
     t_in = int(usage.get("prompt_tokens") or 0)
     t_out = int(usage.get("completion_tokens") or 0)
-    return Completion(raw, finish, t_in, t_out, ep.prices.cost(t_in, t_out), ep.id, ep.spec)
+    cost = ep.prices.cost(t_in, t_out)
+    return Completion(
+        reply.text, reply.finish_reason, t_in, t_out, cost, ep.id, ep.spec, reply=reply
+    )
 
 
 async def server_is_up(transport: AiohttpTransport, ep: Endpoint) -> bool:

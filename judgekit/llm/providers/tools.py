@@ -11,11 +11,12 @@ from typing import Any
 
 from judgekit.llm.endpoint import Completion, Endpoint, litellm_route
 from judgekit.llm.errors import EndpointError
+from judgekit.llm.outcome import classify, raise_provider_error
 from judgekit.llm.providers.litellm import (
     completion_of,
     endpoint_error,
     litellm_kwargs,
-    tool_arguments,
+    reply_of,
 )
 from judgekit.llm.structured import InvalidAnswer, OutputFormat
 
@@ -55,11 +56,19 @@ class ToolsProvider:
                     raise error from cause
             if exc.last_completion is None:
                 raise
-            raw = tool_arguments(exc.last_completion)
-            raise InvalidAnswer(f"schema: {exc}".split("\n")[0][:300], raw) from None
+            reply = reply_of(exc.last_completion)
+            raise_provider_error(reply, ep.id)
+            outcome = classify(reply)  # a refusal, filter or cut: named, not re-asked
+            if outcome.kind != "answer" and outcome.reason is not None:
+                raise InvalidAnswer(
+                    outcome.reason, reply.text, reask=False, reasoning=reply.reasoning
+                ) from None
+            raw = reply.text
+            raise InvalidAnswer(
+                f"schema: {exc}".split("\n")[0][:300], raw, reasoning=reply.reasoning
+            ) from None
         except InvalidAnswer:
             raise
         except Exception as exc:
             raise endpoint_error(exc) from exc
-        raw = tool_arguments(response)
-        return completion_of(response, raw, response.choices[0].finish_reason, ep, parsed)
+        return completion_of(response, reply_of(response), ep, parsed)

@@ -1,0 +1,168 @@
+"""What came back from a provider, in one shape: a leaf type every transport builds.
+
+A :class:`Reply` holds the parts of a chat answer that providers spell differently: the answer
+text (``message.content``), the reasoning (``reasoning_content``, ``reasoning``, or a leading
+``<think>`` block left in the content; the builders in ``llm/providers/`` move it here), a
+refusal (``message.refusal``), the first tool call's arguments (a JSON string, or an object as
+some gateways send them), the finish reason, and a provider error sent inside an HTTP 200
+(``{"error": ...}``, or no choices at all). ``outcome.classify`` reads it; nothing else parses a
+provider response.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ProviderError:
+    """An error the provider reported in a response body (HTTP 200 or not).
+
+    Attributes:
+        message: its message (redacted, at most 300 characters).
+        type: the provider's error type (``server_error``, ``exceed_context_size_error``...).
+        code: the provider's error code (``context_length_exceeded``, ``503``...), as text.
+    """
+
+    message: str
+    type: str | None = None
+    code: str | None = None
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One provider response (see the module doc).
+
+    Attributes:
+        text: the answer text (content, or tool-call arguments as JSON text); None if none.
+        reasoning: the model's reasoning, from whichever field or block held it.
+        refusal: the model's own refusal text (``message.refusal``).
+        tool_arguments: the first tool call's arguments as sent (a string or an object).
+        finish_reason: the provider's finish reason as sent (``stop``, ``length``,
+            ``content_filter``, ``refusal``, ``safety``...), None if absent.
+        provider_error: an error in the body, or no choices (None for an answer).
+        status_code: the HTTP status of the response (200; None where unknown).
+        choice: the raw first choice as a plain dict (log-probabilities are read from here).
+        extra: further facts the builder noted (``answer_from``: where the answer was read).
+    """
+
+    text: str | None = None
+    reasoning: str | None = None
+    refusal: str | None = None
+    tool_arguments: str | dict[str, Any] | None = None
+    finish_reason: str | None = None
+    provider_error: ProviderError | None = None
+    status_code: int | None = 200
+    choice: dict[str, Any] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+_THINK_OPEN = "<think>"
+_THINK_CLOSE = "</think>"
+_REASONING_FIELDS = ("reasoning_content", "reasoning", "thinking")
+
+
+def _text_of(content: Any) -> str | None:
+    """Content as text: a string as it is, a list of content parts joined (their ``text``)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [p.get("text") for p in content if isinstance(p, dict)]
+        texts = [p for p in parts if isinstance(p, str)]
+        return "".join(texts) if texts else None
+    return None
+
+
+def split_think(content: str | None) -> tuple[str | None, str | None, bool]:
+    """``(answer, reasoning, closed)`` of a content that may start with a ``<think>`` block.
+
+    Only a *leading* block counts (whitespace before it allowed): its inside is the reasoning
+    and what follows ``</think>`` the answer, so braces inside the block never reach the JSON
+    parser. An unclosed block is all reasoning (answer None, ``closed`` False). A content
+    without a leading block is returned as it is (reasoning None, ``closed`` True).
+    """
+    if content is None:
+        return None, None, True
+    head = content.lstrip()
+    if head[: len(_THINK_OPEN)].lower() != _THINK_OPEN:
+        return content, None, True
+    body = head[len(_THINK_OPEN) :]
+    end = body.lower().find(_THINK_CLOSE)
+    if end < 0:
+        return None, body.strip() or None, False
+    return body[end + len(_THINK_CLOSE) :].strip(), body[:end].strip() or None, True
+
+
+def _error_of(value: Any) -> ProviderError:
+    if isinstance(value, dict):
+        message = value.get("message") or value.get("msg") or value.get("detail") or value
+        kind, code = value.get("type"), value.get("code")
+        return ProviderError(
+            str(message)[:300],
+            None if kind is None else str(kind),
+            None if code is None else str(code),
+        )
+    return ProviderError(str(value)[:300])
+
+
+def from_completion(data: Any, status_code: int | None = 200) -> Reply:
+    """The :class:`Reply` of an OpenAI ``chat.completion`` object as a plain dict (the aiohttp
+    path's decoded body, a batch result's body, or a litellm response's ``model_dump()``).
+
+    Every spelling is read by the same code: reasoning from ``reasoning_content``,
+    ``reasoning`` or ``thinking``, or a leading ``<think>`` block of the content; content as a
+    string or a list of parts; the first tool call's arguments as a string or an object (an
+    object is given to the parser as its JSON text); ``message.refusal``; an ``error`` member,
+    or a body without choices, as a provider error. Never raises.
+    """
+    if not isinstance(data, dict):
+        error = ProviderError("not a completion object")
+        return Reply(provider_error=error, status_code=status_code)
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        error = data.get("error")
+        found = _error_of(error) if error else ProviderError("the response has no choices")
+        return Reply(provider_error=found, status_code=status_code)
+    choice = choices[0]
+    message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
+    extra: dict[str, Any] = {}
+    reasoning = next(
+        (v for f in _REASONING_FIELDS if isinstance(v := message.get(f), str) and v.strip()), None
+    )
+    content = _text_of(message.get("content"))
+    if message.get("content") is not None and content is None:
+        extra["content_not_text"] = True
+    content, thought, closed = split_think(content)
+    if thought is not None:
+        reasoning = thought if reasoning is None else f"{reasoning}\n{thought}"
+        extra["think_block"] = "closed" if closed else "unclosed"
+    arguments = _tool_arguments(message)
+    text = content
+    if arguments is not None:
+        as_text = isinstance(arguments, str)
+        text = arguments if as_text else json.dumps(arguments, ensure_ascii=False)
+    refusal = message.get("refusal")
+    finish = choice.get("finish_reason")
+    return Reply(
+        text=text,
+        reasoning=reasoning,
+        refusal=refusal if isinstance(refusal, str) and refusal.strip() else None,
+        tool_arguments=arguments,
+        finish_reason=finish if isinstance(finish, str) else None,
+        status_code=status_code,
+        choice=choice,
+        extra=extra,
+    )
+
+
+def _tool_arguments(message: dict[str, Any]) -> str | dict[str, Any] | None:
+    """The first tool call's (or legacy ``function_call``'s) arguments, string or object."""
+    calls = message.get("tool_calls")
+    call = calls[0] if isinstance(calls, list) and calls else message.get("function_call")
+    if not isinstance(call, dict):
+        return None
+    function = call.get("function", call)
+    arguments = function.get("arguments") if isinstance(function, dict) else None
+    return arguments if isinstance(arguments, (str, dict)) else None
