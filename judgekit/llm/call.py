@@ -127,7 +127,11 @@ async def call_task(
         else:
             parsed = call.take(answer, fmt, on_warning)
             if parsed is not None:
-                return call.record("ok", parsed=parsed, normalised=len(noted)), answer.spec is spec
+                probs = {}
+                if model.logprobs is not None:  # label probabilities (judgekit.llm.logprobs)
+                    probs = model.logprobs.read(answer.choice, task.schema, answer.raw, on_warning)
+                record = call.record("ok", parsed=parsed, normalised=len(noted), **probs)
+                return record, answer.spec is spec
         if reask == spec.max_reasks:
             break
         # bounded re-ask: the original messages plus only the latest answer and correction

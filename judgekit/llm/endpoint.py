@@ -43,6 +43,7 @@ class Completion:
     spec: ModelSpec
     parsed: BaseModel | None = None  # set when the backend validated already (instructor)
     health: EndpointHealth | None = None  # the serving endpoint's (set by the sender)
+    choice: dict[str, Any] | None = None  # the raw first choice, where log-probabilities were asked
 
     def __post_init__(self) -> None:
         if self.raw is not None and _LONE_SURROGATE.search(self.raw):

@@ -15,6 +15,9 @@ For each role's model, each of its deployments and each fallback (depth-first), 
   (``owned_by`` ``llamacpp``, or llama-cpp-python's ``me``), so their names are not checked.
 * **the embedded model** (``local/<name>``): llama-cpp-python and the model's package and file
   are installed (before its server is started).
+* **log-probabilities** (``logprobs: true``) on a route called through litellm: a route that
+  ``litellm.get_supported_openai_params`` says takes no ``logprobs`` is said in one line
+  (``on_wait``) and scores hard labels; the run goes on.
 
 Against healthy local servers the checks take a few milliseconds. Every problem is one line
 naming the role (as a config path: ``judge``, ``generator.1``, ``judge.fallbacks.0``), the route
@@ -164,6 +167,11 @@ async def apreflight(
             problems.extend(found)
     if problems:
         raise JudgekitError("\n".join(dict.fromkeys(problems)))
+    asking = [r.spec for r in routes if r.spec.logprobs and not r.spec.uses_aiohttp()]
+    if asking:  # litellm routes known to give no log-probabilities: hard labels, said once
+        for line in await asyncio.to_thread(_without_logprobs, asking):
+            if on_wait is not None:
+                on_wait(line)
     return PreflightResult([r.role for r in routes], list(servers), time.monotonic() - started)
 
 
@@ -199,6 +207,21 @@ def _provider_key_problems(routes: list[Route]) -> list[str]:
                 f"{route.role}.api_key_env"
             )
     return problems
+
+
+def _without_logprobs(specs: list[ModelSpec]) -> list[str]:
+    """One line per spec whose litellm route takes no ``logprobs``; those specs stop asking
+    for them (the run scores their labels hard: ``ModelSpec.scoring``)."""
+    from judgekit.llm.logprobs import unsupported
+
+    lines = []
+    for spec in {id(s): s for s in specs}.values():
+        line = unsupported(spec, litellm_route(spec))
+        if line is not None:
+            spec.logprobs = False
+            spec.mark_no_logprobs()
+            lines.append(line)
+    return lines
 
 
 async def _server_problems(

@@ -94,11 +94,18 @@ async def chat(ep: Endpoint, messages: list[dict[str, Any]], fmt: OutputFormat) 
 def completion_of(
     response: Any, raw: str | None, finish: str | None, ep: Endpoint, parsed: BaseModel | None
 ) -> Completion:
-    """A :class:`Completion` from a litellm ``ModelResponse``."""
+    """A :class:`Completion` from a litellm ``ModelResponse`` (its first choice as a dict
+    where log-probabilities were asked for: ``judgekit.llm.logprobs`` reads them)."""
     usage = getattr(response, "usage", None)
     t_in = int(getattr(usage, "prompt_tokens", 0) or 0)
     t_out = int(getattr(usage, "completion_tokens", 0) or 0)
-    return Completion(raw, finish, t_in, t_out, ep.prices.cost(t_in, t_out), ep.id, ep.spec, parsed)
+    answer = Completion(
+        raw, finish, t_in, t_out, ep.prices.cost(t_in, t_out), ep.id, ep.spec, parsed
+    )
+    if ep.spec.logprobs:
+        choice = response.choices[0]
+        answer.choice = choice.model_dump() if hasattr(choice, "model_dump") else dict(choice)
+    return answer
 
 
 def tool_arguments(response: Any) -> str | None:

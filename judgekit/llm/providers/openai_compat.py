@@ -29,7 +29,10 @@ async def chat(
     usage = data.get("usage") or {}
     t_in = int(usage.get("prompt_tokens") or 0)
     t_out = int(usage.get("completion_tokens") or 0)
-    return Completion(raw, finish, t_in, t_out, ep.prices.cost(t_in, t_out), ep.id, ep.spec)
+    answer = Completion(raw, finish, t_in, t_out, ep.prices.cost(t_in, t_out), ep.id, ep.spec)
+    if ep.spec.logprobs:  # read by judgekit.llm.logprobs
+        answer.choice = (data.get("choices") or [None])[0]
+    return answer
 
 
 async def server_is_up(transport: AiohttpTransport, ep: Endpoint) -> bool:
