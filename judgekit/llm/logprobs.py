@@ -17,18 +17,24 @@ else its one enum field) holds one of the labels. The generated tokens' bytes ar
 (offsets from their lengths), the label value's first character is found by scanning the
 answer's top-level keys (a key in a string value is never mistaken for it), and the first
 token that reaches past that offset starts the label. From there the generated path is
-followed while its text is still a prefix of several labels; at each position an alternative
-of ``top_logprobs`` that, appended to the path so far, spells the start of exactly one label
-(or all of it) adds ``P(path so far) * p(alternative)`` to that label; the path itself adds its
-probability to the chosen label once only that label remains (a multi-token label is scored as
-the whole label: under an enum constraint its remaining tokens are forced). The values are then
-renormalised over the label set (``mass`` says how much raw probability the labels had).
+followed while its text is still a prefix of several labels. At each such position the
+tokens the enum constraint allows are the generated one and the alternatives of
+``top_logprobs`` that, appended to the path so far, still spell the start of a label (or all
+of it); their probabilities are renormalised among themselves (``Z``), as a constrained decoder
+does, so raw (vLLM, llama-cpp-python) and processed log-probabilities give the same answer. An
+allowed alternative that spells exactly one label adds ``P(path so far) * p(alternative) / Z``
+to it; the path itself goes on with ``p(token) / Z`` and adds its probability to the chosen
+label once only that label remains (a multi-token label is scored as the whole label: under
+the constraint its remaining tokens are forced). The values are then renormalised over the
+label set (``mass`` says how much of the path's probability the labels found had).
 
 A label no alternative spells (absent from the top-K, or only reachable through an alternative
 that several labels share) gets 0 in ``label_probs`` and, in ``label_probs_bound``, an upper
-bound of its renormalised probability: the mass of those shared alternatives plus, at each
-position, ``P(path so far) * (1 - mass of the top-K)`` (what the top-K leaves unseen), as
-``hi / (S + hi)`` with ``S`` the labels' found mass. No number is invented.
+bound of its renormalised probability: the share of those shared alternatives plus, at each
+position, ``P(path so far) * u / (Z + u)`` with ``u = 1 - mass of the top-K`` (allowed tokens
+the top-K may not show), as ``hi / (S + hi)`` with ``S`` the labels' found mass. No number
+is invented. Read the bound before trusting a 0: with raw log-probabilities of a small model,
+the top-K at a label's second token is often filled with text the constraint forbids.
 
 Source: the log-probability reading of G-Eval (Liu et al. 2023, Sec. 2.3), with the
 confidence estimate of a verbaliser over a label set (Jiang et al. 2021, "How can we know when
@@ -252,6 +258,7 @@ def _walk(steps: list[Step], targets: dict[str, bytes], chosen: str, v: int) -> 
 
     for step in steps[position:]:
         seen, own = 0.0, False
+        allowed: list[tuple[list[str], float]] = []  # alternatives that spell some label
         for alt, lp in step.alternatives:
             p = math.exp(lp)
             seen += p
@@ -259,13 +266,18 @@ def _walk(steps: list[Step], targets: dict[str, bytes], chosen: str, v: int) -> 
                 own = True
                 continue
             spelled = [lab for lab in alive if fits(lab, prefix + alt)]
-            for lab in spelled:
-                (point if len(spelled) == 1 else loose)[lab] += path * p
+            if spelled:
+                allowed.append((spelled, p))
         p_own = math.exp(step.logprob)
+        # the constrained decoder's normaliser at this position: the tokens it allows, seen
+        norm = p_own + sum(p for _, p in allowed)
+        for spelled, p in allowed:
+            for lab in spelled:
+                (point if len(spelled) == 1 else loose)[lab] += path * p / norm
         unseen = max(0.0, 1.0 - seen - (0.0 if own else p_own))
-        for lab in alive:
-            loose[lab] += path * unseen
-        path *= p_own
+        for lab in alive:  # allowed tokens the top-K did not show: at most this share
+            loose[lab] += path * unseen / (norm + unseen)
+        path *= p_own / norm
         prefix += step.text
         alive = [lab for lab in alive if fits(lab, prefix)]
         if alive == [chosen]:
