@@ -95,14 +95,15 @@ class LabelProbs:
 
 
 def token_bytes(token: Any, given: Any = None) -> bytes:
-    """A token's bytes: ``given`` (a list of byte values) when sent, else the token text
-    (vLLM's ``bytes:\\xe0\\xa4`` form read as those bytes), UTF-8 encoded."""
-    if isinstance(given, list) and all(isinstance(b, int) and 0 <= b < 256 for b in given):
-        return bytes(given)
+    """A token's bytes: vLLM's ``bytes:\\xe0\\xa4`` form read as those bytes (whatever its
+    ``bytes`` field holds: the UTF-8 of that text, from some servers), else ``given`` (a list of
+    byte values) when sent, else the token text UTF-8 encoded."""
     text = str(token or "")
     rest = text[6:] if text.startswith("bytes:") else ""
     if rest and not _HEX_BYTES.sub("", rest):
         return bytes(int(h, 16) for h in _HEX_BYTES.findall(rest))
+    if isinstance(given, list) and all(isinstance(b, int) and 0 <= b < 256 for b in given):
+        return bytes(given)
     return text.encode("utf-8")
 
 
