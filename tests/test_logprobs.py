@@ -27,6 +27,7 @@ from judgekit.llm.logprobs import (
 from judgekit.llm.spec import ModelSpec
 from judgekit.pipelines.classify import judgment_schema
 from judgekit.pipelines.cultural_schemas import annotation_schema, load_rubric
+from judgekit.pipelines.pairwise import verdict_schema
 from judgekit.pipelines.spilling_schemas import MeaningsAnswer
 
 e = math.exp
@@ -170,6 +171,7 @@ def test_no_logprobs_is_none_and_unreadable_ones_raise() -> None:
 def test_label_field_of_each_judge_schema() -> None:
     assert label_target(judgment_schema(("a", "b"), 100)) == ("label", ("a", "b"))
     assert label_target(annotation_schema(load_rubric())) == ("cs_label", ("CS", "CA"))
+    assert label_target(verdict_schema(True, 100)) == ("verdict", ("1", "2", "tie"))
     assert label_target(MeaningsAnswer) is None
 
     class Two(BaseModel):

@@ -11,10 +11,14 @@ import os
 from pathlib import Path
 
 import pytest
+from conftest import shared_path
 from fault_server import FaultServer
 
 import judgekit
 from judgekit.signature import Signature
+
+LITE = ("benchmark-items", "global-mmlu-lite-en", "global_mmlu_lite_en_test.jsonl")
+AUDIT = Path(__file__).resolve().parents[1] / "configs" / "audit.yaml"
 
 LABELS = ["positive", "negative", "neutral"]
 LOGPROB = {"positive": -0.6, "negative": -2.0, "neutral": -2.8}  # with "The" -1.6: 0.95
@@ -46,19 +50,26 @@ def tokens_of(content: str, *, fragments: bool) -> list[str]:
     return out
 
 
-def logprobs_of(body: dict, content: str, *, fragments: bool) -> dict:
+def logprobs_of(
+    body: dict,
+    content: str,
+    *,
+    fragments: bool,
+    field: str = "label",
+    logprob: dict[str, float] = LOGPROB,
+) -> dict:
     """A chat ``logprobs`` object for ``content``: every label among the alternatives at the
-    label's token, with :data:`LOGPROB` (cut to the request's ``top_logprobs``)."""
-    label = json.loads(content)["label"]
-    head = content[: content.index('"label": "') + len('"label": "')]
-    tokens = [*tokens_of(head, fragments=fragments), label, *tokens_of('"}', fragments=False)]
+    token of ``field``'s value, with ``logprob`` and ``"The"`` at -1.6 (cut to the request's
+    ``top_logprobs``)."""
+    label = json.loads(content)[field]
+    head = content[: content.index(f'"{field}": "') + len(f'"{field}": "')]
+    tail = content[len(head) + len(label) :]
+    tokens = [*tokens_of(head, fragments=fragments), label, *tokens_of(tail, fragments=False)]
+    top = sorted([*logprob.items(), ("The", -1.6)], key=lambda t: -t[1])
     entries = []
-    for token in tokens:
-        if token == label:
-            top = sorted(
-                [(lab, LOGPROB[lab]) for lab in LABELS] + [("The", -1.6)], key=lambda t: -t[1]
-            )
-            entry = {"token": token, "logprob": LOGPROB[label], "bytes": list(token.encode()),
+    for i, token in enumerate(tokens):
+        if i == len(tokens_of(head, fragments=fragments)):  # the label's token
+            entry = {"token": token, "logprob": logprob[label], "bytes": list(token.encode()),
                      "top_logprobs": [{"token": t, "logprob": lp, "bytes": list(t.encode())}
                                       for t, lp in top[: body["top_logprobs"]]]}  # fmt: skip
         elif token.startswith("bytes:"):  # vLLM: not whole UTF-8
@@ -175,6 +186,35 @@ def test_a_provider_without_logprobs_is_said_once_and_scored_hard(tmp_path: Path
     summary = result.summary_data
     assert summary["usage"]["label_probs"] == {"ok": 4, "with": 0, "without": 4}
     assert summary["signature"]["models"][0]["scoring"] == "hard"
+
+
+def test_cs_ca_audit_reads_the_cs_label_among_four_enum_fields(tmp_path: Path) -> None:
+    items = [json.loads(line) for line in shared_path(*LITE).read_text().splitlines()][:4]
+    path = tmp_path / "items.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in items), encoding="utf-8")
+    cs_logprob = {"CS": -0.4, "CA": -1.9}
+
+    def answer_fn(body: dict) -> str:
+        return json.dumps(
+            {"evidence": [], "rationale": "ठीक", "time_sensitive": "no",
+             "required_knowledge": "none", "cs_label": "CA", "subject_category": "STEM"},
+            ensure_ascii=False,
+        )  # fmt: skip
+
+    def fn(body: dict, content: str) -> dict:
+        return logprobs_of(body, content, fragments=True, field="cs_label", logprob=cs_logprob)
+
+    with FaultServer(answer_fn=answer_fn, logprobs_fn=fn) as srv:
+        overrides = ["judge.model=hosted_vllm/stub", f"judge.api_base={srv.base_url}",
+                     "judge.logprobs=true", f"cultural.items=[{path}]", "cache.enabled=false",
+                     "cultural.n_resamples=20"]  # fmt: skip
+        result = judgekit.run(AUDIT, overrides, out=tmp_path / "out")
+    z = math.exp(-0.4) + math.exp(-1.9)
+    for row in records(tmp_path / "out"):
+        assert row["label_probs"] == pytest.approx(
+            {"CS": math.exp(-0.4) / z, "CA": math.exp(-1.9) / z}, abs=1e-9
+        )
+    assert result.summary_data["usage"]["label_probs"] == {"ok": 4, "with": 4, "without": 0}
 
 
 @pytest.mark.embedded
