@@ -215,3 +215,15 @@ def test_litellm_routes_without_logprobs_are_known_before_the_run() -> None:
     assert line is not None and "takes no logprobs" in line
     gpt = ModelSpec(model="openai/gpt-4o-mini", logprobs=True, transport="litellm")
     assert unsupported(gpt, gpt.model) is None
+
+
+def test_preflight_says_it_in_one_line_and_the_spec_scores_hard(monkeypatch) -> None:
+    pytest.importorskip("litellm")
+    from judgekit.llm.preflight import preflight
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")  # the key check passes; nothing is sent
+    spec = ModelSpec(model="anthropic/claude-3-5-haiku-20241022", logprobs=True)
+    lines: list[str] = []
+    preflight({"judge": spec}, on_wait=lines.append)
+    assert len(lines) == 1 and "takes no logprobs" in lines[0]
+    assert spec.scoring() == "hard" and "logprobs" not in spec.params()
