@@ -295,6 +295,16 @@ def _walk(steps: list[Step], targets: dict[str, bytes], chosen: str, v: int) -> 
     return LabelProbs(probs, bounds, chosen, min(1.0, total), position, top_k)
 
 
+_NONE = (
+    "the first answer came without log-probabilities: this run scores hard labels (records "
+    "without label_probs)"
+)
+_LOST = (
+    "an answer came without log-probabilities after earlier ones had them: its record has no "
+    "label_probs (counted in usage.label_probs)"
+)
+
+
 class LogprobWatch:
     """Reads the label probabilities of one model's answers for the records, and says once,
     in one line, when they are missing.
@@ -342,22 +352,10 @@ class LogprobWatch:
             self._warn("mismatch", f"log-probabilities not read at the label ({exc})", on_warning)
             return {}
         if found is None:
-            if self.mode is None:
-                self.mode = "hard"
+            first, self.mode = self.mode is None, self.mode or "hard"
+            if first:
                 self.spec.mark_no_logprobs()
-                self._warn(
-                    "none",
-                    "the first answer came without log-probabilities: this run scores hard "
-                    "labels (records without label_probs)",
-                    on_warning,
-                )
-            else:
-                self._warn(
-                    "lost",
-                    "an answer came without log-probabilities after earlier ones had them: its "
-                    "record has no label_probs (counted in usage.label_probs)",
-                    on_warning,
-                )
+            self._warn("none" if first else "lost", _NONE if first else _LOST, on_warning)
             return {}
         self.mode = "label_probs"
         return {"label_probs": found.probs, "label_probs_bound": found.bounds or None}
@@ -365,30 +363,18 @@ class LogprobWatch:
 
 def cached_label_probs(hit: Any) -> dict[str, Any]:
     """The ``label_probs`` / ``label_probs_bound`` a cache entry stored with its answer, when
-    they are well formed (probabilities in [0, 1] summing to 1); else nothing."""
-    if not isinstance(hit, Mapping):
+    they are well formed (probabilities in [0, 1], ``label_probs`` summing to 1); else nothing."""
+    probs = hit.get("label_probs") if isinstance(hit, Mapping) else None
+    if not _in_range(probs) or not probs or abs(sum(probs.values()) - 1.0) > 1e-6:
         return {}
-    probs, bound = hit.get("label_probs"), hit.get("label_probs_bound")
-    if not _is_dist(probs):
-        return {}
-    if bound is not None and not (isinstance(bound, dict) and _probs_in_range(bound)):
-        bound = None
-    return {"label_probs": probs, "label_probs_bound": bound}
+    bound = hit.get("label_probs_bound")
+    return {"label_probs": probs, "label_probs_bound": bound if _in_range(bound) else None}
 
 
-def _probs_in_range(values: dict[Any, Any]) -> bool:
-    return all(
+def _in_range(values: Any) -> bool:
+    return isinstance(values, dict) and all(
         isinstance(k, str) and isinstance(p, int | float) and 0.0 <= p <= 1.0
         for k, p in values.items()
-    )
-
-
-def _is_dist(values: Any) -> bool:
-    return (
-        isinstance(values, dict)
-        and bool(values)
-        and _probs_in_range(values)
-        and abs(sum(values.values()) - 1.0) < 1e-6
     )
 
 
