@@ -234,3 +234,21 @@ def test_embedded_model_gives_label_probs_for_every_ok_record(tmp_path: Path) ->
         assert sum(probs.values()) == pytest.approx(1.0, abs=1e-9)
         assert probs[row["parsed"]["label"]] > 0  # the chosen label has its path's probability
     assert result.summary_data["usage"]["label_probs"]["with"] == len(ok)
+
+
+def test_a_cached_answer_keeps_its_label_probs(tmp_path: Path) -> None:
+    def fn(body: dict, content: str) -> dict:
+        return logprobs_of(body, content, fragments=False)
+
+    with FaultServer(answer_fn=answer, logprobs_fn=fn) as srv:
+        judge = f"  model: hosted_vllm/fault-model\n  api_base: {srv.base_url}\n  logprobs: true"
+        config = write_run(tmp_path, judge)
+        text = config.read_text().replace("{enabled: false}", f"{{dir: {tmp_path / 'cache'}}}")
+        config.write_text(text, encoding="utf-8")
+        judgekit.run(config, out=tmp_path / "first")
+        again = judgekit.run(config, out=tmp_path / "second")
+        assert srv.total_requests == 4  # the second run was answered by the cache
+    first, second = records(tmp_path / "first"), records(tmp_path / "second")
+    assert all(r["cache_hit"] for r in second)
+    assert [r["label_probs"] for r in second] == [r["label_probs"] for r in first]
+    assert again.summary_data["usage"]["label_probs"]["with"] == 4
