@@ -227,3 +227,21 @@ def test_preflight_says_it_in_one_line_and_the_spec_scores_hard(monkeypatch) -> 
     preflight({"judge": spec}, on_wait=lines.append)
     assert len(lines) == 1 and "takes no logprobs" in lines[0]
     assert spec.scoring() == "hard" and "logprobs" not in spec.params()
+
+
+def test_characters_a_server_lost_between_two_tokens_are_put_back() -> None:
+    # llama-cpp-python decodes "∞" (e2 88 9e), split over two tokens, as "" and ""
+    tokens = ['{"evidence": ["', "", "", '"], "label": "', "CA", '"}']
+    entries = [{"token": t, "logprob": -0.1, "bytes": None, "top_logprobs": []} for t in tokens]
+    entries[4]["logprob"] = -0.2
+    entries[4]["top_logprobs"] = [{"token": "CA", "logprob": -0.2, "bytes": None},
+                                  {"token": "CS", "logprob": -1.7, "bytes": None}]  # fmt: skip
+    content = '{"evidence": ["∞"], "label": "CA"}'
+    got = label_probs({"message": {"content": content}, "logprobs": {"content": entries}},
+                      ["CS", "CA"], "label")  # fmt: skip
+    z = e(-0.2) + e(-1.7)
+    assert got is not None and got.probs == pytest.approx({"CS": e(-1.7) / z, "CA": e(-0.2) / z})
+    entries[0]["token"] = '{"evidence": ["x'  # a difference other than lost bytes
+    with pytest.raises(LogprobsMismatch, match="do not spell"):
+        label_probs({"message": {"content": content}, "logprobs": {"content": entries}},
+                    ["CS", "CA"], "label")  # fmt: skip

@@ -235,11 +235,42 @@ def label_probs(
     begin, chosen = found
     generated = b"".join(s.text for s in steps)
     v = len(content[: begin + 1].encode("utf-8"))  # the byte after the opening quote
-    head = generated[:v]
+    head = content.encode("utf-8")[:v]
     targets = {lab: head + json.dumps(lab, ensure_ascii=False)[1:].encode() for lab in labels}
     if not generated.startswith(targets[chosen]):
-        raise LogprobsMismatch("the tokens do not spell the answer up to its label")
+        steps = _realign(steps, targets[chosen])
     return _walk(steps, targets, chosen, v)
+
+
+def _realign(steps: list[Step], answer: bytes) -> list[Step]:
+    """``steps`` with the non-ASCII bytes of ``answer`` (the answer up to its label) that
+    their texts lost put back: llama-cpp-python decodes each token on its own with
+    ``errors="ignore"``, so a character split over two tokens vanishes from both.
+
+    Raises:
+        LogprobsMismatch: the texts differ from the answer in any other way.
+    """
+    out, pos = [], 0
+    for n, step in enumerate(steps):
+        if pos >= len(answer):
+            return out + steps[n:]
+        lost = next(
+            (k for k in range(5) if all(b >= 0x80 for b in answer[pos : pos + k])
+             and _fits(answer[pos + k :], step.text)),
+            None,
+        )  # fmt: skip
+        if lost is None:
+            raise LogprobsMismatch("the tokens do not spell the answer up to its label")
+        text = answer[pos : pos + lost] + step.text
+        out.append(Step(text, step.logprob, step.alternatives))
+        pos += len(text)
+    if pos < len(answer):
+        raise LogprobsMismatch("the tokens do not spell the answer up to its label")
+    return out
+
+
+def _fits(rest: bytes, text: bytes) -> bool:
+    return rest.startswith(text) or text.startswith(rest)
 
 
 def _walk(steps: list[Step], targets: dict[str, bytes], chosen: str, v: int) -> LabelProbs:
