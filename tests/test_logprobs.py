@@ -21,9 +21,10 @@ from judgekit.llm.logprobs import (
     label_probs,
     label_target,
     token_steps,
-    unsupported,
     value_offset,
 )
+from judgekit.llm.preflight import logprobs_unsupported as unsupported
+from judgekit.llm.preflight import preflight
 from judgekit.llm.spec import ModelSpec
 from judgekit.pipelines.classify import judgment_schema
 from judgekit.pipelines.cultural_schemas import annotation_schema, load_rubric
@@ -219,7 +220,6 @@ def test_litellm_routes_without_logprobs_are_known_before_the_run() -> None:
 
 def test_preflight_says_it_in_one_line_and_the_spec_scores_hard(monkeypatch) -> None:
     pytest.importorskip("litellm")
-    from judgekit.llm.preflight import preflight
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")  # the key check passes; nothing is sent
     spec = ModelSpec(model="anthropic/claude-3-5-haiku-20241022", logprobs=True)

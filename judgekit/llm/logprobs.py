@@ -1,44 +1,32 @@
 """Judge confidence from log-probabilities: a probability for every label of a judge's answer.
 
-The one reader of log-probabilities (``judge.logprobs: true``). It works on the raw first
-choice of a chat completion, in the shapes servers send:
-
-* OpenAI and vLLM chat: ``choice.logprobs.content[]`` of ``{token, logprob, bytes,
-  top_logprobs: [{token, logprob, bytes}]}``; vLLM writes a token that is not whole UTF-8 as
-  ``bytes:\\xe0\\xa4`` (read back as those bytes);
-* llama-cpp-python's server (the embedded model): the same shape with ``bytes: null`` (token
-  texts are used);
-* completions shape (``logprobs: {tokens, token_logprobs, top_logprobs: [{token: logprob}]}``);
-* llama.cpp's native ``/completion``: ``completion_probabilities[]`` of ``{token, logprob,
-  bytes, top_logprobs}`` (or, older servers, ``{content, probs: [{tok_str, prob}]}``).
+The one reader of log-probabilities (``judge.logprobs: true``; docs/confidence.md). It works on
+the raw first choice of a completion, in every shape servers send: OpenAI and vLLM chat
+(``logprobs.content[]`` of ``{token, logprob, bytes, top_logprobs}``; vLLM's ``bytes:\\xe0\\xa4``
+tokens read as those bytes), llama-cpp-python's server (the same, ``bytes: null``), the
+completions shape (``tokens``, ``token_logprobs``, ``top_logprobs: [{token: logprob}]``) and
+llama.cpp's native ``completion_probabilities[]`` (older servers: ``probs: [{tok_str, prob}]``).
 
 The label position rule: the answer is JSON whose label field (the schema's ``label_field``,
-else its one enum field) holds one of the labels. The generated tokens' bytes are joined
-(offsets from their lengths), the label value's first character is found by scanning the
-answer's top-level keys (a key in a string value is never mistaken for it), and the first
-token that reaches past that offset starts the label. From there the generated path is
-followed while its text is still a prefix of several labels. At each such position the
-tokens the enum constraint allows are the generated one and the alternatives of
-``top_logprobs`` that, appended to the path so far, still spell the start of a label (or all
-of it); their probabilities are renormalised among themselves (``Z``), as a constrained decoder
-does, so raw (vLLM, llama-cpp-python) and processed log-probabilities give the same answer. An
-allowed alternative that spells exactly one label adds ``P(path so far) * p(alternative) / Z``
-to it; the path itself goes on with ``p(token) / Z`` and adds its probability to the chosen
-label once only that label remains (a multi-token label is scored as the whole label: under
-the constraint its remaining tokens are forced). The values are then renormalised over the
-label set (``mass`` says how much of the path's probability the labels found had).
+else its one enum field) holds one of the labels. The tokens' bytes are joined (offsets from
+their lengths), the label value's first character is found by scanning the answer's top-level
+keys (a key quoted in a string value is never taken for it), and the first token that reaches
+past it starts the label. The generated path is followed while its text is the start of
+several labels. At each such position the tokens the enum constraint allows (the generated one
+and the ``top_logprobs`` alternatives that, appended to the path, still spell the start of a
+label) are renormalised among themselves (``Z``), as a constrained decoder does; an allowed
+alternative that spells one label only adds ``P(path) * p / Z`` to it, and the path goes on with
+``p(token) / Z`` until only the chosen label remains (a multi-token label is scored whole: its
+remaining tokens are forced). The values are then renormalised over the label set.
 
-A label no alternative spells (absent from the top-K, or only reachable through an alternative
-that several labels share) gets 0 in ``label_probs`` and, in ``label_probs_bound``, an upper
-bound of its renormalised probability: the share of those shared alternatives plus, at each
-position, ``P(path so far) * u / (Z + u)`` with ``u = 1 - mass of the top-K`` (allowed tokens
-the top-K may not show), as ``hi / (S + hi)`` with ``S`` the labels' found mass. No number
-is invented. Read the bound before trusting a 0: with raw log-probabilities of a small model,
-the top-K at a label's second token is often filled with text the constraint forbids.
+A label no alternative spells (absent from the top-K, or reachable only through an alternative
+several labels share) gets 0 and, in ``label_probs_bound``, an upper bound of its probability:
+the share of those shared alternatives plus, at each position, ``P(path) * u / (Z + u)`` with
+``u = 1 - mass of the top-K``, as ``hi / (S + hi)`` (``S``: the labels' found mass). No number
+is invented.
 
-Source: the log-probability reading of G-Eval (Liu et al. 2023, Sec. 2.3), with the
-confidence estimate of a verbaliser over a label set (Jiang et al. 2021, "How can we know when
-language models know?", Sec. 3).
+Source: G-Eval's reading of the score tokens' probabilities (Liu et al. 2023, Sec. 2.3), here
+over a label set, each label scored whole.
 """
 
 from __future__ import annotations
@@ -406,26 +394,4 @@ def _in_range(values: Any) -> bool:
     return isinstance(values, dict) and all(
         isinstance(k, str) and isinstance(p, int | float) and 0.0 <= p <= 1.0
         for k, p in values.items()
-    )
-
-
-def unsupported(spec: Any, route: str) -> str | None:
-    """One line when litellm knows that ``spec``'s litellm ``route`` does not take
-    ``logprobs`` (``litellm.get_supported_openai_params``); None when it does or cannot tell.
-    Only for routes called through litellm (OpenAI-compatible servers answer with logprobs).
-    """
-    if not getattr(spec, "logprobs", False) or spec.uses_aiohttp():
-        return None
-    import litellm
-
-    try:
-        provider = litellm.get_llm_provider(route)[1]
-        params = litellm.get_supported_openai_params(model=route, custom_llm_provider=provider)
-    except Exception:  # litellm cannot tell for this route: the first answer will
-        return None
-    if params is None or "logprobs" in params:
-        return None
-    return (
-        f"{spec.model}: this route takes no logprobs (litellm); the run scores hard labels "
-        "(records without label_probs)"
     )

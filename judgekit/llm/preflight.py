@@ -212,16 +212,36 @@ def _provider_key_problems(routes: list[Route]) -> list[str]:
 def _without_logprobs(specs: list[ModelSpec]) -> list[str]:
     """One line per spec whose litellm route takes no ``logprobs``; those specs stop asking
     for them (the run scores their labels hard: ``ModelSpec.scoring``)."""
-    from judgekit.llm.logprobs import unsupported
-
     lines = []
     for spec in {id(s): s for s in specs}.values():
-        line = unsupported(spec, litellm_route(spec))
+        line = logprobs_unsupported(spec, litellm_route(spec))
         if line is not None:
             spec.logprobs = False
             spec.mark_no_logprobs()
             lines.append(line)
     return lines
+
+
+def logprobs_unsupported(spec: ModelSpec, route: str) -> str | None:
+    """One line when litellm knows that ``spec``'s litellm ``route`` does not take
+    ``logprobs`` (``litellm.get_supported_openai_params``); None when it does, when litellm
+    cannot tell (the first answer will), or for routes not called through litellm.
+    """
+    if not spec.logprobs or spec.uses_aiohttp():
+        return None
+    import litellm
+
+    try:
+        provider = litellm.get_llm_provider(route)[1]
+        params = litellm.get_supported_openai_params(model=route, custom_llm_provider=provider)
+    except Exception:  # litellm does not know the route
+        return None
+    if params is None or "logprobs" in params:
+        return None
+    return (
+        f"{spec.model}: this route takes no logprobs (litellm); the run scores hard labels "
+        "(records without label_probs)"
+    )
 
 
 async def _server_problems(
