@@ -70,6 +70,10 @@ class Record(BaseModel):
     is ``unscored``. ``reasoning`` keeps the model's reasoning where it sent one
     (``reasoning_content``, a ``<think>`` block...; ``judgekit.llm.reply``), apart from ``raw``;
     ``note`` says where the answer was read from when not from the content.
+    ``label_probs`` ({label: p}, summing to 1) is the judge's probability of every label where
+    log-probabilities were asked for and read (``judge.logprobs``); ``label_probs_bound`` the
+    upper bounds of the labels absent from the top-K (their ``label_probs`` is 0; see
+    :mod:`judgekit.llm.logprobs`).
     """
 
     key: str
@@ -98,6 +102,8 @@ class Record(BaseModel):
     batch: str | None = None
     reasoning: str | None = None
     note: str | None = None
+    label_probs: dict[str, float] | None = None
+    label_probs_bound: dict[str, float] | None = None
     meta: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -365,9 +371,12 @@ def usage_summary(records: Iterable[Record]) -> dict[str, Any]:
     in seconds; ``normalised`` counts the answers whose booleans were read from strings
     (``judgekit.llm.answers``); ``cost_usd`` sums the known costs and ``cost_unknown`` counts
     the calls whose price is unknown (their cost is not counted as $0); ``batch`` counts the
-    records a batch answered and their cost, at batch prices (``judgekit.batch``).
+    records a batch answered and their cost, at batch prices (``judgekit.batch``);
+    ``label_probs`` (only where log-probabilities were asked for) counts the ``ok`` records
+    that asked, those ``with`` label probabilities and those ``without`` (the route gave none).
     """
     calls = requests = normalised = batch = 0
+    asked = scored = 0  # ok records that asked for log-probabilities, and got label_probs
     batch_cost = 0.0
     status: Counter[str] = Counter()
     by_stage: dict[str, Counter[str]] = defaultdict(Counter)
@@ -384,6 +393,9 @@ def usage_summary(records: Iterable[Record]) -> dict[str, Any]:
             batch_cost += r.cost or 0.0
         status[r.status] += 1
         by_stage[r.stage][r.status] += 1
+        if r.status == "ok" and r.params.get("logprobs"):
+            asked += 1
+            scored += r.label_probs is not None
         m = by_model[f"{r.role}|{r.model}"]
         m["calls"] += 1
         m["cache_hits"] += int(r.cache_hit)
@@ -405,7 +417,7 @@ def usage_summary(records: Iterable[Record]) -> dict[str, Any]:
         name: value(name, sum(m[name] for m in by_model.values()))
         for name in ("tokens_in", "tokens_out", "cost_usd", "cost_unknown")
     }
-    return {
+    out = {
         "calls": calls,
         "requests": requests,
         "status": {k: status.get(k, 0) for k in ("ok", "unscored", "error")},
@@ -418,3 +430,6 @@ def usage_summary(records: Iterable[Record]) -> dict[str, Any]:
         "batch": {"records": batch, "cost_usd": round(batch_cost, 6)},
         "totals": totals,
     }
+    if asked:
+        out["label_probs"] = {"ok": asked, "with": scored, "without": asked - scored}
+    return out

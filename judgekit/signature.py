@@ -28,13 +28,16 @@ from judgekit import __version__
 class ModelSignature(BaseModel):
     """One model as a run used it: ``role`` (``judge``, ``generator``, ``translator``),
     ``name`` (its label), ``route`` (litellm model string), ``revision`` (None where unknown)
-    and the generation ``params`` that change its answers (temperature, max_tokens, seed...)."""
+    and the generation ``params`` that change its answers (temperature, max_tokens, seed...);
+    ``scoring`` is how its labels were scored where log-probabilities were asked for
+    (``label_probs@top10``, or ``hard`` when the route gave none; None: not asked for)."""
 
     role: str
     name: str
     route: str
     revision: str | None = None
     params: dict[str, Any] = Field(default_factory=dict)
+    scoring: str | None = None
 
     @classmethod
     def of(cls, spec: Any, role: str) -> ModelSignature:
@@ -42,9 +45,10 @@ class ModelSignature(BaseModel):
         (``judgekit.llm.params.sent_params``: a route's unsupported ones left out)."""
         from judgekit.llm.params import sent_params
 
+        asked = spec.logprobs or getattr(spec, "_no_logprobs", False)
         return cls(
             role=role, name=spec.label, route=spec.model, revision=spec.revision,
-            params=sent_params(spec),
+            params=sent_params(spec), scoring=spec.scoring() if asked else None,
         )  # fmt: skip
 
 
@@ -79,6 +83,8 @@ class Signature(BaseModel):
         parts = [f"judgekit:{self.judgekit}", f"pipeline:{self.pipeline}"]
         for m in self.models:
             parts.append(f"{m.role}:{m.name}={m.route}" + (f"@{m.revision}" if m.revision else ""))
+            if m.scoring is not None:
+                parts.append(f"scoring:{m.scoring}")
         parts += [f"prompt:{pid}@{str(h)[:8]}" for pid, h in self.prompts.items()]
         if self.schema_hash:
             parts.append(f"schema:{self.schema_hash[:8]}")
@@ -88,8 +94,12 @@ class Signature(BaseModel):
         return "|".join(parts)
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON-ready dict (for ``summary.json``)."""
-        return self.model_dump(mode="json")
+        """JSON-ready dict (for ``summary.json``); a model's ``scoring`` only where set."""
+        data = self.model_dump(mode="json")
+        for model in data["models"]:
+            if model.get("scoring") is None:
+                model.pop("scoring", None)
+        return data
 
 
 def schema_hash(*schemas: type[BaseModel]) -> str:

@@ -57,7 +57,9 @@ A correct answer is valid JSON for the schema the client asked for (``response_f
 ``json_schema`` or ``json_object`` + ``schema``, ``guided_json``, or a forced tool call), produced
 deterministically from a hash of the messages (see ``bench/latency_server.py``, which holds the
 shared generator), or an echo of the last user message when no schema was asked for.
-``answer_fn(request_json) -> str | None`` may override the content of correct answers.
+``answer_fn(request_json) -> str | None`` may override the content of correct answers;
+``logprobs_fn(request_json, content)`` gives the ``logprobs`` of a choice whose request asked
+for them (``logprobs: true``; without it the server gives none, as some providers do).
 
 Usage
 -----
@@ -270,9 +272,11 @@ class FaultServer:
         after: int | None = None,
         then: str | None = None,
         param_rules: dict[str, Any] | None = None,
+        logprobs_fn: Callable[[dict, str], Any] | None = None,
     ) -> None:
         self.param_rules = param_rules or {}
         parse_fault(default_fault)  # fail early on a typo
+        self.logprobs_fn = logprobs_fn
         self.served_models = served_models
         self.after, self.then = after, then
         if then is not None and then != "hold":
@@ -721,6 +725,8 @@ class FaultServer:
             prompt_tokens=_shared.prompt_tokens(body),
             completion_tokens=completion_tokens,
         )
+        if self.logprobs_fn is not None and body.get("logprobs"):
+            reply["choices"][0]["logprobs"] = self.logprobs_fn(body, content)
         return web.json_response(reply)
 
     def _correct(self, body: dict, digest: str, spec: Any) -> str:

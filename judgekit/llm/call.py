@@ -156,7 +156,12 @@ async def call_task(
         else:
             parsed = call.take(answer, fmt, on_warning)
             if parsed is not None:
-                return call.record("ok", parsed=parsed, normalised=len(noted)), answer.spec is spec
+                probs = {}
+                if model.logprobs is not None:  # label probabilities (judgekit.llm.logprobs)
+                    choice = answer.reply.choice if answer.reply is not None else None
+                    probs = model.logprobs.read(choice, task.schema, answer.raw, on_warning)
+                record = call.record("ok", parsed=parsed, normalised=len(noted), **probs)
+                return record, answer.spec is spec
         if reask == spec.max_reasks or not call.reask:  # a refusal, filter, cut: not re-asked
             break
         # bounded re-ask: the original messages plus only the latest answer and correction

@@ -309,7 +309,11 @@ class LLMClient:
             task, model, fmt, base, self._count_attempt, self._warn
         )
         if ckey is not None and by_primary and record.status == "ok":
-            self.cache.set(ckey, {"raw": record.raw, "parsed": record.parsed})  # type: ignore[union-attr]
+            entry = {"raw": record.raw, "parsed": record.parsed}
+            if record.label_probs is not None:  # kept with the answer (judgekit.llm.logprobs)
+                entry["label_probs"] = record.label_probs
+                entry["label_probs_bound"] = record.label_probs_bound
+            self.cache.set(ckey, entry)  # type: ignore[union-attr]
         self._finish(record)
         if record.status == "error":
             self._stop_if_refused(model)

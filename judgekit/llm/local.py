@@ -92,15 +92,26 @@ class EmbeddedServer:
         name: the part of ``local/<name>`` after the slash.
         n_ctx: context window in tokens.
         startup_timeout: seconds to wait for the server to answer ``/v1/models``.
+        logits_all: keep the logits of every token (llama-cpp-python returns log-probabilities
+            only then; about n_ctx x vocabulary x 4 bytes more memory: 0.8 GB for SmolLM2 at
+            4096 tokens).
 
     Raises:
         JudgekitError: llama-cpp-python or the model is missing, or the server did not start
             (the message includes the end of its log).
     """
 
-    def __init__(self, name: str, *, n_ctx: int = 4096, startup_timeout: float = 180.0) -> None:
+    def __init__(
+        self,
+        name: str,
+        *,
+        n_ctx: int = 4096,
+        startup_timeout: float = 180.0,
+        logits_all: bool = False,
+    ) -> None:
         self.name = name
         self.n_ctx = n_ctx
+        self.logits_all = logits_all
         self.startup_timeout = startup_timeout
         self.process: subprocess.Popen[bytes] | None = None
         self.port: int | None = None
@@ -129,7 +140,7 @@ class EmbeddedServer:
             "--port", str(self.port),
             "--n_ctx", str(self.n_ctx),
             "--n_threads", threads,
-            "--logits_all", "false",
+            "--logits_all", "true" if self.logits_all else "false",
             "--verbose", "false",
         ]  # fmt: skip
         with open(self._log_path, "wb") as log:

@@ -17,6 +17,7 @@ from judgekit.llm.cache import key_prefix
 from judgekit.llm.endpoint import make_endpoint
 from judgekit.llm.limits import EndpointLimiter
 from judgekit.llm.local import EmbeddedServer
+from judgekit.llm.logprobs import LogprobWatch, cached_label_probs
 from judgekit.llm.params import sent_params
 from judgekit.llm.router import RoutedBackend, chain_of
 from judgekit.llm.spec import ModelSpec
@@ -30,12 +31,14 @@ _new_record = Record.__pydantic_validator__.validate_python  # Record.model_vali
 
 class ModelState:
     """One spec as the client uses it: ``params``, formats and key prefixes per schema, the
-    static record fields per (prompt, schema, stage, role), and ``backend`` once built."""
+    static record fields per (prompt, schema, stage, role), ``backend`` once built, and
+    ``logprobs`` (the reader of its label probabilities, where it asks for them)."""
 
     def __init__(self, spec: ModelSpec) -> None:
         self.spec = spec
         self.params = sent_params(spec)  # what is sent (a route may not take them all)
         self.backend: Backend | None = None
+        self.logprobs = LogprobWatch(spec) if spec.logprobs else None
         self._formats: dict[type[BaseModel], tuple[OutputFormat, str]] = {}
         self._statics: dict[tuple[int, type[BaseModel], str, str], tuple[Prompt, dict]] = {}
 
@@ -73,7 +76,7 @@ class ModelState:
         return _new_record(
             {**self.static(task), "key": task.key, "sample_index": task.sample_index,
              "meta": task.meta, "status": "ok", "raw": answer[0], "parsed": answer[1],
-             "cache_hit": True}
+             "cache_hit": True, **(cached_label_probs(hit) if self.logprobs else {})}
         )  # fmt: skip
 
 
@@ -127,11 +130,14 @@ class ModelRegistry:
         return SingleBackend(spec, self.sender, endpoint)
 
     async def _start_local(self, spec: ModelSpec) -> str:
-        server = self._servers.get(spec.model_id)
+        # a spec that asks for log-probabilities needs a server that keeps every token's logits
+        key = spec.model_id + ("+logits" if spec.logprobs else "")
+        server = self._servers.get(key)
         if server is None:
-            server = EmbeddedServer(spec.model_id, n_ctx=spec.window() or 4096)
+            window = spec.window() or 4096
+            server = EmbeddedServer(spec.model_id, n_ctx=window, logits_all=spec.logprobs)
             await asyncio.to_thread(server.start)
-            self._servers[spec.model_id] = server
+            self._servers[key] = server
         return server.api_base
 
     def close(self) -> None:

@@ -18,6 +18,9 @@ For each role's model, each of its deployments and each fallback (depth-first), 
   (``PreflightResult.notes``, ``judgekit.llm.params``).
 * **the embedded model** (``local/<name>``): llama-cpp-python and the model's package and file
   are installed (before its server is started).
+* **log-probabilities** (``logprobs: true``) on a route called through litellm: a route that
+  ``litellm.get_supported_openai_params`` says takes no ``logprobs`` is said in one line
+  (``on_wait``) and scores hard labels; the run goes on.
 
 Against healthy local servers the checks take a few milliseconds. Every problem is one line
 naming the role (as a config path: ``judge``, ``generator.1``, ``judge.fallbacks.0``), the route
@@ -170,6 +173,11 @@ async def apreflight(
             problems.extend(found)
     if problems:
         raise JudgekitError("\n".join(dict.fromkeys(problems)))
+    asking = [r.spec for r in routes if r.spec.logprobs and not r.spec.uses_aiohttp()]
+    if asking:  # litellm routes known to give no log-probabilities: hard labels, said once
+        for line in await asyncio.to_thread(_without_logprobs, asking):
+            if on_wait is not None:
+                on_wait(line)
     notes = [n for r in routes if (n := params_note(r.spec, r.role)) is not None]
     return PreflightResult(
         [r.role for r in routes],
@@ -211,6 +219,41 @@ def _provider_key_problems(routes: list[Route]) -> list[str]:
                 f"{route.role}.api_key_env"
             )
     return problems
+
+
+def _without_logprobs(specs: list[ModelSpec]) -> list[str]:
+    """One line per spec whose litellm route takes no ``logprobs``; those specs stop asking
+    for them (the run scores their labels hard: ``ModelSpec.scoring``)."""
+    lines = []
+    for spec in {id(s): s for s in specs}.values():
+        line = logprobs_unsupported(spec, litellm_route(spec))
+        if line is not None:
+            spec.logprobs = False
+            spec.mark_no_logprobs()
+            lines.append(line)
+    return lines
+
+
+def logprobs_unsupported(spec: ModelSpec, route: str) -> str | None:
+    """One line when litellm knows that ``spec``'s litellm ``route`` does not take
+    ``logprobs`` (``litellm.get_supported_openai_params``); None when it does, when litellm
+    cannot tell (the first answer will), or for routes not called through litellm.
+    """
+    if not spec.logprobs or spec.uses_aiohttp():
+        return None
+    import litellm
+
+    try:
+        provider = litellm.get_llm_provider(route)[1]
+        params = litellm.get_supported_openai_params(model=route, custom_llm_provider=provider)
+    except Exception:  # litellm does not know the route
+        return None
+    if params is None or "logprobs" in params:
+        return None
+    return (
+        f"{spec.model}: this route takes no logprobs (litellm); the run scores hard labels "
+        "(records without label_probs)"
+    )
 
 
 async def _server_problems(

@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 StructuredOutput = Literal["auto", "json_schema", "json_object", "tools", "prompt"]
 Transport = Literal["auto", "aiohttp", "litellm"]
@@ -100,6 +100,11 @@ class ModelSpec(BaseModel):
         routing_strategy: litellm Router strategy across deployments.
         cooldown_time: seconds a failing deployment is taken out of rotation.
         allowed_fails: failures per minute a deployment may have before its cooldown.
+        logprobs: ask for the log-probabilities of the answer tokens (``logprobs: true,
+            top_logprobs: K``) and give each ``ok`` record ``label_probs`` {label: p} over the
+            answer schema's label set (:mod:`judgekit.llm.logprobs`). A route that gives none
+            is said in one line and the run scores hard labels.
+        top_logprobs: K, the alternatives asked for at each token (1 to 20; default 10).
         extra: further keyword arguments sent with every request as they are.
     """
 
@@ -135,7 +140,10 @@ class ModelSpec(BaseModel):
     routing_strategy: RoutingStrategy = "simple-shuffle"
     cooldown_time: float = Field(30.0, ge=0)
     allowed_fails: int = Field(3, ge=0)
+    logprobs: bool = False
+    top_logprobs: int = Field(10, ge=1, le=20)
     extra: dict[str, object] = Field(default_factory=dict)
+    _no_logprobs: bool = PrivateAttr(False)
 
     @model_validator(mode="after")
     def _server_routes_need_an_address(self) -> ModelSpec:
@@ -244,5 +252,20 @@ class ModelSpec(BaseModel):
             out["seed"] = self.seed
         if self.top_p is not None:
             out["top_p"] = self.top_p
+        if self.logprobs:
+            out["logprobs"] = True
+            out["top_logprobs"] = self.top_logprobs
         out.update(self.extra)
         return out
+
+    def scoring(self) -> str:
+        """How this model's labels are scored: ``label_probs@top<K>`` (probabilities from
+        log-probabilities) or ``hard`` (the label only: not asked for, or the route gave
+        none)."""
+        if self.logprobs and not self._no_logprobs:
+            return f"label_probs@top{self.top_logprobs}"
+        return "hard"
+
+    def mark_no_logprobs(self) -> None:
+        """Record that the route gave no log-probabilities: :meth:`scoring` says ``hard``."""
+        self._no_logprobs = True

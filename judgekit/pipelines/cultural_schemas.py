@@ -251,6 +251,7 @@ class _Annotation(BaseModel):
     rubric: ClassVar[Rubric | None] = None
     item_text: ClassVar[str | None] = None
     strict: ClassVar[bool] = False
+    label_field: ClassVar[str] = "cs_label"  # read by judgekit.llm.logprobs
 
     @model_validator(mode="after")
     def _follows_rubric(self) -> _Annotation:
