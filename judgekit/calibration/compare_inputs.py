@@ -42,7 +42,7 @@ from judgekit.errors import InputError
 from judgekit.labels.majority import labels_as_text
 from judgekit.labels.overlap import check_label_sets
 from judgekit.labels.table import LabelTable, load_labels
-from judgekit.metrics.mteval import read_seg_scores, read_sys_scores
+from judgekit.metrics.mteval import read_seg_scores, read_sys_scores, score_cell
 from judgekit.metrics.pairwise import resolve_verdicts
 
 LP_PATTERN = re.compile(r"^([a-z]{2,3}-[a-z]{2,3})\.")
@@ -263,13 +263,7 @@ def _score_table(path: Path) -> tuple[pd.DataFrame, dict[str, dict[str, str]]]:
     extra = [c for c in table.columns if c not in ("system", segment, "score")]
     rows, facets = [], {}
     for line, row in table.rows:
-        raw = row.get("score")
-        try:
-            score = float("nan") if raw in (None, "", "None", "nan") else float(raw)
-        except (TypeError, ValueError):
-            raise InputError(
-                path, f"score {raw!r} is not a number", line=line, field="score"
-            ) from None
+        score = score_cell(row.get("score"), path, line)
         key = str(row.get(segment)).strip()
         rows.append((str(row.get("system")).strip(), key, score))
         facets.setdefault(key, {}).update(
