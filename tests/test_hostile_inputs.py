@@ -92,3 +92,16 @@ def test_mt_metrics_eval_file_takes_the_same_missing_markers(tmp_path):
     path.write_text("a\t1\na\tN/A\na\tnull\nb\tNone\n", encoding="utf-8")
     frame = read_seg_scores(path)
     assert frame["score"].isna().tolist() == [False, True, True, True]
+
+
+def test_docs_file_lines_end_at_newline_only_and_bad_bytes_are_located(tmp_path):
+    from judgekit.calibration.compare_inputs import read_docs
+
+    path = tmp_path / "en-de.docs"
+    path.write_text("news\tdoc\u2028one\nsocial\tdoc2\n", encoding="utf-8")
+    docs = read_docs(path)
+    assert list(docs) == ["0", "1"] and docs["0"]["doc"] == "doc\u2028one"
+    path.write_bytes(b"news\tdoc\nsocial\t\xff\n")
+    with pytest.raises(InputError) as caught:
+        read_docs(path)
+    assert "en-de.docs:2" in str(caught.value)

@@ -36,6 +36,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from judgekit.data import text_lines
 from judgekit.data.pairwise import PUBLISHED_COLUMNS, load_published_verdicts, verdict_label
 from judgekit.data.tables import read_table
 from judgekit.errors import InputError
@@ -323,10 +324,8 @@ def read_docs(path: Path) -> dict[str, dict[str, str]]:
     Raises:
         InputError: a line without two tab-separated fields.
     """
-    if not path.is_file():
-        raise InputError(path, "no such file")
     out = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines()):
+    for number, line in enumerate(text_lines(path)):
         fields = line.split("\t")
         if len(fields) != 2:
             raise InputError(path, "expected domain<TAB>doc", line=number + 1)
