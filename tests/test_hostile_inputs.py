@@ -105,3 +105,14 @@ def test_docs_file_lines_end_at_newline_only_and_bad_bytes_are_located(tmp_path)
     with pytest.raises(InputError) as caught:
         read_docs(path)
     assert "en-de.docs:2" in str(caught.value)
+
+
+@pytest.mark.parametrize("suffix", [".json", ".yaml"])
+def test_a_json_or_yaml_label_file_is_named_as_such_not_read_as_csv(tmp_path, suffix):
+    judge = tmp_path / "judge.csv"
+    judge.write_text("item,rater,label\n1,j,pos\n2,j,neg\n", encoding="utf-8")
+    human = tmp_path / f"human{suffix}"
+    rows = [{"item": 1, "rater": "a", "label": "pos"}, {"item": 2, "rater": "a", "label": "neg"}]
+    human.write_text(json.dumps(rows), encoding="utf-8")  # JSON is YAML too
+    done = cli("calibrate", "judge", "--judge", str(judge), "--human", str(human))
+    assert_located(done, f"human{suffix}", ".jsonl, .csv or .tsv", "one object a line")
