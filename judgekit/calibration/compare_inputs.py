@@ -36,13 +36,14 @@ from pathlib import Path
 
 import pandas as pd
 
+from judgekit.data import text_lines
 from judgekit.data.pairwise import PUBLISHED_COLUMNS, load_published_verdicts, verdict_label
 from judgekit.data.tables import read_table
 from judgekit.errors import InputError
 from judgekit.labels.majority import labels_as_text
 from judgekit.labels.overlap import check_label_sets
 from judgekit.labels.table import LabelTable, load_labels
-from judgekit.metrics.mteval import read_seg_scores, read_sys_scores
+from judgekit.metrics.mteval import read_seg_scores, read_sys_scores, score_cell
 from judgekit.metrics.pairwise import resolve_verdicts
 
 LP_PATTERN = re.compile(r"^([a-z]{2,3}-[a-z]{2,3})\.")
@@ -263,13 +264,7 @@ def _score_table(path: Path) -> tuple[pd.DataFrame, dict[str, dict[str, str]]]:
     extra = [c for c in table.columns if c not in ("system", segment, "score")]
     rows, facets = [], {}
     for line, row in table.rows:
-        raw = row.get("score")
-        try:
-            score = float("nan") if raw in (None, "", "None", "nan") else float(raw)
-        except (TypeError, ValueError):
-            raise InputError(
-                path, f"score {raw!r} is not a number", line=line, field="score"
-            ) from None
+        score = score_cell(row.get("score"), path, line)
         key = str(row.get(segment)).strip()
         rows.append((str(row.get("system")).strip(), key, score))
         facets.setdefault(key, {}).update(
@@ -329,10 +324,8 @@ def read_docs(path: Path) -> dict[str, dict[str, str]]:
     Raises:
         InputError: a line without two tab-separated fields.
     """
-    if not path.is_file():
-        raise InputError(path, "no such file")
     out = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines()):
+    for number, line in enumerate(text_lines(path)):
         fields = line.split("\t")
         if len(fields) != 2:
             raise InputError(path, "expected domain<TAB>doc", line=number + 1)

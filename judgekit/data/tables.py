@@ -23,6 +23,7 @@ Format = Literal["jsonl", "csv", "tsv"]
 SUFFIXES: dict[str, Format] = {
     ".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".tsv": "tsv", ".tab": "tsv",
 }  # fmt: skip
+NOT_TABLES = (".json", ".yaml", ".yml", ".xlsx", ".xls", ".ods", ".parquet")  # never read as CSV
 
 
 @dataclass(frozen=True)
@@ -42,8 +43,15 @@ def table_format(path: Path, what: str = "table files", default: Format | None =
     for another suffix, where given.
 
     Raises:
-        InputError: another suffix and no default (``what`` names the kind of file).
+        InputError: another suffix and no default (``what`` names the kind of file), or a
+            suffix of another format (``.json``, ``.yaml``, a spreadsheet), default or not.
     """
+    if path.suffix.lower() in NOT_TABLES:
+        raise InputError(
+            path,
+            f"{what} are .jsonl, .csv or .tsv, not {path.suffix} (a JSON array or YAML list: "
+            "one object a line as .jsonl; a spreadsheet: save it as CSV)",
+        )
     found = SUFFIXES.get(path.suffix.lower(), default)
     if found is None:
         raise InputError(path, f"{what} are .jsonl, .csv or .tsv")

@@ -11,12 +11,46 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from judgekit.errors import InputError, JudgekitError
+from judgekit.labels.vocabulary import MISSING_MARKERS
 
-MISSING = frozenset({"none", "nan", "na", ""})
+MISSING = MISSING_MARKERS | {"none"}  # the label vocabulary's markers and MT-Metrics-Eval's None
+
+
+def score_cell(raw: Any, path: Path | str | None, line: int | None, field: str = "score") -> float:
+    """One score as read from a score file (MT-Metrics-Eval TSV, or a CSV/TSV/JSONL score
+    table): the one rule for a score cell, so every score reader agrees.
+
+    Args:
+        raw: the cell as read: text (CSV/TSV), or a JSON value (JSONL).
+        path, line, field: where it was read, for the error.
+
+    Returns:
+        The score as a finite float; NaN for a missing score (JSON null, the empty cell and
+        ``None``, ``NaN``, ``NA``, ``N/A``, ``null`` in any case).
+
+    Raises:
+        InputError: the cell is not a number (a boolean, a list, other text) or is infinite.
+    """
+    if raw is None or (isinstance(raw, str) and raw.strip().lower() in MISSING):
+        return math.nan
+    if isinstance(raw, bool) or not isinstance(raw, (int, float, str)):
+        raise InputError(path, f"score {raw!r} is not a number", line=line, field=field)
+    try:
+        score = float(raw)
+    except (ValueError, OverflowError):
+        raise InputError(
+            path, f"score {raw!r} is neither a number nor None", line=line, field=field
+        ) from None
+    if math.isnan(score):
+        return math.nan
+    if not math.isfinite(score):
+        raise InputError(path, f"score {raw!r} is not finite", line=line, field=field)
+    return score
 
 
 def _parse_line(path: Path, lineno: int, line: str) -> tuple[str, float]:
@@ -28,17 +62,7 @@ def _parse_line(path: Path, lineno: int, line: str) -> tuple[str, float]:
     system, raw = fields[0].strip(), fields[1].strip()
     if not system:
         raise InputError(path, "empty system name", line=lineno, field="system")
-    if raw.lower() in MISSING:
-        return system, math.nan
-    try:
-        score = float(raw)
-    except ValueError:
-        raise InputError(
-            path, f"score {raw!r} is neither a number nor None", line=lineno, field="score"
-        ) from None
-    if not math.isfinite(score):
-        raise InputError(path, f"score {raw!r} is not finite", line=lineno, field="score")
-    return system, score
+    return system, score_cell(raw, path, lineno)
 
 
 def read_seg_scores(path: str | Path) -> pd.DataFrame:
