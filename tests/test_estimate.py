@@ -17,10 +17,10 @@ from conftest import shared_path
 from scipy.stats import norm
 
 from judgekit.calibration.estimate import (
+    IntervalRule,
     estimate_mean,
     estimate_table,
     facet_groups,
-    ranking,
     split,
 )
 from judgekit.calibration.estimate_facets import item_facets
@@ -31,10 +31,12 @@ from judgekit.calibration.estimate_inputs import (
     load_judge,
 )
 from judgekit.calibration.estimate_plan import draw_items, plan_size, run_plan
+from judgekit.calibration.estimate_rank import ranking
 from judgekit.errors import InputError
 
 REPO = Path(__file__).resolve().parents[1]
 Z = norm.ppf(0.975)
+CLT = IntervalRule("clt")
 
 
 def judgekit(*args: str) -> subprocess.CompletedProcess:
@@ -69,7 +71,7 @@ def test_classical_and_judge_only_by_hand():
     y = np.array([1.0, 0, 1, 1, 0, 1, 0, 1])
     yhat = np.array([1.0, 0, 1, 0, 0, 1, 1, 1])
     unlabelled = np.array([1.0, 1, 0, 1, 0, 1, 1, 0, 1, 1])
-    rows = {e.method: e for e in estimate_mean(y, yhat, unlabelled, alpha=0.05)}
+    rows = {e.method: e for e in estimate_mean(y, yhat, unlabelled, alpha=0.05, rule=CLT)}
     half = Z * y.std() / math.sqrt(len(y))  # ppi_py's CLT interval (ddof 0)
     c = rows["classical"]
     assert c.estimate == pytest.approx(0.625)
@@ -84,7 +86,7 @@ def test_ppi_by_hand():
     y = np.array([2.0, 4, 6, 8, 10])
     yhat = y + 1.0  # the judge is off by +1 everywhere
     unlabelled = np.array([3.0, 5, 7, 9, 11, 13])
-    ppi = {e.method: e for e in estimate_mean(y, yhat, unlabelled)}["ppi"]
+    ppi = {e.method: e for e in estimate_mean(y, yhat, unlabelled, rule=CLT)}["ppi"]
     # PPI: mean of the judge on the unlabelled items + mean correction (human - judge) = -1
     assert ppi.estimate == pytest.approx(unlabelled.mean() - 1.0)
     rectifier = (y - yhat).std() / math.sqrt(5)  # 0: the correction is exact
@@ -269,7 +271,7 @@ def test_stratified_sample_combines_the_strata():
     data = pd.DataFrame({"judge": truth + rng.normal(size=400), "human": human},
                         index=[f"i{k}" for k in range(400)])  # fmt: skip
     groups = pd.Series(["A"] * 100 + ["B"] * 300, index=data.index)
-    rows = estimate_table(data, groups, stratified=True)
+    rows = estimate_table(data, groups, stratified=True, rule=CLT)
     by = {(e.facet, e.method): e for e in rows}
     a, b, overall = by[("A", "classical")], by[("B", "classical")], by[("all", "classical")]
     assert overall.estimate == pytest.approx(0.25 * a.estimate + 0.75 * b.estimate)
@@ -278,6 +280,11 @@ def test_stratified_sample_combines_the_strata():
     pooled = estimate_table(data, groups)[0]  # pooling the items over-weighs stratum A
     assert pooled.estimate == pytest.approx(np.nanmean(human))
     assert (overall.n_labelled, overall.n_unlabelled) == (60, 340)
+    auto = {(e.facet, e.method): e for e in estimate_table(data, groups, stratified=True)}
+    assert auto[("A", "ppi++")].interval == "bootstrap-t"  # 50 labels of a mean
+    assert auto[("all", "ppi++")].interval == "t"  # no bootstrap-t of the strata's sum
+    assert auto[("all", "ppi++")].note == "strata combined: t interval"
+    assert auto[("all", "classical")].width > overall.width  # t quantile at 58 df > z
 
 
 def test_facets_of_a_cultural_run_and_of_an_items_file(tmp_path: Path):
@@ -300,28 +307,34 @@ def test_facets_of_a_cultural_run_and_of_an_items_file(tmp_path: Path):
 
 
 def test_vectorised_draws_equal_one_by_one_estimates():
-    """coverage_study runs all draws at once (one coordinate each, lam tuned per coordinate);
-    each draw's CIs are those estimate_mean gives on the same split."""
-    from judgekit.calibration.estimate_coverage import coverage_study
+    """coverage_study runs all draws at once (sums, count matrices of the same resamples);
+    each draw's CI, for every method and interval, is the one estimate_mean gives on the same
+    split with the same seed."""
+    from judgekit.calibration.estimate_coverage import STUDY_INTERVALS, coverage_study
 
     rng = np.random.default_rng(8)
-    human = rng.normal(size=120)
+    human = -np.abs(rng.standard_t(3, size=120))  # skewed, as MQM
     judge = human + rng.normal(scale=0.7, size=120)
-    draws, n, seed = 3, 30, 11
+    draws, n, seed = 4, 30, 11
     order = np.argsort(np.random.default_rng(seed).random((draws, 120)), axis=1)
     truth = human.mean()
-    covered = {m: 0 for m in ("classical", "ppi", "ppi++")}
-    widths = {m: 0.0 for m in covered}
-    for row in order:
-        lab, unl = row[:n], row[n:]
-        for e in estimate_mean(human[lab], judge[lab], judge[unl]):
-            if e.method in covered:
-                covered[e.method] += e.ci_low <= truth <= e.ci_high
-                widths[e.method] += e.width / draws
-    result = coverage_study(human, judge, n, draws=draws, seed=seed)
-    for method, c in result.items():
-        assert c.coverage == pytest.approx(covered[method] / draws)
-        assert c.mean_width == pytest.approx(widths[method])
+    result = coverage_study(human, judge, n, draws=draws, seed=seed, resamples=500)
+    for interval in STUDY_INTERVALS:
+        rule = IntervalRule(interval, "mean", resamples=500)
+        widths: dict[str, list[float]] = {m: [] for m in ("classical", "ppi", "ppi++")}
+        covered = {m: 0 for m in widths}
+        for row in order:
+            lab, unl = row[:n], row[n:]
+            for e in estimate_mean(human[lab], judge[lab], judge[unl], rule=rule):
+                if e.method in covered:
+                    covered[e.method] += e.ci_low <= truth <= e.ci_high
+                    widths[e.method].append(e.width)
+        for method in widths:
+            c = result[f"{method}/{interval}"]
+            assert c.coverage == pytest.approx(covered[method] / draws)
+            assert c.widths == pytest.approx(widths[method], rel=1e-9)
+    assert result["ppi++/auto"].interval == "auto" and result["ppi++"] is result["ppi++/clt"]
+    assert result["ppi++/auto"].widths == pytest.approx(result["ppi++/bootstrap-t"].widths)
 
 
 def test_an_item_with_two_values_of_a_facet_is_one_located_error(tmp_path: Path):

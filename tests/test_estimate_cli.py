@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from test_estimate import errors_run, judgekit, write_long
 
-from judgekit.calibration.estimate import run_estimate
+from judgekit.calibration.estimate_run import run_estimate
 
 
 @pytest.fixture()
@@ -38,11 +38,15 @@ def test_cli_estimate_json_shape(labelled: tuple[Path, Path], tmp_path: Path):
                       "--out", str(tmp_path / "est"))  # fmt: skip
     assert result.returncode == 0, result.stderr
     payload = json.loads(result.stdout)
-    assert set(payload) == {"signature", "estimates", "labels"}
+    assert set(payload) == {"signature", "interval", "estimates", "labels"}
     assert payload["labels"]["common"] == ["CA", "CS"] and payload["labels"]["notes"] == []
     keys = {"facet", "method", "estimate", "ci_low", "ci_high", "n_labelled", "n_unlabelled",
-            "effective_n"}  # fmt: skip
+            "effective_n", "interval", "se", "note"}  # fmt: skip
     assert all(set(e) == keys for e in payload["estimates"])
+    # a share with 100 labels, 50 per language: the CLT interval (t only below 50)
+    assert payload["interval"] == {"requested": "auto", "resamples": 2000, "seed": 0,
+                                   "rank_resamples": None,
+                                   "used": {"all": "clt", "de": "clt", "fr": "clt"}}  # fmt: skip
     assert [(e["facet"], e["method"]) for e in payload["estimates"][:4]] == [
         ("all", m) for m in ("classical", "judge_only", "ppi", "ppi++")
     ]
@@ -51,6 +55,8 @@ def test_cli_estimate_json_shape(labelled: tuple[Path, Path], tmp_path: Path):
     again = run_estimate(str(judge), str(human), target="share:CS").signature
     assert sig["inputs"]["human"]["sha256"] == again["inputs"]["human"]["sha256"]
     assert (sig["target"], sig["by"], sig["alpha"]) == ("share:CS", "language", 0.05)
+    assert (sig["interval"], sig["resamples"], sig["seed"]) == ("auto", 2000, 0)
+    assert sig["parameters"]["interval"] == "auto"
     assert json.loads((tmp_path / "est" / "estimate.json").read_text()) == payload
     everything = payload["estimates"][0]
     assert (everything["n_labelled"], everything["n_unlabelled"]) == (100, 200)

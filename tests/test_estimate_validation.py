@@ -149,8 +149,8 @@ def test_plan_then_estimate_reaches_the_planned_width(ende: dict, tmp_path: Path
     (from the expert MQM), and the PPI++ estimate: its half-width comes out near 0.6. (Heavy
     tails make small pilots unreliable: 60 items put sigma anywhere in 9-14, and n off by up to
     a factor of 2; docs/estimates.md.)"""
-    from judgekit.calibration.estimate import run_estimate
     from judgekit.calibration.estimate_plan import run_plan
+    from judgekit.calibration.estimate_run import run_estimate
 
     items, human, judge = [], {}, []
     for system, (h, j) in ende.items():

@@ -29,6 +29,10 @@ TARGET_HELP = (
 BY_HELP = "Facet to break the figure down by (system, lang, model, language, a --facets column)."
 FACETS_HELP = "Extra item facets: a CSV/TSV/JSONL table with an item (or id, key) column."
 RATER_HELP = "The judge's rater(s) in --judge (repeat; default all, averaged)."
+INTERVAL_HELP = (
+    "CI: auto (mean: bootstrap-t below 100 labels, else CLT; share/rate: t below 50), clt, t, "
+    "bootstrap-t."
+)
 
 
 def _num(value: float | None, digits: int = 4) -> str:
@@ -48,6 +52,9 @@ def estimate_command(
     stratified: bool = typer.Option(
         False, help="The human sample was drawn per --by value (calibrate plan --by)."
     ),
+    interval: str = typer.Option("auto", help=INTERVAL_HELP),
+    resamples: int = typer.Option(2000, help="Bootstrap-t resamples B (x K with --rank)."),
+    seed: int = typer.Option(0, help="Seed of the bootstrap-t resamples."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     out: Path | None = typer.Option(
         None,
@@ -55,12 +62,12 @@ def estimate_command(
     ),
 ) -> None:
     """The target's mean with CIs: humans only, judge only, PPI and PPI++ (ppi_py)."""
-    from judgekit.calibration.estimate import run_estimate
+    from judgekit.calibration.estimate_run import run_estimate
 
     result = run_estimate(
         str(judge), str(human), target=target, by=by, facets=str(facets) if facets else None,
         judge_raters=judge_rater or None, tie_policy=tie_policy, alpha=alpha, rank=rank,
-        stratified=stratified,
+        stratified=stratified, interval=interval, resamples=resamples, seed=seed,
     )  # fmt: skip
     payload = json_safe(result.to_dict())
     written = []
@@ -83,13 +90,15 @@ def estimate_command(
         "n labelled",
         "n unlabelled",
         "effective n",
+        "interval",
     ):
         view.add_column(column, justify="left" if column in ("facet", "method") else "right")
     for e in result.estimates:
         ci = "biased, no CI" if e.method == "judge_only" else (
             f"[{_num(e.ci_low)}, {_num(e.ci_high)}]" if e.ci_low is not None else "-")  # fmt: skip
         view.add_row(e.facet, e.method, _num(e.estimate), ci, str(e.n_labelled),
-                     str(e.n_unlabelled), _num(e.effective_n, 1))  # fmt: skip
+                     str(e.n_unlabelled), _num(e.effective_n, 1),
+                     (e.interval or "-") + ("*" if e.note else ""))  # fmt: skip
     console.print(view)
     if result.n_ties:
         console.print(
@@ -100,8 +109,16 @@ def estimate_command(
             f"zero-width CI in {facet} ({', '.join(methods)}): the values it rests on are all "
             "equal, a certainty so few labels cannot give; label more items"
         )
+    for facet, notes in result.fallbacks.items():
+        for note in notes:
+            console.print(f"* {facet}, {note}")
     if result.ranking:
-        ranks = Table(title=f"Ranking by PPI++ ({rank} is better; simultaneous CIs, Bonferroni)")
+        spec = result.interval or {}
+        extra = f", B = {spec['rank_resamples']}" if any(
+            r["interval"] == "bootstrap-t" for r in result.ranking) else ""  # fmt: skip
+        ranks = Table(
+            title=f"Ranking by PPI++ ({rank} is better; simultaneous CIs, Bonferroni{extra})"
+        )
         for column in ("rank", "facet", "estimate", "CI", "rank interval"):
             ranks.add_column(column, justify="left" if column == "facet" else "right")
         for r in result.ranking:
