@@ -95,9 +95,9 @@ class IntervalRule:
     resamples: int = iv.RESAMPLES
     seed: int = iv.SEED
 
-    def pick(self, n: int) -> str:
-        """The interval for ``n`` labels (:func:`estimate_intervals.resolve`)."""
-        return iv.resolve(self.interval, self.kind, n)
+    def pick(self, n: int, method: str = "ppi++") -> str:
+        """The interval of ``method`` for ``n`` labels (:func:`estimate_intervals.resolve`)."""
+        return iv.resolve(self.interval, self.kind, n, method)
 
 
 def _scalar(value: Any) -> float:
@@ -166,11 +166,10 @@ def estimate_mean(
         rest = [Estimate(facet, m, point if big_n == 0 else None, None, None, n, big_n, None)
                 for m in ("ppi", "ppi++")]  # fmt: skip
         return [Estimate(facet, "classical", point, None, None, n, big_n, None), judge_only, *rest]
-    kind = rule.pick(n)
     mean = float(y.mean())
     low, high = (_scalar(v) for v in classical_mean_ci(y, alpha=alpha))
     classical = _interval(facet, "classical", mean, low, high, (y, yhat, yhat_u[:0], 0.0),
-                          alpha, rule, kind, big_n)  # fmt: skip
+                          alpha, rule, rule.pick(n, "classical"), big_n)  # fmt: skip
     rows = [classical, judge_only]
     for method in ("ppi", "ppi++"):
         if big_n == 0:
@@ -180,7 +179,7 @@ def estimate_mean(
         point = _scalar(ppi_mean_pointestimate(y, yhat, yhat_u, lam=lam))
         lo, hi = (_scalar(v) for v in ppi_mean_ci(y, yhat, yhat_u, alpha=alpha, lam=lam))
         est = _interval(facet, method, point, lo, hi, (y, yhat, yhat_u, lam), alpha, rule,
-                        kind, big_n)  # fmt: skip
+                        rule.pick(n, method), big_n)  # fmt: skip
         rows.append(_with_effective_n(est, classical))
     return rows
 

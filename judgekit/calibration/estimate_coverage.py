@@ -144,7 +144,7 @@ def coverage_study(
     rng = np.random.default_rng(seed)
     order = np.argsort(rng.random((draws, size)), axis=1)
     truth = float(human.mean())
-    wanted = {iv.resolve(i, kind, n) for i in intervals}
+    wanted = {iv.resolve(i, kind, n, m) for i in intervals for m in methods}
     boot = None
     if "bootstrap-t" in wanted:
         brng = np.random.default_rng(boot_seed)
@@ -162,7 +162,7 @@ def coverage_study(
     out = {}
     for method in methods:
         for name in intervals:
-            chunks = parts[f"{method}/{iv.resolve(name, kind, n)}"]
+            chunks = parts[f"{method}/{iv.resolve(name, kind, n, method)}"]
             low, high, fell = (np.concatenate([c[k] for c in chunks]) for k in range(3))
             covered, widths = (low <= truth) & (truth <= high), high - low
             out[f"{method}/{name}"] = Coverage(

@@ -16,8 +16,11 @@ Intervals (``--interval``):
   CLT interval on skewed values (segment MQM), where the truth falls below the lower bound
   more often than alpha / 2;
 * ``auto`` (default): for a ``mean`` target, bootstrap-t below :data:`BOOTSTRAP_BELOW` labels
-  and CLT from there; for a share or rate, ``t`` below :data:`T_BELOW` labels, CLT from there
-  (validated on WMT23 MQM and LLMBar, docs/estimates.md).
+  for humans only and PPI++ and CLT from there (untuned PPI keeps the CLT interval: its
+  human-minus-judge correction is less skewed than the scores, and its CLT interval covered
+  on MQM at 30 labels where its bootstrap-t did not); for a share or rate, ``t`` below
+  :data:`T_BELOW` labels, CLT from there (validated on WMT23 MQM and LLMBar,
+  docs/estimates.md).
 
 A bootstrap-t bound is undefined when more than alpha / 2 of the resamples have no spread
 (``se* = 0``: binary labels with 3 or fewer positives, say): the interval then falls back to
@@ -53,12 +56,13 @@ FALLBACK_NOTE = (
 )
 
 
-def resolve(interval: str, kind: str, n: int) -> str:
+def resolve(interval: str, kind: str, n: int, method: str = "ppi++") -> str:
     """The interval a facet value with ``n`` labels gets (module docstring).
 
     Args:
         interval: one of :data:`INTERVALS`.
         kind: the target's kind, ``mean``, ``share`` or ``rate``.
+        method: ``classical``, ``ppi`` or ``ppi++``.
 
     Raises:
         JudgekitError: an unknown interval.
@@ -68,7 +72,7 @@ def resolve(interval: str, kind: str, n: int) -> str:
     if interval != "auto":
         return interval
     if kind == "mean":
-        return "bootstrap-t" if n < BOOTSTRAP_BELOW else "clt"
+        return "bootstrap-t" if n < BOOTSTRAP_BELOW and method != "ppi" else "clt"
     return "t" if n < T_BELOW else "clt"
 
 
