@@ -105,6 +105,32 @@ def _intervals(
     return out
 
 
+def draw_intervals(
+    y: np.ndarray, h: np.ndarray, u: np.ndarray, method: str, interval: str, *,
+    alpha: float = 0.05, kind: str = "mean", resamples: int = iv.RESAMPLES,
+    boot_seed: int = iv.SEED,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """The intervals ``calibrate estimate`` gives on many samples at once.
+
+    Args:
+        y, h: human and judge values of each sample's labelled items, shape (draws, n).
+        u: judge values of each sample's unlabelled items, shape (draws, N).
+        method: ``classical``, ``ppi`` or ``ppi++``; interval: one of :data:`STUDY_INTERVALS`.
+
+    Returns:
+        (low, high, fallback), each of shape (draws,): the bounds, and whether the bootstrap-t
+        fell back to the t interval.
+    """
+    name = iv.resolve(interval, kind, y.shape[1], method)
+    boot = None
+    if name == "bootstrap-t":
+        brng = np.random.default_rng(boot_seed)
+        boot = (_counts(brng, resamples, y.shape[1]), _counts(brng, resamples, u.shape[1]))
+    lam = {"classical": 0.0, "ppi": 1.0}.get(method)
+    values = (y, h, u[:, :0]) if method == "classical" else (y, h, u)
+    return _intervals(*values, lam, alpha, boot)[name]
+
+
 def coverage_study(
     human: np.ndarray, judge: np.ndarray, n: int, *, draws: int = 1000, seed: int = 0,
     alpha: float = 0.05, kind: str = "mean", intervals: tuple[str, ...] = STUDY_INTERVALS,

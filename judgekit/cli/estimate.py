@@ -148,6 +148,8 @@ def plan_command(
     alpha: float = typer.Option(0.05, help="Error level: (1 - alpha) CIs."),
     seed: int = typer.Option(0, help="Seed of the random sample."),
     method: str = typer.Option("ppi++", help="Sample size for: ppi++ or classical."),
+    interval: str = typer.Option("auto", help="The CI the estimate will use: " + INTERVAL_HELP),
+    resamples: int = typer.Option(2000, help="Bootstrap-t resamples B of the estimate."),
     items_out: Path | None = typer.Option(None, help="Write the items to label, one id a line."),
     as_json: bool = typer.Option(False, "--json", help="Print the plan as JSON."),
 ) -> None:
@@ -164,7 +166,8 @@ def plan_command(
     result = run_plan(
         str(judge), width, pilot=str(pilot) if pilot else None, kappa=kappa, target=target,
         by=by, facets=str(facets) if facets else None, judge_raters=judge_rater or None,
-        tie_policy=tie_policy, alpha=alpha, seed=seed, method=method,
+        tie_policy=tie_policy, alpha=alpha, seed=seed, method=method, interval=interval,
+        resamples=resamples,
     )  # fmt: skip
     if items_out is not None:
         items_out.parent.mkdir(parents=True, exist_ok=True)
@@ -175,12 +178,15 @@ def plan_command(
     view = Table(
         title=f"Labels for a {1 - alpha:g} CI, half-width {width:g} ({result.signature['target']})"
     )
-    for column in ("facet", "items", "sigma", "rho", "from", "classical n", "PPI++ n", "reachable"):
+    columns = ("facet", "items", "sigma", "rho", "from", "classical n", "PPI++ n", "interval",
+               "reachable")  # fmt: skip
+    for column in columns:
         view.add_column(column, justify="left" if column == "facet" else "right")
     for p in result.plans:
         source = f"pilot ({p.n_pilot})" if p.source == "pilot" else "kappa"
         view.add_row(p.facet, str(p.n_items), _num(p.sigma), _num(p.rho, 3), source,
-                     str(p.n_classical), str(p.n_ppi), "yes" if p.reachable else "no")  # fmt: skip
+                     str(p.n_classical), str(p.n_ppi), p.interval,
+                     "yes" if p.reachable else "no")  # fmt: skip
     console.print(view)
     sample = "stratified over " + by if by else "simple random"
     console.print(f"sample: {len(result.items)} items ({sample}, seed {seed}, sized for {method})")
