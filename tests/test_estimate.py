@@ -227,6 +227,10 @@ def test_ranking_rank_intervals():
     assert [r["facet"] for r in ranks] == ["A", "B", "C"]
     assert (ranks[0]["rank_low"], ranks[0]["rank_high"]) == (1, 1)  # A is surely the best
     assert [(r["rank_low"], r["rank_high"]) for r in ranks[1:]] == [(2, 3), (2, 3)]
+    # 60 labels of a mean: the bootstrap-t, with B x K resamples for the alpha / K tails
+    assert {(r["interval"], r["resamples"]) for r in ranks} == {("bootstrap-t", 6000)}
+    clt = ranking(data, pd.Series(groups, index=data.index), higher_is_better=False, rule=CLT)
+    assert {(r["interval"], r["resamples"]) for r in clt} == {("clt", None)}
 
 
 # -- plan ---------------------------------------------------------------------------------------
@@ -358,3 +362,25 @@ def test_a_bad_label_value_names_its_file_not_the_command_line(tmp_path: Path):
     # "NaN" is a missing marker (judgekit.labels.vocabulary), as NA, null and the empty cell
     judge = write_long(tmp_path / "judge.csv", [("a", "j", "1.5"), ("b", "j", "NaN")])
     assert load_judge(judge, Target.parse("mean"))[0].to_dict() == {"a": 1.5}
+
+
+def test_every_resample_is_ppi_py_on_that_resample():
+    """The bootstrap-t's vectorised resample statistics (lam re-tuned by ppi_py's rule, the
+    estimate and its SE) equal ppi_py's functions run on each resample, one by one."""
+    from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
+
+    from judgekit.calibration import estimate_intervals as iv
+
+    rng = np.random.default_rng(1)
+    y = -np.abs(rng.standard_t(3, size=40))
+    yhat, unlabelled = y + rng.normal(size=40), -np.abs(rng.standard_t(3, size=300))
+    sums = iv.resample_sums(y, yhat, unlabelled, 6, np.random.default_rng(0))
+    draw = np.random.default_rng(0)
+    lab = np.concatenate(list(iv.resample_indices(draw, 6, 40)))
+    unl = np.concatenate(list(iv.resample_indices(draw, 6, 300)))
+    point, se = iv.point_and_se(sums, iv.tuned_lam(sums))
+    for k in range(6):
+        args = (y[lab[k]], yhat[lab[k]], unlabelled[unl[k]])
+        assert point[k] == pytest.approx(ppi_mean_pointestimate(*args)[0], rel=1e-10)
+        low, high = ppi_mean_ci(*args, alpha=0.05)
+        assert se[k] == pytest.approx((high[0] - low[0]) / (2 * Z), rel=1e-9)

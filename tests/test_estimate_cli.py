@@ -181,3 +181,31 @@ def test_the_item_list_is_never_written_over_an_input(tmp_path: Path):
                           "0.5", "--target", "share:CS", "--items-out", str(out))  # fmt: skip
         assert result.returncode == 2 and "an input of this plan" in result.stderr, result.stderr
         assert out.read_bytes() == before
+
+
+def test_a_rare_label_bootstrap_t_falls_back_to_the_t_interval_and_says_so(tmp_path: Path):
+    """2 positives in 40 labels: more than alpha / 2 of the resamples hold none, so a
+    bootstrap-t bound is infinite; the row gets the t interval, marked, with a note."""
+    rng = np.random.default_rng(3)
+    truth = np.zeros(400, bool)
+    truth[rng.choice(400, 30, replace=False)] = True
+    labelled = [k for k in range(400) if truth[k]][:2] + [k for k in range(400) if not truth[k]][
+        :38
+    ]
+    label = {True: "CS", False: "CA"}
+    judge = write_long(
+        tmp_path / "judge.csv", [(f"x{k}", "j", label[v]) for k, v in enumerate(truth)]
+    )
+    human = write_long(tmp_path / "human.csv", [(f"x{k}", "h", label[truth[k]]) for k in labelled])
+    result = judgekit("calibrate", "estimate", "--judge", str(judge), "--human", str(human),
+                      "--target", "share:CS", "--interval", "bootstrap-t", "--json")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    rows = {e["method"]: e for e in json.loads(result.stdout)["estimates"]}
+    for method in ("classical", "ppi++"):
+        assert rows[method]["interval"] == "t", rows[method]
+        assert rows[method]["note"].startswith("bootstrap-t bound undefined (")
+        assert rows[method]["ci_low"] < rows[method]["estimate"] < rows[method]["ci_high"]
+    shown = judgekit("calibrate", "estimate", "--judge", str(judge), "--human", str(human),
+                     "--target", "share:CS", "--interval", "bootstrap-t")  # fmt: skip
+    assert "* all, classical: bootstrap-t bound undefined" in shown.stdout, shown.stdout
+    assert "t*" in shown.stdout  # the row's interval column is marked
