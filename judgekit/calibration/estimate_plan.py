@@ -260,6 +260,21 @@ class PlanResult:
                 "items": self.items}  # fmt: skip
 
 
+def _check_plan(pilot: str | None, kappa: float | None, method: str, interval: str) -> None:
+    """The plan's options, each error naming its option (:class:`InputError`)."""
+    if (pilot is None) == (kappa is None):
+        raise InputError(None, "give exactly one of a pilot and a kappa", field="--pilot")
+    if kappa is not None and not -1 <= kappa <= 1:
+        raise InputError(None, f"kappa must be in [-1, 1], got {kappa}", field="--kappa")
+    if method not in ("ppi++", "classical"):
+        raise InputError(
+            None, f"unknown method '{method}' (use ppi++ or classical)", field="--method"
+        )
+    if interval not in iv.INTERVALS:
+        raise InputError(None, f"unknown interval '{interval}' (use {', '.join(iv.INTERVALS)})",
+                         field="--interval")  # fmt: skip
+
+
 def run_plan(
     judge: str, width: float, *, pilot: str | None = None, kappa: float | None = None,
     target: str | None = None, by: str | None = None, facets: str | None = None,
@@ -286,17 +301,7 @@ def run_plan(
     from judgekit.calibration.estimate import ALL, facet_groups, split
     from judgekit.calibration.estimate_facets import item_facets
 
-    if (pilot is None) == (kappa is None):
-        raise InputError(None, "give exactly one of a pilot and a kappa", field="--pilot")
-    if kappa is not None and not -1 <= kappa <= 1:
-        raise InputError(None, f"kappa must be in [-1, 1], got {kappa}", field="--kappa")
-    if method not in ("ppi++", "classical"):
-        raise InputError(
-            None, f"unknown method '{method}' (use ppi++ or classical)", field="--method"
-        )
-    if interval not in iv.INTERVALS:
-        raise InputError(None, f"unknown interval '{interval}' (use {', '.join(iv.INTERVALS)})",
-                         field="--interval")  # fmt: skip
+    _check_plan(pilot, kappa, method, interval)
     goal = inputs.Target.parse(target) if target else inputs.default_target(judge)
     judged, raters, judge_source = inputs.load_judge(judge, goal, judge_raters)
     data = split(judged, pd.Series(dtype=float))

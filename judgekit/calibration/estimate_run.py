@@ -107,8 +107,6 @@ def run_estimate(
         LabelSetError: the judge's and the humans' labels share none (share and rate targets:
             the label check of :func:`judgekit.calibration.estimate_inputs.load_human`).
     """
-    from importlib.metadata import version
-
     from judgekit.calibration import estimate_inputs as inputs
     from judgekit.calibration.estimate_facets import item_facets
     from judgekit.labels.majority import TIE_POLICIES
@@ -131,35 +129,10 @@ def run_estimate(
     data = split(judged, labels, human_source.path)
     table = item_facets(judge, human, facets, by=by) if by else None
     groups = facet_groups(data.index, table, by) if by else None
-    signature = Signature(
-        pipeline="calibrate-estimate",
-        parameters={
-            "target": str(goal),
-            "by": by,
-            "alpha": alpha,
-            "tie_policy": tie_policy,
-            "stratified": stratified,
-            "judge_raters": raters,
-            "interval": interval,
-            "resamples": resamples,
-            "seed": seed,
-        },  # fmt: skip
-        data={s.path: s.sha256 for s in (judge_source, human_source)},
-        ppi_py=version("ppi-python"),
-        command="calibrate estimate",
-        inputs={"judge": judge_source.to_dict(), "human": human_source.to_dict()}
-        | ({"facets": {"path": facets}} if facets else {}),
-        judge_raters=raters,
-        target=str(goal),
-        by=by,
-        alpha=alpha,
-        tie_policy=tie_policy,
-        stratified=stratified,
-        methods=list(METHODS),
-        interval=interval,
-        resamples=resamples,
-        seed=seed,
-    ).as_dict()
+    settings = {"target": str(goal), "by": by, "alpha": alpha, "tie_policy": tie_policy,
+                "stratified": stratified, "judge_raters": raters, "interval": interval,
+                "resamples": resamples}  # fmt: skip
+    signature = _signature(settings, seed, judge_source, human_source, facets)
     ranked = None
     if rank is not None:
         if groups is None:
@@ -176,3 +149,25 @@ def run_estimate(
                "used": used}  # fmt: skip
     overlap = human_source.overlap
     return EstimateResult(signature, rows, ranked, n_ties, overlap and overlap.to_dict(), summary)
+
+
+def _signature(
+    settings: dict[str, Any], seed: int, judge_source: Any, human_source: Any,
+    facets: str | None,
+) -> dict[str, Any]:  # fmt: skip
+    """judgekit's one signature of an estimate: the settings under ``parameters`` and at the
+    top, the inputs with their sha256, the ppi_py version and the bootstrap-t's seed."""
+    from importlib.metadata import version
+
+    return Signature(
+        pipeline="calibrate-estimate",
+        parameters={**settings, "seed": seed},
+        data={s.path: s.sha256 for s in (judge_source, human_source)},
+        ppi_py=version("ppi-python"),
+        command="calibrate estimate",
+        inputs={"judge": judge_source.to_dict(), "human": human_source.to_dict()}
+        | ({"facets": {"path": facets}} if facets else {}),
+        methods=list(METHODS),
+        seed=seed,
+        **settings,
+    ).as_dict()

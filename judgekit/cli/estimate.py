@@ -113,24 +113,26 @@ def estimate_command(
         for note in notes:
             console.print(f"* {facet}, {note}")
     if result.ranking:
-        spec = result.interval or {}
-        extra = f", B = {spec['rank_resamples']}" if any(
-            r["interval"] == "bootstrap-t" for r in result.ranking) else ""  # fmt: skip
-        ranks = Table(
-            title=f"Ranking by PPI++ ({rank} is better; simultaneous CIs, Bonferroni{extra})"
-        )
-        for column in ("rank", "facet", "estimate", "CI", "rank interval"):
-            ranks.add_column(column, justify="left" if column == "facet" else "right")
-        for r in result.ranking:
-            ranks.add_row(("=" if r.get("tied") else "") + str(r["rank"]), r["facet"],
-                          _num(r["estimate"]),
-                          f"[{_num(r['ci_low'])}, {_num(r['ci_high'])}]",
-                          f"{r['rank_low']}-{r['rank_high']}")  # fmt: skip
-        console.print(ranks)
+        _print_ranking(result.ranking, result.interval or {}, rank)
     human_sha = sig["inputs"]["human"]["sha256"][:12]
     console.print(f"human labels: {sig['inputs']['human']['path']} (sha256 {human_sha}...)")
     if written:
         console.print(f"wrote {', '.join(str(p) for p in written)}")
+
+
+def _print_ranking(ranking: list[dict], spec: dict, rank: str | None) -> None:
+    """The ranking table: rank, facet, estimate, simultaneous CI, rank interval."""
+    extra = f", B = {spec['rank_resamples']}" if any(
+        r["interval"] == "bootstrap-t" for r in ranking) else ""  # fmt: skip
+    ranks = Table(title=f"Ranking by PPI++ ({rank} is better; simultaneous CIs, Bonferroni{extra})")
+    for column in ("rank", "facet", "estimate", "CI", "rank interval"):
+        ranks.add_column(column, justify="left" if column == "facet" else "right")
+    for r in ranking:
+        ranks.add_row(("=" if r.get("tied") else "") + str(r["rank"]), r["facet"],
+                      _num(r["estimate"]),
+                      f"[{_num(r['ci_low'])}, {_num(r['ci_high'])}]",
+                      f"{r['rank_low']}-{r['rank_high']}")  # fmt: skip
+    console.print(ranks)
 
 
 def plan_command(
