@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 from conftest import shared_path
 from scipy.stats import norm
+from scipy.stats import t as student_t
 
 from judgekit.calibration.estimate import (
     IntervalRule,
@@ -243,6 +244,20 @@ def test_plan_size_matches_the_closed_form():
     assert abs(n_ppi - expected) <= 1
     assert plan_size(n_items, sigma, 0.0, width)[1] == n0  # uninformative: as many as classical
     assert plan_size(100, sigma, 0.5, 0.5) == (100, 100, False)
+
+
+def test_plan_size_follows_the_interval_rule():
+    """Below 50 labels a share gets the t interval: the plan solves n again with the t quantile
+    (more labels than the z quantile asks for); a mean below 100 without a pilot to simulate
+    the bootstrap-t gets the t quantile too."""
+    clt = plan_size(150, 0.5, 0.6, 0.15, kind="share", interval="clt")
+    auto = plan_size(150, 0.5, 0.6, 0.15, kind="share", interval="auto")
+    assert clt[0] < 50 and clt[0] < auto[0] and clt[1] < auto[1]
+    # the t quantile at the planned n reproduces the planned n (a fixed point)
+    assert auto[0] == math.ceil((student_t.ppf(0.975, auto[0] - 1) * 0.5 / 0.15) ** 2)
+    assert plan_size(150, 0.5, 0.6, 0.05, kind="share", interval="auto") == plan_size(
+        150, 0.5, 0.6, 0.05, kind="share", interval="clt"
+    )  # 50 or more labels: the CLT
 
 
 def test_draw_items_is_seeded_and_stratified():

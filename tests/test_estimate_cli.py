@@ -89,6 +89,8 @@ def test_cli_plan_writes_the_item_list(labelled: tuple[Path, Path], tmp_path: Pa
     assert lines == plan["items"] and len(lines) == sum(p["n_ppi"] for p in plan["plans"])
     assert {p["facet"] for p in plan["plans"]} == {"de", "fr"}
     assert all(p["n_ppi"] < p["n_classical"] for p in plan["plans"])
+    assert {p["interval"] for p in plan["plans"]} == {"clt"}  # 50 or more labels of a share
+    assert (plan["signature"]["interval"], plan["signature"]["resamples"]) == ("auto", 2000)
     both = judgekit("calibrate", "plan", "--judge", str(judge), "--width", "0.05",
                     "--target", "share:CS")  # fmt: skip
     assert both.returncode == 2 and "exactly one of --pilot" in both.stderr
