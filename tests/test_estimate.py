@@ -15,12 +15,13 @@ import pandas as pd
 import pytest
 from conftest import shared_path
 from scipy.stats import norm
+from scipy.stats import t as student_t
 
 from judgekit.calibration.estimate import (
+    IntervalRule,
     estimate_mean,
     estimate_table,
     facet_groups,
-    ranking,
     split,
 )
 from judgekit.calibration.estimate_facets import item_facets
@@ -31,10 +32,12 @@ from judgekit.calibration.estimate_inputs import (
     load_judge,
 )
 from judgekit.calibration.estimate_plan import draw_items, plan_size, run_plan
+from judgekit.calibration.estimate_rank import ranking
 from judgekit.errors import InputError
 
 REPO = Path(__file__).resolve().parents[1]
 Z = norm.ppf(0.975)
+CLT = IntervalRule("clt")
 
 
 def judgekit(*args: str) -> subprocess.CompletedProcess:
@@ -69,7 +72,7 @@ def test_classical_and_judge_only_by_hand():
     y = np.array([1.0, 0, 1, 1, 0, 1, 0, 1])
     yhat = np.array([1.0, 0, 1, 0, 0, 1, 1, 1])
     unlabelled = np.array([1.0, 1, 0, 1, 0, 1, 1, 0, 1, 1])
-    rows = {e.method: e for e in estimate_mean(y, yhat, unlabelled, alpha=0.05)}
+    rows = {e.method: e for e in estimate_mean(y, yhat, unlabelled, alpha=0.05, rule=CLT)}
     half = Z * y.std() / math.sqrt(len(y))  # ppi_py's CLT interval (ddof 0)
     c = rows["classical"]
     assert c.estimate == pytest.approx(0.625)
@@ -84,7 +87,7 @@ def test_ppi_by_hand():
     y = np.array([2.0, 4, 6, 8, 10])
     yhat = y + 1.0  # the judge is off by +1 everywhere
     unlabelled = np.array([3.0, 5, 7, 9, 11, 13])
-    ppi = {e.method: e for e in estimate_mean(y, yhat, unlabelled)}["ppi"]
+    ppi = {e.method: e for e in estimate_mean(y, yhat, unlabelled, rule=CLT)}["ppi"]
     # PPI: mean of the judge on the unlabelled items + mean correction (human - judge) = -1
     assert ppi.estimate == pytest.approx(unlabelled.mean() - 1.0)
     rectifier = (y - yhat).std() / math.sqrt(5)  # 0: the correction is exact
@@ -225,6 +228,10 @@ def test_ranking_rank_intervals():
     assert [r["facet"] for r in ranks] == ["A", "B", "C"]
     assert (ranks[0]["rank_low"], ranks[0]["rank_high"]) == (1, 1)  # A is surely the best
     assert [(r["rank_low"], r["rank_high"]) for r in ranks[1:]] == [(2, 3), (2, 3)]
+    # 60 labels of a mean: the bootstrap-t, with B x K resamples for the alpha / K tails
+    assert {(r["interval"], r["resamples"]) for r in ranks} == {("bootstrap-t", 6000)}
+    clt = ranking(data, pd.Series(groups, index=data.index), higher_is_better=False, rule=CLT)
+    assert {(r["interval"], r["resamples"]) for r in clt} == {("clt", None)}
 
 
 # -- plan ---------------------------------------------------------------------------------------
@@ -237,6 +244,20 @@ def test_plan_size_matches_the_closed_form():
     assert abs(n_ppi - expected) <= 1
     assert plan_size(n_items, sigma, 0.0, width)[1] == n0  # uninformative: as many as classical
     assert plan_size(100, sigma, 0.5, 0.5) == (100, 100, False)
+
+
+def test_plan_size_follows_the_interval_rule():
+    """Below 50 labels a share gets the t interval: the plan solves n again with the t quantile
+    (more labels than the z quantile asks for); a mean below 100 without a pilot to simulate
+    the bootstrap-t gets the t quantile too."""
+    clt = plan_size(150, 0.5, 0.6, 0.15, kind="share", interval="clt")
+    auto = plan_size(150, 0.5, 0.6, 0.15, kind="share", interval="auto")
+    assert clt[0] < 50 and clt[0] < auto[0] and clt[1] < auto[1]
+    # the t quantile at the planned n reproduces the planned n (a fixed point)
+    assert auto[0] == math.ceil((student_t.ppf(0.975, auto[0] - 1) * 0.5 / 0.15) ** 2)
+    assert plan_size(150, 0.5, 0.6, 0.05, kind="share", interval="auto") == plan_size(
+        150, 0.5, 0.6, 0.05, kind="share", interval="clt"
+    )  # 50 or more labels: the CLT
 
 
 def test_draw_items_is_seeded_and_stratified():
@@ -269,7 +290,7 @@ def test_stratified_sample_combines_the_strata():
     data = pd.DataFrame({"judge": truth + rng.normal(size=400), "human": human},
                         index=[f"i{k}" for k in range(400)])  # fmt: skip
     groups = pd.Series(["A"] * 100 + ["B"] * 300, index=data.index)
-    rows = estimate_table(data, groups, stratified=True)
+    rows = estimate_table(data, groups, stratified=True, rule=CLT)
     by = {(e.facet, e.method): e for e in rows}
     a, b, overall = by[("A", "classical")], by[("B", "classical")], by[("all", "classical")]
     assert overall.estimate == pytest.approx(0.25 * a.estimate + 0.75 * b.estimate)
@@ -278,6 +299,11 @@ def test_stratified_sample_combines_the_strata():
     pooled = estimate_table(data, groups)[0]  # pooling the items over-weighs stratum A
     assert pooled.estimate == pytest.approx(np.nanmean(human))
     assert (overall.n_labelled, overall.n_unlabelled) == (60, 340)
+    auto = {(e.facet, e.method): e for e in estimate_table(data, groups, stratified=True)}
+    assert auto[("A", "ppi++")].interval == "bootstrap-t"  # 50 labels of a mean
+    assert auto[("all", "ppi++")].interval == "t"  # no bootstrap-t of the strata's sum
+    assert auto[("all", "ppi++")].note == "strata combined: t interval"
+    assert auto[("all", "classical")].width > overall.width  # t quantile at 58 df > z
 
 
 def test_facets_of_a_cultural_run_and_of_an_items_file(tmp_path: Path):
@@ -300,28 +326,34 @@ def test_facets_of_a_cultural_run_and_of_an_items_file(tmp_path: Path):
 
 
 def test_vectorised_draws_equal_one_by_one_estimates():
-    """coverage_study runs all draws at once (one coordinate each, lam tuned per coordinate);
-    each draw's CIs are those estimate_mean gives on the same split."""
-    from judgekit.calibration.estimate_coverage import coverage_study
+    """coverage_study runs all draws at once (sums, count matrices of the same resamples);
+    each draw's CI, for every method and interval, is the one estimate_mean gives on the same
+    split with the same seed."""
+    from judgekit.calibration.estimate_coverage import STUDY_INTERVALS, coverage_study
 
     rng = np.random.default_rng(8)
-    human = rng.normal(size=120)
+    human = -np.abs(rng.standard_t(3, size=120))  # skewed, as MQM
     judge = human + rng.normal(scale=0.7, size=120)
-    draws, n, seed = 3, 30, 11
+    draws, n, seed = 4, 30, 11
     order = np.argsort(np.random.default_rng(seed).random((draws, 120)), axis=1)
     truth = human.mean()
-    covered = {m: 0 for m in ("classical", "ppi", "ppi++")}
-    widths = {m: 0.0 for m in covered}
-    for row in order:
-        lab, unl = row[:n], row[n:]
-        for e in estimate_mean(human[lab], judge[lab], judge[unl]):
-            if e.method in covered:
-                covered[e.method] += e.ci_low <= truth <= e.ci_high
-                widths[e.method] += e.width / draws
-    result = coverage_study(human, judge, n, draws=draws, seed=seed)
-    for method, c in result.items():
-        assert c.coverage == pytest.approx(covered[method] / draws)
-        assert c.mean_width == pytest.approx(widths[method])
+    result = coverage_study(human, judge, n, draws=draws, seed=seed, resamples=500)
+    for interval in STUDY_INTERVALS:
+        rule = IntervalRule(interval, "mean", resamples=500)
+        widths: dict[str, list[float]] = {m: [] for m in ("classical", "ppi", "ppi++")}
+        covered = {m: 0 for m in widths}
+        for row in order:
+            lab, unl = row[:n], row[n:]
+            for e in estimate_mean(human[lab], judge[lab], judge[unl], rule=rule):
+                if e.method in covered:
+                    covered[e.method] += e.ci_low <= truth <= e.ci_high
+                    widths[e.method].append(e.width)
+        for method in widths:
+            c = result[f"{method}/{interval}"]
+            assert c.coverage == pytest.approx(covered[method] / draws)
+            assert c.widths == pytest.approx(widths[method], rel=1e-9)
+    assert result["ppi++/auto"].interval == "auto" and result["ppi++"] is result["ppi++/clt"]
+    assert result["ppi++/auto"].widths == pytest.approx(result["ppi++/bootstrap-t"].widths)
 
 
 def test_an_item_with_two_values_of_a_facet_is_one_located_error(tmp_path: Path):
@@ -345,3 +377,25 @@ def test_a_bad_label_value_names_its_file_not_the_command_line(tmp_path: Path):
     # "NaN" is a missing marker (judgekit.labels.vocabulary), as NA, null and the empty cell
     judge = write_long(tmp_path / "judge.csv", [("a", "j", "1.5"), ("b", "j", "NaN")])
     assert load_judge(judge, Target.parse("mean"))[0].to_dict() == {"a": 1.5}
+
+
+def test_every_resample_is_ppi_py_on_that_resample():
+    """The bootstrap-t's vectorised resample statistics (lam re-tuned by ppi_py's rule, the
+    estimate and its SE) equal ppi_py's functions run on each resample, one by one."""
+    from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
+
+    from judgekit.calibration import estimate_intervals as iv
+
+    rng = np.random.default_rng(1)
+    y = -np.abs(rng.standard_t(3, size=40))
+    yhat, unlabelled = y + rng.normal(size=40), -np.abs(rng.standard_t(3, size=300))
+    sums = iv.resample_sums(y, yhat, unlabelled, 6, np.random.default_rng(0))
+    draw = np.random.default_rng(0)
+    lab = np.concatenate(list(iv.resample_indices(draw, 6, 40)))
+    unl = np.concatenate(list(iv.resample_indices(draw, 6, 300)))
+    point, se = iv.point_and_se(sums, iv.tuned_lam(sums))
+    for k in range(6):
+        args = (y[lab[k]], yhat[lab[k]], unlabelled[unl[k]])
+        assert point[k] == pytest.approx(ppi_mean_pointestimate(*args)[0], rel=1e-10)
+        low, high = ppi_mean_ci(*args, alpha=0.05)
+        assert se[k] == pytest.approx((high[0] - low[0]) / (2 * Z), rel=1e-9)

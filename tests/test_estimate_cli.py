@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from test_estimate import errors_run, judgekit, write_long
 
-from judgekit.calibration.estimate import run_estimate
+from judgekit.calibration.estimate_run import run_estimate
 
 
 @pytest.fixture()
@@ -38,11 +38,15 @@ def test_cli_estimate_json_shape(labelled: tuple[Path, Path], tmp_path: Path):
                       "--out", str(tmp_path / "est"))  # fmt: skip
     assert result.returncode == 0, result.stderr
     payload = json.loads(result.stdout)
-    assert set(payload) == {"signature", "estimates", "labels"}
+    assert set(payload) == {"signature", "interval", "estimates", "labels"}
     assert payload["labels"]["common"] == ["CA", "CS"] and payload["labels"]["notes"] == []
     keys = {"facet", "method", "estimate", "ci_low", "ci_high", "n_labelled", "n_unlabelled",
-            "effective_n"}  # fmt: skip
+            "effective_n", "interval", "se", "note"}  # fmt: skip
     assert all(set(e) == keys for e in payload["estimates"])
+    # a share with 100 labels, 50 per language: the CLT interval (t only below 50)
+    assert payload["interval"] == {"requested": "auto", "resamples": 2000, "seed": 0,
+                                   "rank_resamples": None,
+                                   "used": {"all": "clt", "de": "clt", "fr": "clt"}}  # fmt: skip
     assert [(e["facet"], e["method"]) for e in payload["estimates"][:4]] == [
         ("all", m) for m in ("classical", "judge_only", "ppi", "ppi++")
     ]
@@ -51,6 +55,8 @@ def test_cli_estimate_json_shape(labelled: tuple[Path, Path], tmp_path: Path):
     again = run_estimate(str(judge), str(human), target="share:CS").signature
     assert sig["inputs"]["human"]["sha256"] == again["inputs"]["human"]["sha256"]
     assert (sig["target"], sig["by"], sig["alpha"]) == ("share:CS", "language", 0.05)
+    assert (sig["interval"], sig["resamples"], sig["seed"]) == ("auto", 2000, 0)
+    assert sig["parameters"]["interval"] == "auto"
     assert json.loads((tmp_path / "est" / "estimate.json").read_text()) == payload
     everything = payload["estimates"][0]
     assert (everything["n_labelled"], everything["n_unlabelled"]) == (100, 200)
@@ -83,6 +89,8 @@ def test_cli_plan_writes_the_item_list(labelled: tuple[Path, Path], tmp_path: Pa
     assert lines == plan["items"] and len(lines) == sum(p["n_ppi"] for p in plan["plans"])
     assert {p["facet"] for p in plan["plans"]} == {"de", "fr"}
     assert all(p["n_ppi"] < p["n_classical"] for p in plan["plans"])
+    assert {p["interval"] for p in plan["plans"]} == {"clt"}  # 50 or more labels of a share
+    assert (plan["signature"]["interval"], plan["signature"]["resamples"]) == ("auto", 2000)
     both = judgekit("calibrate", "plan", "--judge", str(judge), "--width", "0.05",
                     "--target", "share:CS")  # fmt: skip
     assert both.returncode == 2 and "exactly one of --pilot" in both.stderr
@@ -175,3 +183,31 @@ def test_the_item_list_is_never_written_over_an_input(tmp_path: Path):
                           "0.5", "--target", "share:CS", "--items-out", str(out))  # fmt: skip
         assert result.returncode == 2 and "an input of this plan" in result.stderr, result.stderr
         assert out.read_bytes() == before
+
+
+def test_a_rare_label_bootstrap_t_falls_back_to_the_t_interval_and_says_so(tmp_path: Path):
+    """2 positives in 40 labels: more than alpha / 2 of the resamples hold none, so a
+    bootstrap-t bound is infinite; the row gets the t interval, marked, with a note."""
+    rng = np.random.default_rng(3)
+    truth = np.zeros(400, bool)
+    truth[rng.choice(400, 30, replace=False)] = True
+    labelled = [k for k in range(400) if truth[k]][:2] + [k for k in range(400) if not truth[k]][
+        :38
+    ]
+    label = {True: "CS", False: "CA"}
+    judge = write_long(
+        tmp_path / "judge.csv", [(f"x{k}", "j", label[v]) for k, v in enumerate(truth)]
+    )
+    human = write_long(tmp_path / "human.csv", [(f"x{k}", "h", label[truth[k]]) for k in labelled])
+    result = judgekit("calibrate", "estimate", "--judge", str(judge), "--human", str(human),
+                      "--target", "share:CS", "--interval", "bootstrap-t", "--json")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    rows = {e["method"]: e for e in json.loads(result.stdout)["estimates"]}
+    for method in ("classical", "ppi++"):
+        assert rows[method]["interval"] == "t", rows[method]
+        assert rows[method]["note"].startswith("bootstrap-t bound undefined (")
+        assert rows[method]["ci_low"] < rows[method]["estimate"] < rows[method]["ci_high"]
+    shown = judgekit("calibrate", "estimate", "--judge", str(judge), "--human", str(human),
+                     "--target", "share:CS", "--interval", "bootstrap-t")  # fmt: skip
+    assert "* all, classical: bootstrap-t bound undefined" in shown.stdout, shown.stdout
+    assert "t*" in shown.stdout  # the row's interval column is marked

@@ -322,7 +322,7 @@ def test_calibrate_judge_disjoint_labels_are_one_error_naming_both_sets(tmp_path
 
 
 def test_estimate_checks_the_labels_folds_case_and_refuses_disjoint_sets(tmp_path) -> None:
-    from judgekit.calibration.estimate import run_estimate
+    from judgekit.calibration.estimate_run import run_estimate
     from judgekit.labels.overlap import LabelSetError
 
     judge = write_long(tmp_path / "j.csv", [(f"i{k}", "judge", "CS" if k % 2 else "CA")

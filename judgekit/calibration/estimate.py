@@ -31,11 +31,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
 
+from judgekit.calibration import estimate_intervals as iv
 from judgekit.errors import InputError, JudgekitError
-from judgekit.metrics.common_items import tied_ranks
-from judgekit.signature import Signature
 
 METHODS = ("classical", "judge_only", "ppi", "ppi++")
 ALL = "all"
@@ -56,6 +54,10 @@ class Estimate:
         n_unlabelled: items of the facet with a judge label only.
         effective_n: human labels the classical interval would need for this width (None for
             ``judge_only``, or without a CI).
+        interval: the interval given: ``clt``, ``t`` or ``bootstrap-t``
+            (:mod:`judgekit.calibration.estimate_intervals`); None without a CI.
+        se: the estimate's standard error (``ppi_py``'s, as in the CLT interval).
+        note: why the interval is not the one asked for (a bootstrap-t fallback), or None.
     """
 
     facet: str
@@ -66,6 +68,9 @@ class Estimate:
     n_labelled: int
     n_unlabelled: int
     effective_n: float | None
+    interval: str | None = None
+    se: float | None = None
+    note: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The ``--json`` row: exactly the attributes above."""
@@ -77,6 +82,22 @@ class Estimate:
         if self.ci_low is None or self.ci_high is None:
             return None
         return self.ci_high - self.ci_low
+
+
+@dataclass(frozen=True)
+class IntervalRule:
+    """How the CIs are built: ``interval`` (``auto``, ``clt``, ``t``, ``bootstrap-t``), the
+    target's ``kind`` (``mean``, ``share``, ``rate``: what ``auto`` picks), and the
+    bootstrap-t's ``resamples`` (B) and ``seed``."""
+
+    interval: str = "auto"
+    kind: str = "mean"
+    resamples: int = iv.RESAMPLES
+    seed: int = iv.SEED
+
+    def pick(self, n: int, method: str = "ppi++") -> str:
+        """The interval of ``method`` for ``n`` labels (:func:`estimate_intervals.resolve`)."""
+        return iv.resolve(self.interval, self.kind, n, method)
 
 
 def _scalar(value: Any) -> float:
@@ -112,7 +133,7 @@ def split(judge: pd.Series, human: pd.Series, human_path: str | None = None) -> 
 
 def estimate_mean(
     y: np.ndarray, yhat: np.ndarray, yhat_unlabelled: np.ndarray, *, alpha: float = 0.05,
-    facet: str = ALL,
+    facet: str = ALL, rule: IntervalRule | None = None,
 ) -> list[Estimate]:  # fmt: skip
     """The four estimates of one mean (module docstring), in :data:`METHODS` order.
 
@@ -121,14 +142,19 @@ def estimate_mean(
         yhat: judge values on the same items, shape (n,).
         yhat_unlabelled: judge values on the unlabelled items, shape (N,).
         alpha: error level; the CIs target coverage 1 - alpha, in (0, 1).
+        rule: the interval (default ``auto`` for a mean, B = 2,000, seed 0).
 
     With n < 2 no CI is given; with N = 0 (every item labelled) PPI and PPI++ are the classical
     estimate (there is nothing to predict).
+
+    Raises:
+        JudgekitError: alpha outside (0, 1), or an unknown interval.
     """
     from ppi_py import classical_mean_ci, ppi_mean_ci, ppi_mean_pointestimate
 
     if not 0 < alpha < 1:
         raise JudgekitError(f"alpha must be in (0, 1), got {alpha}")
+    rule = rule or IntervalRule()
     y, yhat = np.asarray(y, float), np.asarray(yhat, float)
     yhat_u = np.asarray(yhat_unlabelled, float)
     n, big_n = len(y), len(yhat_u)
@@ -142,19 +168,52 @@ def estimate_mean(
         return [Estimate(facet, "classical", point, None, None, n, big_n, None), judge_only, *rest]
     mean = float(y.mean())
     low, high = (_scalar(v) for v in classical_mean_ci(y, alpha=alpha))
-    classical = Estimate(facet, "classical", mean, low, high, n, big_n, float(n))
+    classical = _interval(facet, "classical", mean, low, high, (y, yhat, yhat_u[:0], 0.0),
+                          alpha, rule, rule.pick(n, "classical"), big_n)  # fmt: skip
     rows = [classical, judge_only]
     for method in ("ppi", "ppi++"):
         if big_n == 0:
-            rows.append(Estimate(facet, method, mean, low, high, n, big_n, float(n)))
+            rows.append(Estimate(**{**classical.to_dict(), "method": method}))
             continue
         lam = 1.0 if method == "ppi" else (0.0 if np.ptp(everything) == 0 else None)
         point = _scalar(ppi_mean_pointestimate(y, yhat, yhat_u, lam=lam))
         lo, hi = (_scalar(v) for v in ppi_mean_ci(y, yhat, yhat_u, alpha=alpha, lam=lam))
-        rows.append(
-            Estimate(facet, method, point, lo, hi, n, big_n, _effective_n(classical, lo, hi))
-        )
+        est = _interval(facet, method, point, lo, hi, (y, yhat, yhat_u, lam), alpha, rule,
+                        rule.pick(n, method), big_n)  # fmt: skip
+        rows.append(_with_effective_n(est, classical))
     return rows
+
+
+def _interval(
+    facet: str, method: str, point: float, low: float, high: float, data: tuple, alpha: float,
+    rule: IntervalRule, kind: str, big_n: int,
+) -> Estimate:  # fmt: skip
+    """One CI row from ppi_py's CLT bounds: kept (``clt``), rescaled to the t quantile, or
+    replaced by the bootstrap-t (falling back to ``t`` where a bound is undefined)."""
+    n = len(data[0])
+    z = iv.quantile("clt", n, alpha)
+    se = (high - low) / (2 * z)
+    note = None
+    if kind == "bootstrap-t":
+        y, yhat, yhat_u, lam = data
+        b_low, b_high, flat = iv.bootstrap_t(y, yhat, yhat_u, lam, alpha, rule.resamples,
+                                             rule.seed)  # fmt: skip
+        if np.isfinite(b_low) and np.isfinite(b_high):
+            return Estimate(facet, method, point, b_low, b_high, n, big_n, float(n),
+                            "bootstrap-t", se)  # fmt: skip
+        note = iv.FALLBACK_NOTE.format(k=flat, b=rule.resamples)
+        kind = "t"
+    if kind == "t":
+        q = iv.quantile("t", n, alpha)
+        low, high = point - q * se, point + q * se
+    return Estimate(facet, method, point, low, high, n, big_n, float(n), kind, se, note)
+
+
+def _with_effective_n(est: Estimate, classical: Estimate) -> Estimate:
+    if est.ci_low is None or est.ci_high is None:
+        return Estimate(**{**est.to_dict(), "effective_n": None})
+    return Estimate(**{**est.to_dict(), "effective_n": _effective_n(classical, est.ci_low,
+                                                                    est.ci_high)})  # fmt: skip
 
 
 def _effective_n(classical: Estimate, low: float, high: float) -> float | None:
@@ -181,7 +240,7 @@ def facet_groups(items: pd.Index, facets: pd.DataFrame | None, by: str | None) -
 
 def estimate_table(
     data: pd.DataFrame, groups: pd.Series | None = None, *, alpha: float = 0.05,
-    stratified: bool = False,
+    stratified: bool = False, rule: IntervalRule | None = None,
 ) -> list[Estimate]:  # fmt: skip
     """All estimates: every item (facet ``"all"``), then each facet value in sorted order.
 
@@ -192,23 +251,31 @@ def estimate_table(
             rates that may differ: the ``"all"`` row then combines the facets' estimates with
             weights N_h / N (stratified estimator, variances added with weights squared)
             instead of pooling the items, which would weigh the strata by their sampling rate.
+        rule: the interval of every row (:class:`IntervalRule`; default ``auto``, a mean).
     """
+    rule = rule or IntervalRule()
     if groups is None or (groups == ALL).all():
-        return _group_rows(data, ALL, alpha)
+        return group_rows(data, ALL, alpha, rule)
     parts = []
     for value in sorted(set(groups.reindex(data.index))):
         subset = data[groups.reindex(data.index) == value]
-        parts.append((len(subset), _group_rows(subset, str(value), alpha)))
-    overall = _combine(parts, alpha) if stratified else _group_rows(data, ALL, alpha)
+        parts.append((len(subset), group_rows(subset, str(value), alpha, rule)))
+    overall = _combine(parts, alpha, rule) if stratified else group_rows(data, ALL, alpha, rule)
     return overall + [e for _, rows in parts for e in rows]
 
 
-def _combine(parts: list[tuple[int, list[Estimate]]], alpha: float) -> list[Estimate]:
-    """The ``"all"`` rows of a stratified sample: sum over strata of (N_h / N) * estimate_h."""
-    z = float(norm.ppf(1 - alpha / 2))
+def _combine(
+    parts: list[tuple[int, list[Estimate]]], alpha: float, rule: IntervalRule
+) -> list[Estimate]:
+    """The ``"all"`` rows of a stratified sample: sum over strata of (N_h / N) * estimate_h,
+    SE from the strata's SEs. The interval is the CLT one, or ``t`` (n - strata degrees of
+    freedom) where the rule asks for ``t`` or the bootstrap-t (not defined for the sum)."""
     total = sum(size for size, _ in parts)
     n_lab = sum(rows[0].n_labelled for _, rows in parts)
     n_unl = sum(rows[0].n_unlabelled for _, rows in parts)
+    kind = "clt" if rule.pick(n_lab) == "clt" else "t"
+    q = iv.quantile(kind, n_lab - len(parts) + 1, alpha)
+    note = "strata combined: t interval" if rule.pick(n_lab) == "bootstrap-t" else None
     out = []
     for k, method in enumerate(METHODS):
         ests = [(size / total, rows[k]) for size, rows in parts]
@@ -216,11 +283,12 @@ def _combine(parts: list[tuple[int, list[Estimate]]], alpha: float) -> list[Esti
             out.append(Estimate(ALL, method, None, None, None, n_lab, n_unl, None))
             continue
         point = float(sum(w * e.estimate for w, e in ests))  # type: ignore[operator]
-        if method == "judge_only" or any(e.width is None for _, e in ests):
+        if method == "judge_only" or any(e.se is None for _, e in ests):
             out.append(Estimate(ALL, method, point, None, None, n_lab, n_unl, None))
             continue
-        se = float(np.sqrt(sum((w * e.width / (2 * z)) ** 2 for w, e in ests)))  # type: ignore[operator]
-        out.append(Estimate(ALL, method, point, point - z * se, point + z * se, n_lab, n_unl, None))
+        se = float(np.sqrt(sum((w * e.se) ** 2 for w, e in ests)))  # type: ignore[operator]
+        out.append(Estimate(ALL, method, point, point - q * se, point + q * se, n_lab, n_unl,
+                            None, kind, se, note))  # fmt: skip
     classical = out[0]
     return [
         Estimate(**{**e.to_dict(), "effective_n": _effective_n(classical, e.ci_low, e.ci_high)})
@@ -230,177 +298,12 @@ def _combine(parts: list[tuple[int, list[Estimate]]], alpha: float) -> list[Esti
     ]
 
 
-def _group_rows(data: pd.DataFrame, facet: str, alpha: float) -> list[Estimate]:
+def group_rows(
+    data: pd.DataFrame, facet: str, alpha: float, rule: IntervalRule | None = None
+) -> list[Estimate]:
+    """:func:`estimate_mean` of one facet value's rows of :func:`split`."""
     labelled = data[data["human"].notna()]
     unlabelled = data[data["human"].isna()]
     return estimate_mean(labelled["human"].to_numpy(), labelled["judge"].to_numpy(),
-                         unlabelled["judge"].to_numpy(), alpha=alpha, facet=facet)  # fmt: skip
-
-
-def ranking(
-    data: pd.DataFrame, groups: pd.Series, *, alpha: float = 0.05, higher_is_better: bool = True,
-    method: str = "ppi++",
-) -> list[dict[str, Any]]:  # fmt: skip
-    """Rank the facet values (systems, models) by the estimate, with rank intervals.
-
-    The intervals of all K facet values hold together (Bonferroni: each at level alpha / K), so
-    with probability >= 1 - alpha every value lies in its interval; a facet's rank interval is
-    then [1 + number of facets surely better, K - number surely worse], where "surely better"
-    means the two intervals do not overlap. Rank 1 is the best.
-
-    Returns:
-        one dict per facet value, best first: ``facet``, ``method``, ``estimate``, ``ci_low``,
-        ``ci_high`` (simultaneous), ``rank`` (ties share one, ``tied``), ``rank_low``,
-        ``rank_high``.
-
-    Raises:
-        JudgekitError: fewer than 2 facet values, or a facet without a CI.
-    """
-    values = sorted(set(groups.reindex(data.index)))
-    if len(values) < 2:
-        raise JudgekitError("a ranking needs at least 2 facet values")
-    level = alpha / len(values)
-    rows = []
-    for value in values:
-        subset = data[groups.reindex(data.index) == value]
-        est = next(e for e in _group_rows(subset, str(value), level) if e.method == method)
-        if est.ci_low is None or est.ci_high is None:
-            raise JudgekitError(f"facet '{value}': fewer than 2 labelled items, no rank interval")
-        rows.append(est)
-    sign = 1.0 if higher_is_better else -1.0
-    rows.sort(key=lambda e: -sign * e.estimate)
-    ranks = tied_ranks({e.facet: e.estimate for e in rows}, lower_is_better=not higher_is_better)
-    out = []
-    for est in rows:
-        lo, hi = (est.ci_low, est.ci_high) if higher_is_better else (-est.ci_high, -est.ci_low)
-        better = sum(1 for o in rows if _bounds(o, higher_is_better)[0] > hi)
-        worse = sum(1 for o in rows if _bounds(o, higher_is_better)[1] < lo)
-        out.append({"facet": est.facet, "method": method, "estimate": est.estimate,
-                    "ci_low": est.ci_low, "ci_high": est.ci_high, "rank": ranks[est.facet][0],
-                    "tied": ranks[est.facet][1],
-                    "rank_low": 1 + better, "rank_high": len(rows) - worse})  # fmt: skip
-    return out
-
-
-def _bounds(est: Estimate, higher_is_better: bool) -> tuple[float, float]:
-    assert est.ci_low is not None and est.ci_high is not None
-    return (est.ci_low, est.ci_high) if higher_is_better else (-est.ci_high, -est.ci_low)
-
-
-@dataclass(frozen=True)
-class EstimateResult:
-    """What ``judgekit calibrate estimate`` reports (:func:`run_estimate`).
-
-    Attributes:
-        signature: everything that changes the numbers: judgekit and ppi_py versions, the
-            judge and human files with their sha256 (and the run's own signature), target,
-            facet, alpha, tie policy, judge raters.
-        estimates: every :class:`Estimate`, facet ``"all"`` first.
-        ranking: the facet values ranked (:func:`ranking`), or None.
-        n_ties: human ties left out (tie policy ``exclude``).
-        labels: the label check (``LabelOverlap.to_dict()``; None for a ``mean``).
-    """
-
-    signature: dict[str, Any]
-    estimates: list[Estimate]
-    ranking: list[dict[str, Any]] | None
-    n_ties: int
-    labels: dict[str, Any] | None = None
-
-    @property
-    def zero_width(self) -> dict[str, list[str]]:
-        """facet -> methods whose CI has zero width: the values it rests on are all equal (every
-        human said CS), so the CLT interval claims a certainty the sample cannot give."""
-        out: dict[str, list[str]] = {}
-        for e in self.estimates:
-            if e.ci_low is not None and e.ci_low == e.ci_high:
-                out.setdefault(e.facet, []).append(e.method)
-        return out
-
-    def to_dict(self) -> dict[str, Any]:
-        """``{"signature": ..., "estimates": [...]}`` (plus ``"ranking"`` when ranked)."""
-        out: dict[str, Any] = {
-            "signature": self.signature,
-            "estimates": [e.to_dict() for e in self.estimates],
-        }
-        if self.ranking is not None:
-            out["ranking"] = self.ranking
-        if self.labels is not None:
-            out["labels"] = self.labels
-        return out
-
-
-def run_estimate(
-    judge: str, human: str, *, target: str | None = None, by: str | None = None,
-    facets: str | None = None, judge_raters: list[str] | None = None,
-    tie_policy: str = "exclude", alpha: float = 0.05, rank: str | None = None,
-    stratified: bool = False,
-) -> EstimateResult:  # fmt: skip
-    """Read the judge's and the humans' labels, and estimate the target per facet.
-
-    Args:
-        judge, human: label files or run directories (:mod:`judgekit.calibration.estimate_inputs`).
-        target: ``share:LABEL``, ``rate`` or ``mean`` (default: the run's usual quantity).
-        by: a facet (``system``, ``lang``, ``language``, a column of ``facets``...).
-        facets: an extra table of item facets (an ``item``/``id``/``key`` column).
-        judge_raters: the judge's raters to use (default: all; several are averaged).
-        tie_policy: the humans' ties: ``exclude``, ``error`` or ``own_class``.
-        rank: ``higher`` or ``lower`` (is better): rank the facet values with PPI++.
-        stratified: the human sample was stratified over ``by`` (:func:`estimate_table`).
-
-    Raises:
-        InputError: bad files, an unknown facet, or human items the judge did not label.
-        LabelSetError: the judge's and the humans' labels share none (share and rate targets:
-            the label check of :func:`judgekit.calibration.estimate_inputs.load_human`).
-    """
-    from importlib.metadata import version
-
-    from judgekit.calibration import estimate_inputs as inputs
-    from judgekit.calibration.estimate_facets import item_facets
-    from judgekit.labels.majority import TIE_POLICIES
-
-    if tie_policy not in TIE_POLICIES:
-        raise InputError(None, f"unknown tie policy '{tie_policy}'", field="--tie-policy")
-    if rank not in (None, "higher", "lower"):
-        raise InputError(None, f"unknown rank order '{rank}' (use higher or lower)", field="--rank")
-    goal = inputs.Target.parse(target) if target else inputs.default_target(judge)
-    judged, raters, judge_source = inputs.load_judge(judge, goal, judge_raters)
-    labels, n_ties, human_source = inputs.load_human(human, goal, tie_policy, raters,  # type: ignore[arg-type]
-                                                     judge_source.labels)  # fmt: skip
-    inputs.check_share_given(goal, judged, labels)
-    data = split(judged, labels, human_source.path)
-    table = item_facets(judge, human, facets, by=by) if by else None
-    groups = facet_groups(data.index, table, by) if by else None
-    signature = Signature(
-        pipeline="calibrate-estimate",
-        parameters={
-            "target": str(goal),
-            "by": by,
-            "alpha": alpha,
-            "tie_policy": tie_policy,
-            "stratified": stratified,
-            "judge_raters": raters,
-        },  # fmt: skip
-        data={s.path: s.sha256 for s in (judge_source, human_source)},
-        ppi_py=version("ppi-python"),
-        command="calibrate estimate",
-        inputs={"judge": judge_source.to_dict(), "human": human_source.to_dict()}
-        | ({"facets": {"path": facets}} if facets else {}),
-        judge_raters=raters,
-        target=str(goal),
-        by=by,
-        alpha=alpha,
-        tie_policy=tie_policy,
-        stratified=stratified,
-        methods=list(METHODS),
-    ).as_dict()
-    ranked = None
-    if rank is not None:
-        if groups is None:
-            raise InputError(None, "--rank needs --by (the facet to rank)", field="--rank")
-        ranked = ranking(data, groups, alpha=alpha, higher_is_better=rank == "higher")
-    if stratified and groups is None:
-        raise InputError(None, "--stratified needs --by (the strata)", field="--stratified")
-    rows = estimate_table(data, groups, alpha=alpha, stratified=stratified)
-    overlap = human_source.overlap
-    return EstimateResult(signature, rows, ranked, n_ties, overlap and overlap.to_dict())
+                         unlabelled["judge"].to_numpy(), alpha=alpha, facet=facet,
+                         rule=rule)  # fmt: skip

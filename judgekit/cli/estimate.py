@@ -29,6 +29,10 @@ TARGET_HELP = (
 BY_HELP = "Facet to break the figure down by (system, lang, model, language, a --facets column)."
 FACETS_HELP = "Extra item facets: a CSV/TSV/JSONL table with an item (or id, key) column."
 RATER_HELP = "The judge's rater(s) in --judge (repeat; default all, averaged)."
+INTERVAL_HELP = (
+    "CI: auto (mean: bootstrap-t below 100 labels, else CLT; share/rate: t below 50), clt, t, "
+    "bootstrap-t."
+)
 
 
 def _num(value: float | None, digits: int = 4) -> str:
@@ -48,6 +52,9 @@ def estimate_command(
     stratified: bool = typer.Option(
         False, help="The human sample was drawn per --by value (calibrate plan --by)."
     ),
+    interval: str = typer.Option("auto", help=INTERVAL_HELP),
+    resamples: int = typer.Option(2000, help="Bootstrap-t resamples B (x K with --rank)."),
+    seed: int = typer.Option(0, help="Seed of the bootstrap-t resamples."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     out: Path | None = typer.Option(
         None,
@@ -55,12 +62,12 @@ def estimate_command(
     ),
 ) -> None:
     """The target's mean with CIs: humans only, judge only, PPI and PPI++ (ppi_py)."""
-    from judgekit.calibration.estimate import run_estimate
+    from judgekit.calibration.estimate_run import run_estimate
 
     result = run_estimate(
         str(judge), str(human), target=target, by=by, facets=str(facets) if facets else None,
         judge_raters=judge_rater or None, tie_policy=tie_policy, alpha=alpha, rank=rank,
-        stratified=stratified,
+        stratified=stratified, interval=interval, resamples=resamples, seed=seed,
     )  # fmt: skip
     payload = json_safe(result.to_dict())
     written = []
@@ -83,13 +90,15 @@ def estimate_command(
         "n labelled",
         "n unlabelled",
         "effective n",
+        "interval",
     ):
         view.add_column(column, justify="left" if column in ("facet", "method") else "right")
     for e in result.estimates:
         ci = "biased, no CI" if e.method == "judge_only" else (
             f"[{_num(e.ci_low)}, {_num(e.ci_high)}]" if e.ci_low is not None else "-")  # fmt: skip
         view.add_row(e.facet, e.method, _num(e.estimate), ci, str(e.n_labelled),
-                     str(e.n_unlabelled), _num(e.effective_n, 1))  # fmt: skip
+                     str(e.n_unlabelled), _num(e.effective_n, 1),
+                     (e.interval or "-") + ("*" if e.note else ""))  # fmt: skip
     console.print(view)
     if result.n_ties:
         console.print(
@@ -100,20 +109,30 @@ def estimate_command(
             f"zero-width CI in {facet} ({', '.join(methods)}): the values it rests on are all "
             "equal, a certainty so few labels cannot give; label more items"
         )
+    for facet, notes in result.fallbacks.items():
+        for note in notes:
+            console.print(f"* {facet}, {note}")
     if result.ranking:
-        ranks = Table(title=f"Ranking by PPI++ ({rank} is better; simultaneous CIs, Bonferroni)")
-        for column in ("rank", "facet", "estimate", "CI", "rank interval"):
-            ranks.add_column(column, justify="left" if column == "facet" else "right")
-        for r in result.ranking:
-            ranks.add_row(("=" if r.get("tied") else "") + str(r["rank"]), r["facet"],
-                          _num(r["estimate"]),
-                          f"[{_num(r['ci_low'])}, {_num(r['ci_high'])}]",
-                          f"{r['rank_low']}-{r['rank_high']}")  # fmt: skip
-        console.print(ranks)
+        _print_ranking(result.ranking, result.interval or {}, rank)
     human_sha = sig["inputs"]["human"]["sha256"][:12]
     console.print(f"human labels: {sig['inputs']['human']['path']} (sha256 {human_sha}...)")
     if written:
         console.print(f"wrote {', '.join(str(p) for p in written)}")
+
+
+def _print_ranking(ranking: list[dict], spec: dict, rank: str | None) -> None:
+    """The ranking table: rank, facet, estimate, simultaneous CI, rank interval."""
+    extra = f", B = {spec['rank_resamples']}" if any(
+        r["interval"] == "bootstrap-t" for r in ranking) else ""  # fmt: skip
+    ranks = Table(title=f"Ranking by PPI++ ({rank} is better; simultaneous CIs, Bonferroni{extra})")
+    for column in ("rank", "facet", "estimate", "CI", "rank interval"):
+        ranks.add_column(column, justify="left" if column == "facet" else "right")
+    for r in ranking:
+        ranks.add_row(("=" if r.get("tied") else "") + str(r["rank"]), r["facet"],
+                      _num(r["estimate"]),
+                      f"[{_num(r['ci_low'])}, {_num(r['ci_high'])}]",
+                      f"{r['rank_low']}-{r['rank_high']}")  # fmt: skip
+    console.print(ranks)
 
 
 def plan_command(
@@ -131,6 +150,8 @@ def plan_command(
     alpha: float = typer.Option(0.05, help="Error level: (1 - alpha) CIs."),
     seed: int = typer.Option(0, help="Seed of the random sample."),
     method: str = typer.Option("ppi++", help="Sample size for: ppi++ or classical."),
+    interval: str = typer.Option("auto", help="The CI the estimate will use: " + INTERVAL_HELP),
+    resamples: int = typer.Option(2000, help="Bootstrap-t resamples B of the estimate."),
     items_out: Path | None = typer.Option(None, help="Write the items to label, one id a line."),
     as_json: bool = typer.Option(False, "--json", help="Print the plan as JSON."),
 ) -> None:
@@ -147,7 +168,8 @@ def plan_command(
     result = run_plan(
         str(judge), width, pilot=str(pilot) if pilot else None, kappa=kappa, target=target,
         by=by, facets=str(facets) if facets else None, judge_raters=judge_rater or None,
-        tie_policy=tie_policy, alpha=alpha, seed=seed, method=method,
+        tie_policy=tie_policy, alpha=alpha, seed=seed, method=method, interval=interval,
+        resamples=resamples,
     )  # fmt: skip
     if items_out is not None:
         items_out.parent.mkdir(parents=True, exist_ok=True)
@@ -158,12 +180,15 @@ def plan_command(
     view = Table(
         title=f"Labels for a {1 - alpha:g} CI, half-width {width:g} ({result.signature['target']})"
     )
-    for column in ("facet", "items", "sigma", "rho", "from", "classical n", "PPI++ n", "reachable"):
+    columns = ("facet", "items", "sigma", "rho", "from", "classical n", "PPI++ n", "interval",
+               "reachable")  # fmt: skip
+    for column in columns:
         view.add_column(column, justify="left" if column == "facet" else "right")
     for p in result.plans:
         source = f"pilot ({p.n_pilot})" if p.source == "pilot" else "kappa"
         view.add_row(p.facet, str(p.n_items), _num(p.sigma), _num(p.rho, 3), source,
-                     str(p.n_classical), str(p.n_ppi), "yes" if p.reachable else "no")  # fmt: skip
+                     str(p.n_classical), str(p.n_ppi), p.interval,
+                     "yes" if p.reachable else "no")  # fmt: skip
     console.print(view)
     sample = "stratified over " + by if by else "simple random"
     console.print(f"sample: {len(result.items)} items ({sample}, seed {seed}, sized for {method})")

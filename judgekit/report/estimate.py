@@ -25,7 +25,8 @@ def _num(value: float | None, digits: int = 4) -> str:
 
 def estimate_markdown(payload: dict[str, Any]) -> str:
     """The estimate as a markdown table (facet, method, estimate, CI, n labelled / unlabelled,
-    effective n), under its signature line and the human labels' file and sha256."""
+    effective n, interval), under its signature line and the human labels' file and sha256,
+    with the fallback notes of the rows marked ``*`` under it."""
     sig = payload["signature"]
     human = sig["inputs"]["human"]
     lines = [
@@ -35,17 +36,22 @@ def estimate_markdown(payload: dict[str, Any]) -> str:
         "",
         f"Human labels: `{human['path']}` (sha256 `{human['sha256'][:16]}`)",
         "",
-        "| facet | method | estimate | CI | n labelled | n unlabelled | effective n |",
-        "|---|---|---|---|---|---|---|",
+        "| facet | method | estimate | CI | n labelled | n unlabelled | effective n | interval |",
+        "|---|---|---|---|---|---|---|---|",
     ]
+    notes = []
     for e in payload["estimates"]:
         ci = "-" if e["ci_low"] is None else f"[{_num(e['ci_low'])}, {_num(e['ci_high'])}]"
+        method = METHOD_NAMES.get(e["method"], e["method"])
+        mark = "\\*" if e.get("note") else ""
+        if e.get("note"):
+            notes.append(f"\\* {e['facet']}, {method}: {e['note']}")
         lines.append(
-            f"| {e['facet']} | {METHOD_NAMES.get(e['method'], e['method'])} | "
+            f"| {e['facet']} | {method} | "
             f"{_num(e['estimate'])} | {ci} | {e['n_labelled']} | {e['n_unlabelled']} | "
-            f"{_num(e['effective_n'], 1)} |"
+            f"{_num(e['effective_n'], 1)} | {e.get('interval') or '-'}{mark} |"
         )
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + ([""] + notes if notes else [])) + "\n"
 
 
 def write_estimate(payload: dict[str, Any], out: Path) -> list[Path]:
