@@ -67,7 +67,8 @@ class Record(BaseModel):
     see ``judgekit.llm.answers``). ``batch`` names the batch that answered (a provider's batch
     id, or the results file of ``judgekit batch import``; ``judgekit.batch``), None for an
     online call: such an answer had no re-ask, so ``--retry-errors`` redoes it online when it
-    is ``unscored``.
+    is ``unscored``. ``label_probs``: the judge's probability of every label ({label: p},
+    summing to 1), where the provider returned log-probabilities; None otherwise.
     """
 
     key: str
@@ -94,6 +95,7 @@ class Record(BaseModel):
     served_by: str | None = None
     normalised: int = 0
     batch: str | None = None
+    label_probs: dict[str, float] | None = None
     meta: dict[str, Any] = Field(default_factory=dict)
 
 
