@@ -188,7 +188,9 @@ def confidence_report(
     )
 
 
-def _bin_rows(conf: np.ndarray, correct: np.ndarray, per_bin_n: np.ndarray, n_bins: int) -> list[dict[str, Any]]:
+def _bin_rows(
+    conf: np.ndarray, correct: np.ndarray, per_bin_n: np.ndarray, n_bins: int
+) -> list[dict[str, Any]]:
     """The reliability table: sklearn's curve for the non-empty bins, empty bins as None."""
     accuracy, mean_conf = calibration_curve(correct, conf, n_bins=n_bins, strategy="uniform")
     filled = iter(zip(accuracy, mean_conf, strict=True))

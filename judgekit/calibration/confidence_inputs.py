@@ -62,7 +62,7 @@ def _from_records(run_dir: Path) -> tuple[dict[tuple[str, str], dict[str, float]
     missing = 0
     for row in ok.itertuples(index=False):
         item = (row.meta or {}).get("item")
-        if row.label_probs is None or item is None:
+        if row.label_probs is None or item is None or "order" in (row.meta or {}):
             missing += 1
             continue
         rater = row.model + (f"#s{row.sample_index}" if multi else "")
