@@ -131,3 +131,22 @@ def test_cli_reads_probability_columns_and_refuses_bad_ones(tmp_path: Path) -> N
     judge_file.write_text("item,rater,label,p:A,p:B\nx,judge,A,0.9,0.3\n")
     with pytest.raises(InputError, match="sum to 1.2"):
         load_label_probs(judge_file)
+
+
+def test_estimate_reads_the_target_probability_and_narrows_the_interval(tmp_path: Path) -> None:
+    from judgekit.calibration.estimate_inputs import Target, load_judge
+    from judgekit.calibration.estimate_probs import width_with_and_without
+
+    judge_file = tmp_path / "judge.csv"
+    judge_file.write_text("item,rater,label,p:CS,p:CA\na,judge,CS,0.8,0.2\nb,judge,CA,0.4,0.6\n")
+    goal = Target.parse("share:CS")
+    probs, _, _ = load_judge(judge_file, goal)
+    hard, _, _ = load_judge(judge_file, goal, probabilities=False)
+    assert probs.to_dict() == {"a": 0.8, "b": 0.4}
+    assert hard.to_dict() == {"a": 1.0, "b": 0.0}
+    rng = np.random.default_rng(1)
+    p = rng.uniform(size=3000)
+    y = (rng.uniform(size=3000) < p).astype(float)
+    hard_v = (p >= 0.5).astype(float)
+    w = width_with_and_without(y[:300], hard_v[:300], p[:300], hard_v[300:], p[300:])
+    assert w["probabilities"] < w["hard"] < w["classical"]
