@@ -5,7 +5,9 @@ Two sources, one reader (:func:`load_label_probs`):
 * a run directory: every ``ok`` record of ``records.jsonl`` with ``label_probs`` ({label: p},
   summing to 1 over the label set) gives the probabilities of item ``meta["item"]`` for rater
   ``model`` (``model#sN`` when the run drew several samples): the item and rater of the run's
-  ``labels.csv`` for a classify run (CS/CA, meanings, any label set). Records without
+  ``labels.csv`` for a classify run (CS/CA, meanings, any label set). Pairwise records
+  (``meta["order"]``, one per presentation order) are skipped and counted: their verdicts need
+  unswapping, so give a pairwise judge's probabilities as ``p:`` columns. Records without
   ``label_probs`` (a provider that returned none) are counted, never given invented values.
 * a labels file (CSV, TSV, JSONL; long ``item,rater,label``) with one column ``p:LABEL`` per
   label: the probability of LABEL for that row's item and rater; a row with every ``p:`` cell
