@@ -168,7 +168,7 @@ def read_segments(run_dir: Path) -> list[dict[str, Any]]:
 
 
 def load_judge(
-    path: str | Path, target: Target, raters: list[str] | None = None
+    path: str | Path, target: Target, raters: list[str] | None = None, probabilities: bool = True
 ) -> tuple[pd.Series, list[str], Source]:
     """The judge's value of every judged item, the raters used and the source.
 
@@ -178,6 +178,11 @@ def load_judge(
         target: the quantity (:class:`Target`).
         raters: the judge raters to use (default: every rater of the table); with several, an
             item's value is their mean (a jury's vote share).
+        probabilities: for a ``share:LABEL`` target, a rater's value of an item is its
+            probability of LABEL where the judge gave label probabilities (``label_probs`` of
+            the run's records, or ``p:LABEL`` columns:
+            :mod:`judgekit.calibration.confidence_inputs`), a continuous predictor for PPI++;
+            False: the hard label (1 where the label is LABEL), as without probabilities.
 
     Returns:
         (values, raters, source): values is a float Series indexed by item id (text).
@@ -212,6 +217,10 @@ def load_judge(
             )
     table = table.select([known[r] for r in chosen])
     values = _rater_values(table, table.raters, target, file)
+    if probabilities and target.kind == "share":
+        from judgekit.calibration.estimate_probs import probability_values
+
+        values = probability_values(path, chosen, target.label or "", values)
     if values.empty:
         raise InputError(file, "no judged item")
     return values, chosen, replace(source, labels=_label_texts(table))

@@ -17,12 +17,13 @@ from typing import Any
 import pandas as pd
 
 from judgekit.calibration.aat import alt_test
+from judgekit.calibration.confidence import ConfidenceReport, confidence_report
 from judgekit.calibration.judge import human_ceiling, judge_vs_humans
 from judgekit.calibration.results import AltTestResult, CeilingReport, JudgeReport
 from judgekit.data.atomic import write_frame
 from judgekit.data.jsonfile import write_json
 from judgekit.errors import JudgekitError
-from judgekit.labels.majority import judge_labels
+from judgekit.labels.majority import judge_labels, majority_vote
 from judgekit.labels.overlap import align_labels
 from judgekit.labels.table import LabelTable
 
@@ -39,6 +40,9 @@ class JudgeCalibration:
         rows: ``comparison, metric, n, value, ci`` per figure (accuracy, macro_f1, kappa in
             [0, 1] / [-1, 1]; n items, or (human, item) pairs for the ceiling rows).
         tie_policy, epsilon, q: the settings used (for the printed notes).
+        confidence: the judge's probabilities against the human majority
+            (:mod:`judgekit.calibration.confidence`); None with ``confidence_note`` saying
+            why (no probabilities given, or none on an item with a human majority).
     """
 
     report: JudgeReport
@@ -50,6 +54,8 @@ class JudgeCalibration:
     tie_policy: str
     epsilon: float
     q: float
+    confidence: ConfidenceReport | None = None
+    confidence_note: str = "no label probabilities (records without label_probs)"
 
 
 def calibrate_judge(
@@ -64,8 +70,15 @@ def calibrate_judge(
     seed: int = 0,
     confidence: float = 0.95,
     judge_name: str = "the judge",
+    probs: pd.DataFrame | None = None,
+    n_bins: int = 10,
+    thresholds: tuple[float, ...] = (0.5, 0.7, 0.9),
 ) -> JudgeCalibration:
     """The judge's ``labels`` (per item) against the human raters of ``humans``.
+
+    ``probs`` (items x labels, :func:`judgekit.calibration.confidence_inputs.load_label_probs`)
+    adds the confidence view (ECE over ``n_bins`` equal-width bins, Brier, selective accuracy
+    at ``thresholds``), against the same human majority, human ties left out.
 
     The label sets are checked and case-folded once
     (:func:`judgekit.labels.overlap.align_labels`), and all three views use the result.
@@ -104,14 +117,31 @@ def calibrate_judge(
         alt = alt_test(labels, humans, epsilon=epsilon, q=q, min_items=min_items)
     except JudgekitError as exc:
         alt_note = str(exc)
-    return JudgeCalibration(report, ceiling, ceiling_note, alt, alt_note, rows, tie_policy,
-                            epsilon, q)  # fmt: skip
+    result = JudgeCalibration(report, ceiling, ceiling_note, alt, alt_note, rows, tie_policy,
+                              epsilon, q)  # fmt: skip
+    if probs is not None and not probs.empty:
+        try:
+            conf = confidence_report(
+                probs, majority_vote(humans), judge_labels=labels, n_bins=n_bins,
+                thresholds=thresholds, n_resamples=n_resamples, confidence=confidence, seed=seed,
+            )  # fmt: skip
+        except JudgekitError as exc:
+            result.confidence_note = str(exc)
+        else:
+            result.confidence, result.confidence_note = conf, ""
+            rows += [
+                {"comparison": "judge confidence vs human majority", "metric": m,
+                 "n": conf.n_items, **e.to_dict()}
+                for m, e in (("ece", conf.ece), ("brier", conf.brier))
+            ]  # fmt: skip
+    return result
 
 
 def write_judge_calibration(result: JudgeCalibration, signature: dict[str, Any], out: Path) -> None:
     """Write ``judge_calibration.json`` (signature and every view), ``judge_calibration.csv``
     (the rows, CI as ``ci_low``/``ci_high``), ``confusion_matrix.csv``, ``per_class.csv`` and,
-    when the alt-test ran, ``alt_test.csv`` to ``out``."""
+    when the alt-test ran, ``alt_test.csv`` to ``out``; with the confidence view,
+    ``reliability.csv`` (the bins) and ``reliability.png`` (the reliability diagram)."""
     out.mkdir(parents=True, exist_ok=True)
     payload = {
         "signature": signature,
@@ -120,6 +150,9 @@ def write_judge_calibration(result: JudgeCalibration, signature: dict[str, Any],
             result.ceiling.to_dict() if result.ceiling else {"note": result.ceiling_note}
         ),
         "alt_test": result.alt.to_dict() if result.alt else {"note": result.alt_note},
+        "confidence": (
+            result.confidence.to_dict() if result.confidence else {"note": result.confidence_note}
+        ),
     }
     write_json(out / "judge_calibration.json", payload)
     csv_rows = [
@@ -132,3 +165,8 @@ def write_judge_calibration(result: JudgeCalibration, signature: dict[str, Any],
     write_frame(result.report.per_class, out / "per_class.csv", index=False)
     if result.alt is not None:
         write_frame(result.alt.per_annotator, out / "alt_test.csv", index=False)
+    if result.confidence is not None:
+        from judgekit.report.reliability import RELIABILITY_PNG, reliability_diagram
+
+        write_frame(pd.DataFrame(result.confidence.bins), out / "reliability.csv", index=False)
+        reliability_diagram(result.confidence, out / RELIABILITY_PNG)

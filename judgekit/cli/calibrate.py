@@ -228,6 +228,18 @@ def _pick_judge(table: LabelTable, rater: str | None, path: Path) -> str:
     raise InputError(path, f"no rater '{rater}' (raters: {', '.join(names)})", field="rater")
 
 
+def _thresholds(text: str) -> tuple[float, ...]:
+    """``--thresholds 0.5,0.7,0.9`` as floats in [0, 1]."""
+    try:
+        cuts = tuple(float(t) for t in text.split(","))
+    except ValueError:
+        raise InputError(None, f"{text!r}: give numbers in [0, 1], comma-separated",
+                         field="--thresholds") from None  # fmt: skip
+    if any(not 0 <= t <= 1 for t in cuts):
+        raise InputError(None, f"{text!r}: thresholds lie in [0, 1]", field="--thresholds")
+    return cuts
+
+
 @calibrate_app.command("judge")
 def judge_command(
     judge: Path = typer.Option(..., help="The judge's run directory or labels file."),
@@ -242,8 +254,13 @@ def judge_command(
     seed: int = typer.Option(0, help="Bootstrap seed."),
     confidence: float = typer.Option(0.95, help="CI level."),
     out: Path | None = typer.Option(None, help="Write judge_calibration.{csv,json} etc. here."),
+    n_bins: int = typer.Option(10, help="Confidence: equal-width bins of top-label confidence."),
+    thresholds: str = typer.Option("0.5,0.7,0.9", help="Selective judging thresholds."),
 ) -> None:
-    """Judge vs human majority, human ceiling and Alternative Annotator Test."""
+    """Judge vs human majority, human ceiling and Alternative Annotator Test; with label
+    probabilities (a run's records with label_probs, or p:LABEL columns), ECE, Brier score,
+    the reliability diagram and selective judging."""
+    from judgekit.calibration.confidence_inputs import load_label_probs
     from judgekit.calibration.judge_report import calibrate_judge, write_judge_calibration
     from judgekit.report.calibration import print_judge_calibration
 
@@ -255,17 +272,21 @@ def judge_command(
         humans = humans.drop([rater])
     if humans.n_raters == 0:
         raise InputError(human, "no human raters")
+    cuts = _thresholds(thresholds)
+    probs, _ = load_label_probs(judge, str(rater))
     result = calibrate_judge(
         judge_table.column(rater), humans, tie_policy=tie_policy, epsilon=epsilon, q=q,
         min_items=min_items, n_resamples=n_resamples, seed=seed, confidence=confidence,
-        judge_name=f"the judge ({judge_table.source})",
+        judge_name=f"the judge ({judge_table.source})", probs=probs, n_bins=n_bins,
+        thresholds=cuts,
     )  # fmt: skip
     print_judge_calibration(result, console)
     if out is not None:
         signature = _signature(
             "calibrate judge", {"judge": judge, "human": human}, judge_rater=str(rater),
             format=format, tie_policy=tie_policy, epsilon=epsilon, q=q, min_items=min_items,
-            n_resamples=n_resamples, seed=seed, confidence=confidence,
+            n_resamples=n_resamples, seed=seed, confidence=confidence, n_bins=n_bins,
+            thresholds=list(cuts),
         )  # fmt: skip
         write_judge_calibration(result, signature, out)
         console.print(

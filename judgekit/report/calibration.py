@@ -25,6 +25,8 @@ def summary_table(rows: list[dict[str, Any]]) -> Table:
         view.add_column(column, justify="left" if column == "comparison" else "right")
     for scope in dict.fromkeys(r["comparison"] for r in rows):
         cells = {r["metric"]: r for r in rows if r["comparison"] == scope}
+        if "accuracy" not in cells:  # the confidence rows (ECE, Brier): printed on their own
+            continue
         view.add_row(
             scope,
             str(cells["accuracy"]["n"]),
@@ -67,6 +69,7 @@ def print_judge_calibration(result: JudgeCalibration, console: Any) -> None:
     console.print(f"errors (human->judge): {errors or 'none'}")
     if result.ceiling_note:
         console.print(f"human ceiling not computed: {result.ceiling_note}")
+    print_confidence(result, console)
     alt = result.alt
     if alt is None:
         console.print(f"Alternative Annotator Test not run: {result.alt_note}")
@@ -79,3 +82,34 @@ def print_judge_calibration(result: JudgeCalibration, console: Any) -> None:
     )
     if alt.skipped:
         console.print(f"alt-test skipped: {alt.skipped}")
+
+
+def print_confidence(result: JudgeCalibration, console: Any) -> None:
+    """The judge's confidence: ECE and Brier, the reliability bins, selective accuracy."""
+    conf = result.confidence
+    if conf is None:
+        console.print(f"confidence not scored: {result.confidence_note}")
+        return
+    console.print(
+        f"confidence: ECE {fmt(conf.ece.value, conf.ece.ci)} ({conf.n_bins} equal-width bins of "
+        f"top-label confidence), Brier {fmt(conf.brier.value, conf.brier.ci)} (mean over items "
+        f"of sum over labels of (p - onehot)^2), {conf.n_items} items, {conf.n_ties} human ties "
+        f"and {conf.n_outside} majorities outside the label set left out"
+    )
+    bins = Table(title="Accuracy per confidence bin")
+    for column in ("bin", "n", "mean confidence", "accuracy"):
+        bins.add_column(column, justify="right")
+    for b in conf.bins:
+        if b["n"]:
+            bins.add_row(f"{b['low']:.1f}-{b['high']:.1f}", str(b["n"]),
+                         fmt(b["mean_confidence"]), fmt(b["accuracy"]))  # fmt: skip
+    console.print(bins)
+    sel = Table(title="Selective judging (items with confidence >= threshold)")
+    for column in ("threshold", "n", "share", "accuracy"):
+        sel.add_column(column, justify="right")
+    for s in conf.selective:
+        sel.add_row(f"{s['threshold']:.2f}", str(s["n"]), fmt(s["share"]), fmt(s["accuracy"]))
+    console.print(sel)
+    if conf.n_argmax_differs:
+        console.print(f"{conf.n_argmax_differs} items: the most probable label is not the "
+                      "judge's label (ECE scores the most probable)")  # fmt: skip
