@@ -150,3 +150,42 @@ def test_estimate_reads_the_target_probability_and_narrows_the_interval(tmp_path
     hard_v = (p >= 0.5).astype(float)
     w = width_with_and_without(y[:300], hard_v[:300], p[:300], hard_v[300:], p[300:])
     assert w["probabilities"] < w["hard"] < w["classical"]
+
+
+def test_estimate_cli_reports_the_hard_label_row_beside_the_probabilities(tmp_path: Path) -> None:
+    rng = np.random.default_rng(5)
+    p = rng.uniform(size=400)
+    items = [f"i{k}" for k in range(400)]
+    labels = np.where(p >= 0.5, "CS", "CA")
+    judge_file = tmp_path / "judge.csv"
+    rows = [
+        f"{i},judge,{lab},{q:.6f},{1 - q:.6f}" for i, lab, q in zip(items, labels, p, strict=True)
+    ]
+    judge_file.write_text("item,rater,label,p:CS,p:CA\n" + "\n".join(rows) + "\n")
+    human = np.where(rng.uniform(size=80) < p[:80], "CS", "CA")
+    human_file = tmp_path / "humans.csv"
+    human_rows = [f"{i},h1,{v}" for i, v in zip(items[:80], human, strict=True)]
+    human_file.write_text("item,rater,label\n" + "\n".join(human_rows) + "\n")
+    args = ["calibrate", "estimate", "--judge", str(judge_file), "--human", str(human_file),
+            "--target", "share:CS", "--resamples", "200", "--json"]  # fmt: skip
+    soft = CliRunner().invoke(app, args)
+    assert soft.exit_code == 0, soft.output
+    soft_out = json.loads(soft.output)
+    predictor = soft_out["predictor"]
+    assert predictor["used"] == "probabilities"
+    assert soft_out["signature"]["parameters"]["predictor"] == "probabilities"
+    hard = CliRunner().invoke(app, args + ["--hard-labels"])
+    assert hard.exit_code == 0, hard.output
+    hard_out = json.loads(hard.output)
+    assert hard_out["predictor"] == {"used": "hard"}
+    hard_row = next(e for e in hard_out["estimates"] if e["method"] == "ppi++")
+    soft_row = next(e for e in soft_out["estimates"] if e["method"] == "ppi++")
+    # the row reported beside the probabilities is the --hard-labels estimate, same draws
+    assert predictor["hard"]["all"]["estimate"] == pytest.approx(hard_row["estimate"])
+    assert predictor["hard"]["all"]["ci_low"] == pytest.approx(hard_row["ci_low"])
+    assert soft_row["estimate"] != pytest.approx(hard_row["estimate"])
+    width = soft_row["ci_high"] - soft_row["ci_low"]
+    hard_width = hard_row["ci_high"] - hard_row["ci_low"]
+    assert predictor["width_ratio"]["all"] == pytest.approx(width / hard_width)
+    table = CliRunner().invoke(app, args[:-1])
+    assert "width ratio" in table.output and "--hard-labels" in table.output

@@ -35,6 +35,11 @@ class EstimateResult:
         interval: the interval rule: ``requested`` (``auto``...), ``resamples`` (B) and
             ``seed`` of the bootstrap-t, ``rank_resamples`` (B for the ranking's
             simultaneous intervals, or None), and ``used``: facet -> interval given.
+        predictor: the judge's predictor: ``used`` (``probabilities``: p(LABEL) from the
+            judge's label probabilities; ``hard``: its labels), and with probabilities
+            ``hard``: facet -> the PPI++ row with the hard labels on the same labelled
+            items (``estimate``, ``ci_low``, ``ci_high``, ``width``) and ``width_ratio``:
+            facet -> width with probabilities / width with hard labels.
     """
 
     signature: dict[str, Any]
@@ -43,6 +48,7 @@ class EstimateResult:
     n_ties: int
     labels: dict[str, Any] | None = None
     interval: dict[str, Any] | None = None
+    predictor: dict[str, Any] | None = None
 
     @property
     def fallbacks(self) -> dict[str, list[str]]:
@@ -76,6 +82,8 @@ class EstimateResult:
             out["ranking"] = self.ranking
         if self.labels is not None:
             out["labels"] = self.labels
+        if self.predictor is not None:
+            out["predictor"] = self.predictor
         return out
 
 
@@ -84,7 +92,7 @@ def run_estimate(
     facets: str | None = None, judge_raters: list[str] | None = None,
     tie_policy: str = "exclude", alpha: float = 0.05, rank: str | None = None,
     stratified: bool = False, interval: str = "auto", resamples: int = iv.RESAMPLES,
-    seed: int = iv.SEED,
+    seed: int = iv.SEED, hard_labels: bool = False,
 ) -> EstimateResult:  # fmt: skip
     """Read the judge's and the humans' labels, and estimate the target per facet.
 
@@ -100,6 +108,9 @@ def run_estimate(
         interval: ``auto``, ``clt``, ``t`` or ``bootstrap-t``
             (:mod:`judgekit.calibration.estimate_intervals`); resamples: B of the
             bootstrap-t (>= 100); seed: its resamples' seed.
+        hard_labels: for ``share:LABEL``, use the judge's labels even where its records have
+            label probabilities (by default p(LABEL) is the predictor there, and the hard-label
+            PPI++ row is reported beside it: ``EstimateResult.predictor``).
 
     Raises:
         InputError: bad files, an unknown facet, interval or B, or human items the judge did
@@ -122,7 +133,11 @@ def run_estimate(
         raise InputError(None, f"at least 100 resamples, got {resamples}", field="--resamples")
     goal = inputs.Target.parse(target) if target else inputs.default_target(judge)
     rule = IntervalRule(interval, goal.kind, resamples, seed)
-    judged, raters, judge_source = inputs.load_judge(judge, goal, judge_raters)
+    judged, raters, judge_source = inputs.load_judge(
+        judge, goal, judge_raters, probabilities=not hard_labels
+    )
+    hard = inputs.load_judge(judge, goal, judge_raters, probabilities=False)[0]
+    with_probs = goal.kind == "share" and not judged.equals(hard)
     labels, n_ties, human_source = inputs.load_human(human, goal, tie_policy, raters,  # type: ignore[arg-type]
                                                      judge_source.labels)  # fmt: skip
     inputs.check_share_given(goal, judged, labels)
@@ -131,7 +146,8 @@ def run_estimate(
     groups = facet_groups(data.index, table, by) if by else None
     settings = {"target": str(goal), "by": by, "alpha": alpha, "tie_policy": tie_policy,
                 "stratified": stratified, "judge_raters": raters, "interval": interval,
-                "resamples": resamples}  # fmt: skip
+                "resamples": resamples,
+                "predictor": "probabilities" if with_probs else "hard"}  # fmt: skip
     signature = _signature(settings, seed, judge_source, human_source, facets)
     ranked = None
     if rank is not None:
@@ -147,8 +163,31 @@ def run_estimate(
     summary = {"requested": interval, "resamples": resamples, "seed": seed,
                "rank_resamples": rank_resamples(resamples, k) if ranked else None,
                "used": used}  # fmt: skip
+    predictor = {"used": settings["predictor"]}
+    if with_probs:
+        hard_data = split(hard, labels, human_source.path)
+        hard_rows = estimate_table(hard_data, groups, alpha=alpha, stratified=stratified,
+                                   rule=rule)  # fmt: skip
+        predictor.update(_beside_hard(rows, hard_rows))
     overlap = human_source.overlap
-    return EstimateResult(signature, rows, ranked, n_ties, overlap and overlap.to_dict(), summary)
+    return EstimateResult(signature, rows, ranked, n_ties, overlap and overlap.to_dict(), summary,
+                          predictor)  # fmt: skip
+
+
+def _beside_hard(rows: list[Estimate], hard_rows: list[Estimate]) -> dict[str, Any]:
+    """The hard-label PPI++ row of each facet and the width ratio of the probability
+    predictor's interval to it (same labelled items, same interval rule and seed)."""
+    ours = {e.facet: e for e in rows if e.method == "ppi++"}
+    hard: dict[str, Any] = {}
+    ratio: dict[str, float | None] = {}
+    for e in hard_rows:
+        if e.method != "ppi++" or e.facet not in ours:
+            continue
+        hard[e.facet] = {"estimate": e.estimate, "ci_low": e.ci_low, "ci_high": e.ci_high,
+                         "width": e.width}  # fmt: skip
+        mine = ours[e.facet].width
+        ratio[e.facet] = mine / e.width if mine is not None and e.width else None
+    return {"hard": hard, "width_ratio": ratio}
 
 
 def _signature(

@@ -55,6 +55,9 @@ def estimate_command(
     interval: str = typer.Option("auto", help=INTERVAL_HELP),
     resamples: int = typer.Option(2000, help="Bootstrap-t resamples B (x K with --rank)."),
     seed: int = typer.Option(0, help="Seed of the bootstrap-t resamples."),
+    hard_labels: bool = typer.Option(
+        False, help="Use the judge's labels, not its label probabilities, as the predictor."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     out: Path | None = typer.Option(
         None,
@@ -68,6 +71,7 @@ def estimate_command(
         str(judge), str(human), target=target, by=by, facets=str(facets) if facets else None,
         judge_raters=judge_rater or None, tie_policy=tie_policy, alpha=alpha, rank=rank,
         stratified=stratified, interval=interval, resamples=resamples, seed=seed,
+        hard_labels=hard_labels,
     )  # fmt: skip
     payload = json_safe(result.to_dict())
     written = []
@@ -112,12 +116,24 @@ def estimate_command(
     for facet, notes in result.fallbacks.items():
         for note in notes:
             console.print(f"* {facet}, {note}")
+    _print_predictor(result.predictor or {})
     if result.ranking:
         _print_ranking(result.ranking, result.interval or {}, rank)
     human_sha = sig["inputs"]["human"]["sha256"][:12]
     console.print(f"human labels: {sig['inputs']['human']['path']} (sha256 {human_sha}...)")
     if written:
         console.print(f"wrote {', '.join(str(p) for p in written)}")
+
+
+def _print_predictor(predictor: dict) -> None:
+    """One line per facet: the probability predictor's PPI++ width against the hard labels'."""
+    for facet, ratio in (predictor.get("width_ratio") or {}).items():
+        hard = predictor["hard"][facet]
+        console.print(
+            f"{facet}: predictor p(label) from the judge's label probabilities; with its hard "
+            f"labels PPI++ is {_num(hard['estimate'])} [{_num(hard['ci_low'])}, "
+            f"{_num(hard['ci_high'])}], width ratio {_num(ratio, 3)} (--hard-labels to use them)"
+        )
 
 
 def _print_ranking(ranking: list[dict], spec: dict, rank: str | None) -> None:
