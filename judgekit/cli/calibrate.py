@@ -289,8 +289,10 @@ def judge_command(
             thresholds=list(cuts),
         )  # fmt: skip
         write_judge_calibration(result, signature, out)
+        extra = ", reliability.csv/.png" if result.confidence is not None else ""
         console.print(
-            f"wrote judge_calibration.csv/.json, confusion_matrix.csv, per_class.csv to {out}"
+            f"wrote judge_calibration.csv/.json, confusion_matrix.csv, per_class.csv{extra} "
+            f"to {out}"
         )
 
 
