@@ -1,10 +1,10 @@
 """The typed form of a run's ``summary.json``: :class:`RunSummary` and one sub-model a pipeline.
 
 Every summary has ``signature`` (what made the numbers; :class:`judgekit.signature.Signature`),
-``items`` (planned / judged / excluded by reason, which add up), ``usage`` (records by status and
-stage, tokens, cost; :func:`judgekit.runlog.usage_summary`) and ``files``. The pipelines add their
-own parts (label counts, spilling rates, CS shares...), typed in the sub-models below; keys not
-declared are kept (``extra="allow"``), so a newer summary still loads.
+``items`` (planned / judged / excluded by reason, which add up), ``usage`` (records by status
+and stage, tokens, cost; :func:`judgekit.run_usage.usage_summary`) and ``files``. The pipelines
+add their own parts (label counts, spilling rates, CS shares...), typed in the sub-models below;
+keys not declared are kept (``extra="allow"``), so a newer summary still loads.
 """
 
 from __future__ import annotations

@@ -18,7 +18,8 @@ from judgekit.llm.structured import InvalidAnswer, output_format, parse_answer
 from judgekit.pipelines import cultural_schemas, localisation_schemas
 from judgekit.pipelines.classify import judgment_schema
 from judgekit.pipelines.spilling_schemas import MeaningsAnswer, judge_schema, translation_schema
-from judgekit.runlog import RunLog, usage_summary
+from judgekit.run_usage import usage_summary
+from judgekit.runlog import RunLog
 
 
 def test_padded_boolean_strings_are_read_and_noted() -> None:

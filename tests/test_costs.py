@@ -16,7 +16,8 @@ from conftest import run_tasks as run
 
 from judgekit.llm.client import LLMClient
 from judgekit.llm.usage import Prices, cost_text, prices_for
-from judgekit.runlog import RunLog, usage_summary
+from judgekit.run_usage import usage_summary
+from judgekit.runlog import RunLog
 
 REPO = Path(__file__).resolve().parents[1]
 UNPRICED = "openai/my-brand-new-judge-2099"

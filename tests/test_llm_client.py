@@ -17,7 +17,8 @@ from fault_server import FaultServer
 from judgekit.errors import JudgekitError
 from judgekit.llm.client import LLMClient
 from judgekit.llm.secrets import redact, resolve_key
-from judgekit.runlog import RunLog, usage_summary
+from judgekit.run_usage import usage_summary
+from judgekit.runlog import RunLog
 
 
 def test_429_shrinks_in_flight_honours_retry_after_and_recovers(server, tmp_path) -> None:

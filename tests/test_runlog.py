@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from judgekit.runlog import Record, RunLog, usage_summary
+from judgekit.run_usage import usage_summary
+from judgekit.runlog import Record, RunLog
 
 
 def rec(key: str, status: str = "ok", **kw) -> Record:
@@ -54,8 +55,6 @@ def test_task_keys_of_parts_with_pipes_never_collide() -> None:
 
 
 def test_usage_counts_records_and_the_requests_behind_them() -> None:
-    from judgekit.runlog import Record, usage_summary
-
     def rec(key: str, attempts: int) -> Record:
         return Record(key=key, stage="judge", role="judge", route="r", model="m",
                       prompt_id="p", prompt_hash="h", status="ok", attempts=attempts)  # fmt: skip

@@ -37,7 +37,8 @@ from judgekit.llm.client import LLMClient, Task
 from judgekit.metrics.common_items import coverage
 from judgekit.pipelines.base import require_models, task_fingerprint, workers
 from judgekit.prompts import load_prompt
-from judgekit.runlog import Record, join_key, usage_summary
+from judgekit.run_usage import usage_summary
+from judgekit.runlog import Record, join_key
 from judgekit.signature import ModelSignature, Signature, file_hash, schema_hash
 
 

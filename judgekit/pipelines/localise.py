@@ -55,7 +55,8 @@ from judgekit.pipelines.localisation_schemas import (
     sha256_file,
 )
 from judgekit.prompts import Prompt, load_prompt
-from judgekit.runlog import Record, join_key, usage_summary
+from judgekit.run_usage import usage_summary
+from judgekit.runlog import Record, join_key
 from judgekit.signature import ModelSignature, Signature, schema_hash
 
 LANGUAGE_NAMES = {

@@ -31,7 +31,8 @@ from judgekit.metrics.agreement import cohen_kappa
 from judgekit.metrics.bootstrap import bootstrap_ci
 from judgekit.pipelines.cultural import CulturalRun
 from judgekit.pipelines.cultural_schemas import bind_item
-from judgekit.runlog import Record, usage_summary
+from judgekit.run_usage import usage_summary
+from judgekit.runlog import Record
 from judgekit.signature import ModelSignature, Signature, schema_hash
 
 GROUPS = ("benchmark", "language", "subject_category", "subject", "split")

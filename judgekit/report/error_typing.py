@@ -29,7 +29,8 @@ from judgekit.data.jsonfile import write_json
 from judgekit.metrics.common_items import common_mean, segment_key, system_coverage, tied_ranks
 from judgekit.pipelines.error_typing import ErrorsRun
 from judgekit.pipelines.localisation_schemas import Rubric, annotation_schema, sha256_file
-from judgekit.runlog import Record, usage_summary
+from judgekit.run_usage import usage_summary
+from judgekit.runlog import Record
 from judgekit.signature import ModelSignature, Signature, schema_hash
 
 

@@ -35,7 +35,8 @@ from judgekit.data.jsonfile import json_safe, write_json
 from judgekit.data.pairwise import VERDICT_COLUMNS
 from judgekit.metrics.concordance import unswap_verdicts
 from judgekit.metrics.pairwise import judge_table, resolve_verdicts
-from judgekit.runlog import Record, usage_summary
+from judgekit.run_usage import usage_summary
+from judgekit.runlog import Record
 
 if TYPE_CHECKING:
     from judgekit.pipelines.pairwise import PairwiseRun

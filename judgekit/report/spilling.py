@@ -15,7 +15,8 @@ from judgekit.metrics.spilling import all_tables, backcheck_table, model_compari
 from judgekit.pipelines.spilling import SpillingRun
 from judgekit.pipelines.spilling_schemas import MeaningsAnswer, judge_schema
 from judgekit.report.figures import heatmap
-from judgekit.runlog import Record, usage_summary
+from judgekit.run_usage import usage_summary
+from judgekit.runlog import Record
 from judgekit.signature import ModelSignature, Signature, file_hash, schema_hash
 
 
