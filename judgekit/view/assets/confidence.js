@@ -57,8 +57,8 @@ function confidenceCard(C) {
   var card = el("div", { cls: "card confidence", data: { confidence: C.source } }, [el("h2", { text: "Confidence: " + C.name })]);
   if (C.note) { card.appendChild(el("p", { cls: "warn", text: C.note })); return card; }
   card.appendChild(el("p", { cls: "muted", text: "The judge's label probabilities (label_probs) against the human majority, " +
-    "as judgekit calibrate judge computes them: top-label confidence in " + C.binning + "; ECE (Guo et al. 2017) and " +
-    "the multiclass Brier score with 95% bootstrap CIs over items." }));
+    "as judgekit calibrate judge computes them: ECE (Guo et al. 2017) and the multiclass Brier score with 95% " +
+    "bootstrap CIs over items; " + C.binning + "." }));
   card.appendChild(kvTable([
     ["items scored", C.n_items, "confidence.n_items"], ["labels", C.labels],
     ["expected calibration error [95% CI]", fmtCI(C.ece), "confidence.ece"],
