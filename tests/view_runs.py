@@ -277,7 +277,8 @@ def _label_logprobs(content: str, label: str, p: float, other: str) -> dict:
     tail = content[len(head) + len(label) :]
 
     def tok(text: str, lp: float, top: list | None = None) -> dict:
-        return {"token": text, "logprob": lp, "bytes": list(text.encode()), "top_logprobs": top or []}
+        return {"token": text, "logprob": lp, "bytes": list(text.encode()),
+                "top_logprobs": top or []}  # fmt: skip
 
     alternatives = [tok(label, math.log(p)), tok(other, math.log(1 - p))]
     return {"content": [tok(head, -0.01), tok(label, math.log(p), alternatives), tok(tail, -0.01)]}
@@ -313,6 +314,7 @@ def confidence_run(base: Path) -> tuple[Path, Path]:
         )
         cli("run", str(config), "--out", str(out), "--no-cache")
     humans = base / "confident-humans.csv"
-    rows = ["item,rater,label"] + [f"{k},{h},{v[2]}" for k, v in CONFIDENT.items() for h in ("h1", "h2")]
+    rows = ["item,rater,label"]
+    rows += [f"{k},{h},{v[2]}" for k, v in CONFIDENT.items() for h in ("h1", "h2")]
     humans.write_text("\n".join(rows) + "\n", encoding="utf-8")
     return out, humans

@@ -11,8 +11,9 @@ confidence, accuracy) and selective judging. The page draws the reliability diag
 bins; no figure is computed in the page.
 
 A run whose records hold no ``label_probs`` gives nothing (no card, no note). A source whose
-probabilities cannot be scored (no item with a human majority, several raters in one run
-without a match) gets ``{"source", "note"}``: said on the page, never silent.
+probabilities cannot be scored (no item with a human majority, a rater without probabilities,
+a pairwise judge, whose records are not read) gets ``{"source", "name", "note"}``: said on the
+page, never silent.
 """
 
 from __future__ import annotations
@@ -69,6 +70,13 @@ def confidence_vs_humans(
             if exc.field != "rater":  # a malformed record: the file's error, as calibrate says
                 raise
             entry["note"] = f"no confidence figures: {exc.message}"
+            out.append(entry)
+            continue
+        if probs.empty:  # pairwise records (two orders) are not read: load_label_probs
+            entry["note"] = (
+                "no confidence figures: no label probabilities of this rater are read"
+                " (a pairwise judge's are not: its two orders need unswapping)"
+            )
             out.append(entry)
             continue
         table = humans.drop([source["rater"]]) if source["rater"] in humans.raters else humans
