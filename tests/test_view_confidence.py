@@ -21,12 +21,12 @@ def driver():
 
 
 @pytest.fixture(scope="module")
-def confident(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
+def confident(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path, str]:
     base = tmp_path_factory.mktemp("view-confidence")
     run, humans = confidence_run(base)
     page = base / "confidence.html"
-    cli("view", str(run), "--labels", str(humans), "-o", str(page), "--n-resamples", "200")
-    return run, humans, page
+    said = cli("view", str(run), "--labels", str(humans), "-o", str(page), "--n-resamples", "200")
+    return run, humans, page, said
 
 
 def by_hand() -> tuple[float, float]:
@@ -52,7 +52,8 @@ def test_confidence_card_shows_ece_brier_bins_and_selective_judging(confident, d
 
     from judgekit.calibration.confidence import confidence_report
 
-    run, _, page = confident
+    _, _, page, said = confident
+    assert "1 judge against the humans (1 with label probabilities: ECE, Brier)" in said
     ece, brier = by_hand()
     assert (ece, brier) == (pytest.approx(0.45), pytest.approx(0.653))
     card = open_card(driver, page)
@@ -108,7 +109,7 @@ def test_confidence_card_shows_ece_brier_bins_and_selective_judging(confident, d
 def test_a_hostile_label_name_is_text_in_the_card_and_the_detail_pane(confident, driver) -> None:
     from selenium.common.exceptions import NoAlertPresentException
 
-    _, _, page = confident
+    page = confident[2]
     assert "<img src=x" not in page.read_text("utf-8")  # every < of the data escaped
     card = open_card(driver, page)
     assert HOSTILE in card.text
@@ -135,7 +136,7 @@ def test_no_card_and_no_probabilities_without_label_probs(tmp_path: Path, driver
 
 
 def test_probabilities_without_a_human_majority_say_why(confident, tmp_path: Path, driver) -> None:
-    run, _, _ = confident
+    run = confident[0]
     humans = tmp_path / "other-items.csv"  # the same labels, other items
     humans.write_text("item,rater,label\nz0,h1,good\nz0,h2,good\nz1,h1,good\n", encoding="utf-8")
     page = tmp_path / "no-overlap.html"

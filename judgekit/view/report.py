@@ -42,7 +42,8 @@ from judgekit.view.summary import signature_line, summary_blocks
 class ReportInfo:
     """What :func:`build_report` wrote: ``path``, ``bytes`` (file size), ``records`` (rows in
     all runs), ``runs``, ``pairs`` (judge pairs compared), ``humans`` (judges scored against
-    human labels) and ``seconds`` (build time, wall clock)."""
+    human labels), ``seconds`` (build time, wall clock) and ``confidence`` (judges whose label
+    probabilities were scored against the human labels)."""
 
     path: Path
     bytes: int
@@ -51,6 +52,7 @@ class ReportInfo:
     pairs: int
     humans: int
     seconds: float
+    confidence: int = 0
 
 
 def _warnings(run: RunData) -> list[str]:
@@ -165,4 +167,5 @@ def build_report(
         pairs=len(pairs),
         humans=0 if humans is None else sum("note" not in j for j in humans["judges"]),
         seconds=time.perf_counter() - started,
+        confidence=sum("note" not in c for c in confidence),
     )
