@@ -5,6 +5,7 @@ valid, some invalid so that every run has ok and unscored records)."""
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 
@@ -260,3 +261,60 @@ def pairwise_humans(base: Path) -> Path:
     path = base / "pairwise-humans.csv"
     path.write_text("\n".join(rows) + "\n", encoding="utf-8")
     return path
+
+
+HOSTILE = "<img src=x onerror=alert(1)>"  # a label name
+# item -> (the judge's label, its probability, the human label): confidences inside bins
+CONFIDENT = {"c0": ("good", 0.85, "good"), "c1": ("good", 0.85, HOSTILE),
+             "c2": (HOSTILE, 0.65, HOSTILE), "c3": ("good", 0.55, "good"),
+             "c4": (HOSTILE, 0.75, "good")}  # fmt: skip
+
+
+def _label_logprobs(content: str, label: str, p: float, other: str) -> dict:
+    """A chat ``logprobs`` object: the answer's text before the label, the label, the rest as
+    three tokens; at the label, ``label`` at log(p) and ``other`` at log(1 - p)."""
+    head = content[: content.index('"label": "') + len('"label": "')]
+    tail = content[len(head) + len(label) :]
+
+    def tok(text: str, lp: float, top: list | None = None) -> dict:
+        return {"token": text, "logprob": lp, "bytes": list(text.encode()),
+                "top_logprobs": top or []}  # fmt: skip
+
+    alternatives = [tok(label, math.log(p)), tok(other, math.log(1 - p))]
+    return {"content": [tok(head, -0.01), tok(label, math.log(p), alternatives), tok(tail, -0.01)]}
+
+
+def confidence_run(base: Path) -> tuple[Path, Path]:
+    """A classify run with ``judge.logprobs: true`` over the items of ``CONFIDENT`` (labels
+    ``good`` and ``HOSTILE``), its label probabilities as ``CONFIDENT`` says, and a human label
+    table (two humans who agree: the majority is ``CONFIDENT``'s human label)."""
+    labels = ["good", HOSTILE]
+    items = [{"id": k, "text": f"Review {k}."} for k in CONFIDENT]
+    path = base / "confident.jsonl"
+    path.write_text("".join(json.dumps(i) + "\n" for i in items), encoding="utf-8")
+
+    def item_of(body: dict) -> str:
+        return _review_of(body, items)["id"]
+
+    def answer(body: dict) -> str:
+        return json.dumps({"label": CONFIDENT[item_of(body)][0], "rationale": "short"})
+
+    def logprobs(body: dict, content: str) -> dict:
+        label, p, _ = CONFIDENT[item_of(body)]
+        return _label_logprobs(content, label, p, next(x for x in labels if x != label))
+
+    out, config = base / "classify-confident", base / "classify-confident.yaml"
+    with FaultServer(answer_fn=answer, logprobs_fn=logprobs) as srv:
+        config.write_text(
+            f"pipeline: classify\njudge: {{model: hosted_vllm/judge-p, name: judge-p, "
+            f"api_base: '{srv.base_url}', max_reasks: 1, max_retries: 1, timeout: 5, "
+            f"logprobs: true}}\nclassify:\n  items: {path}\n  labels: {json.dumps(labels)}\n"
+            f"  task: Sentiment.\n",
+            encoding="utf-8",
+        )
+        cli("run", str(config), "--out", str(out), "--no-cache")
+    humans = base / "confident-humans.csv"
+    rows = ["item,rater,label"]
+    rows += [f"{k},{h},{v[2]}" for k, v in CONFIDENT.items() for h in ("h1", "h2")]
+    humans.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return out, humans

@@ -42,6 +42,8 @@ def view_command(
     extra = f", {plural(info.pairs, 'judge pair')} compared" if info.pairs else ""
     if labels is not None:
         extra += f", {plural(info.humans, 'judge')} against the humans"
+        if info.confidence:
+            extra += f" ({info.confidence} with label probabilities: ECE, Brier)"
     console.print(
         f"wrote {info.path} ({info.bytes / 1e6:.1f} MB): {plural(info.runs, 'run')}, "
         f"{plural(info.records, 'record')}{extra}; built in {info.seconds:.1f} s"

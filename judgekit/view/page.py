@@ -29,6 +29,7 @@ SCRIPTS = (  # one classic script, in order
     "compare.js",
     "humans.js",
     "clusters.js",
+    "confidence.js",
 )
 _PLACEHOLDER = re.compile(r"\{\{([A-Z]+)\}\}")
 CSP_MARK = "{{CSP}}"  # where a page's template puts its policy (see with_policy)

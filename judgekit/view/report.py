@@ -4,8 +4,9 @@ The report holds, per run, the signature line and every part of ``summary.json``
 (:mod:`judgekit.view.summary`), every figure, and every record in a paged table
 (:mod:`judgekit.view.rows`) with the detail context of its pipeline
 (:mod:`judgekit.view.profiles`); across runs and judges, agreement and Cohen's kappa, and with
-human labels, the judges against the human majority (:mod:`judgekit.view.compare`) and their
-rank clusters (:mod:`judgekit.view.clusters`).
+human labels, the judges against the human majority (:mod:`judgekit.view.compare`), their
+rank clusters (:mod:`judgekit.view.clusters`) and, where records carry label probabilities,
+their confidence (:mod:`judgekit.view.confidence`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from judgekit.view.compare import (
     shared_pairs,
     sources,
 )
+from judgekit.view.confidence import confidence_vs_humans
 from judgekit.view.data import RunData, read_run
 from judgekit.view.overview import cross_headline, plural, vs_humans
 from judgekit.view.page import data_uri, notes_html, render_page
@@ -40,7 +42,8 @@ from judgekit.view.summary import signature_line, summary_blocks
 class ReportInfo:
     """What :func:`build_report` wrote: ``path``, ``bytes`` (file size), ``records`` (rows in
     all runs), ``runs``, ``pairs`` (judge pairs compared), ``humans`` (judges scored against
-    human labels) and ``seconds`` (build time, wall clock)."""
+    human labels), ``seconds`` (build time, wall clock) and ``confidence`` (judges whose label
+    probabilities were scored against the human labels)."""
 
     path: Path
     bytes: int
@@ -49,6 +52,7 @@ class ReportInfo:
     pairs: int
     humans: int
     seconds: float
+    confidence: int = 0
 
 
 def _warnings(run: RunData) -> list[str]:
@@ -116,11 +120,14 @@ def build_report(
     found, links = sources(data)
     pairs = compare_sources(found, links, n_resamples=n_resamples, seed=seed)
     humans = clusters = None
+    confidence: list[dict[str, Any]] = []
     if labels is not None:
         humans = against_humans(found, links, labels, tie_policy=tie_policy,
                                 n_resamples=n_resamples, seed=seed)  # fmt: skip
         clusters = clusters_vs_humans(found, labels, tie_policy=tie_policy,
                                       n_resamples=n_resamples, seed=seed)  # fmt: skip
+        confidence = confidence_vs_humans(found, data, labels, n_resamples=n_resamples,
+                                          seed=seed)  # fmt: skip
     payload = {
         "judgekit": __version__,
         "built": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
@@ -133,6 +140,7 @@ def build_report(
         "pairs": pairs,
         "humans": humans,
         "clusters": clusters,
+        "confidence": confidence,
     }
     for index, run in enumerate(data):
         part = payload["runs"][index]
@@ -159,4 +167,5 @@ def build_report(
         pairs=len(pairs),
         humans=0 if humans is None else sum("note" not in j for j in humans["judges"]),
         seconds=time.perf_counter() - started,
+        confidence=sum("note" not in c for c in confidence),
     )

@@ -6,7 +6,8 @@ there is one value); numbers are lists, one entry per row, or one number when ev
 it; the rest are plain lists. A record's ``parsed`` answer is left out (``parsed_is_raw`` = 1) when
 it is exactly the JSON of its ``raw`` text, which the page parses back: most ok records then
 cost their raw text once, not twice; the other answers are ``{row: parsed}`` (rows without one
-left out). The rest of a record's metadata is column-wise too: ``{"names": [...], "cols":
+left out). A record's ``label_probs`` ({label: p}) are ``{row: label_probs}`` (rows without
+them left out). The rest of a record's metadata is column-wise too: ``{"names": [...], "cols":
 {name: {"v": [one value per row], "absent": [rows without it]}}}``. Nothing is truncated.
 """
 
@@ -94,6 +95,9 @@ def encode_rows(records: list[dict[str, Any]], prof: Profile) -> dict[str, Any]:
             if not x and r.get("parsed") is not None
         },
         "meta": _columns(rest),
+        "label_probs": {
+            str(i): r["label_probs"] for i, r in enumerate(records) if r.get("label_probs")
+        },
     }
 
 

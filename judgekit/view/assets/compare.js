@@ -207,7 +207,7 @@ function start() {
   showItems(0);
   renderCompare();
   renderClusters();
-  if (DATA.humans) renderHumans();
+  if (DATA.humans) { renderHumans(); renderConfidence(); }
   if (!openDeepLink()) showTab("summary");
   document.documentElement.dataset.ready = "1";
   window.judgekitReady = performance.now();

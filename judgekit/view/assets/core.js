@@ -124,6 +124,12 @@ Table.prototype.parsed = function (i) {
   var got = this.rows.parsed[String(i)];  // only rows with an answer that is not their raw JSON
   return got === undefined ? null : got;
 };
+Table.prototype.labelProbs = function (i) {  // "label p · label p", most probable first; or undefined
+  var got = (this.rows.label_probs || {})[String(i)];
+  if (!got) return undefined;
+  return Object.keys(got).sort(function (a, b) { return got[b] - got[a] || compareValues(a, b); })
+    .map(function (k) { return k + " " + fmt(got[k]); }).join(" \u00b7 ");
+};
 Table.prototype.meta = function (i) {  // the rest of a record's metadata, column-wise in the data
   var m = this.rows.meta, out = {};
   if (!this.absent) {

@@ -180,6 +180,7 @@ function renderDetail(box, run, i, opts) {
     field("schema", t.cat("schema_name", i)), field("params", t.cat("params", i)),
     field("sample", t.cat("sample_index", i)), field("status", t.cat("status", i)),
     field("reason", t.text("reason", i)), field("label", t.cat("label", i)),
+    ["label probabilities", t.labelProbs(i), "label_probs"],
     field("attempts", t.num("attempts", i)), field("re-asks", t.num("reasks", i)),
     field("latency s", t.num("latency_s", i)),
     field("tokens in / out", t.num("tokens_in", i) + " / " + t.num("tokens_out", i)),
