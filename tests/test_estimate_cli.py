@@ -38,7 +38,8 @@ def test_cli_estimate_json_shape(labelled: tuple[Path, Path], tmp_path: Path):
                       "--out", str(tmp_path / "est"))  # fmt: skip
     assert result.returncode == 0, result.stderr
     payload = json.loads(result.stdout)
-    assert set(payload) == {"signature", "interval", "estimates", "labels"}
+    assert set(payload) == {"signature", "interval", "estimates", "labels", "predictor"}
+    assert payload["predictor"] == {"used": "hard"}  # a labels file without p: columns
     assert payload["labels"]["common"] == ["CA", "CS"] and payload["labels"]["notes"] == []
     keys = {"facet", "method", "estimate", "ci_low", "ci_high", "n_labelled", "n_unlabelled",
             "effective_n", "interval", "se", "note"}  # fmt: skip
