@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from cli_subprocess import REPO, RUN, run_cli
 from fault_server import FaultServer, FaultServerProcess
 
 from judgekit.errors import JudgekitError
@@ -21,13 +22,6 @@ from judgekit.llm.preflight import preflight, routes_of
 from judgekit.llm.spec import Deployment, ModelSpec
 
 pytestmark = pytest.mark.timeout(120)
-REPO = Path(__file__).resolve().parents[1]
-# `judgekit run` with main()'s one-line errors, without the other command groups' imports
-RUN = (
-    "import sys; from judgekit.cli import app, cache, run, _fail\n"
-    "from judgekit.errors import JudgekitError\n"
-    "try: app(sys.argv[1:])\nexcept JudgekitError as exc: _fail(str(exc))"
-)
 KEY_ENV = "JUDGEKIT_PREFLIGHT_KEY"
 
 
@@ -50,12 +44,7 @@ def classify_config(tmp: Path, judge: str, items: Path, cache: bool = False) -> 
 
 
 def judgekit(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    full = {k: v for k, v in os.environ.items() if k != KEY_ENV}
-    full.update(env or {}, PYTHONUNBUFFERED="1", COLUMNS="200")
-    return subprocess.run(
-        [sys.executable, "-c", RUN, *args], cwd=REPO, env=full, capture_output=True, text=True,
-        timeout=100,
-    )  # fmt: skip
+    return run_cli(*args, env=env, drop=lambda k: k == KEY_ENV)
 
 
 def error_lines(proc: subprocess.CompletedProcess) -> list[str]:

@@ -4,13 +4,12 @@ server on 127.0.0.1 answering that exact reply (``tests/reply_shapes.py``)."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from cli_subprocess import run_cli
 from conftest import fault_spec as spec
 from conftest import judge_task
 from conftest import run_tasks as run
@@ -24,12 +23,6 @@ from judgekit.pipelines.spilling_schemas import judge_schema
 from judgekit.runlog import RunLog
 
 pytestmark = pytest.mark.timeout(120)
-REPO = Path(__file__).resolve().parents[1]
-RUN = (
-    "import sys; from judgekit.cli import app, cache, run, _fail\n"
-    "from judgekit.errors import JudgekitError\n"
-    "try: app(sys.argv[1:])\nexcept JudgekitError as exc: _fail(str(exc))"
-)
 
 
 @pytest.fixture(scope="module")
@@ -163,13 +156,7 @@ def test_every_shape_of_a_class_is_one_classification() -> None:
 
 # -- the command line: case 6 (parameters) and case 8 (exit codes) ---------------------------
 def judgekit(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    full = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    full.update(env or {})
-    full.update(PYTHONUNBUFFERED="1", COLUMNS="200")
-    return subprocess.run(
-        [sys.executable, "-c", RUN, *args], cwd=REPO, env=full, capture_output=True, text=True,
-        timeout=100,
-    )  # fmt: skip
+    return run_cli(*args, env=env, drop=lambda k: k.endswith("_API_KEY"))
 
 
 def config(tmp: Path, base_url: str, n: int, directive: str = "") -> Path:
