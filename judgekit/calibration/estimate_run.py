@@ -136,8 +136,10 @@ def run_estimate(
     judged, raters, judge_source = inputs.load_judge(
         judge, goal, judge_raters, probabilities=not hard_labels
     )
-    hard = inputs.load_judge(judge, goal, judge_raters, probabilities=False)[0]
-    with_probs = goal.kind == "share" and not judged.equals(hard)
+    hard = judged  # the judge's labels; p(LABEL) only for a share where records carry them
+    if goal.kind == "share" and not hard_labels:
+        hard = inputs.load_judge(judge, goal, judge_raters, probabilities=False)[0]
+    with_probs = not judged.equals(hard)
     labels, n_ties, human_source = inputs.load_human(human, goal, tie_policy, raters,  # type: ignore[arg-type]
                                                      judge_source.labels)  # fmt: skip
     inputs.check_share_given(goal, judged, labels)
