@@ -60,8 +60,8 @@ def logprobs_of(
     """A chat ``logprobs`` object for ``content``: every label among the alternatives at the
     token of ``field``'s value, with ``logprob`` and ``"The"`` at -1.6 (cut to the request's
     ``top_logprobs``)."""
-    label = json.loads(content)[field]
-    head = content[: content.index(f'"{field}": "') + len(f'"{field}": "')]
+    label = json.loads(content[content.find("{", content.find("</think>") + 1) :])[field]
+    head = content[: content.rindex(f'"{field}": "') + len(f'"{field}": "')]
     tail = content[len(head) + len(label) :]
     tokens = [*tokens_of(head, fragments=fragments), label, *tokens_of(tail, fragments=False)]
     top = sorted([*logprob.items(), ("The", -1.6)], key=lambda t: -t[1])
@@ -129,6 +129,25 @@ def test_vllm_style_payload_gives_label_probs(tmp_path: Path, fragments: bool) -
     assert summary["usage"]["label_probs"] == {"ok": 4, "with": 4, "without": 0}
     assert summary["signature"]["models"][0]["scoring"] == "label_probs@top10"
     assert "|scoring:label_probs@top10|" in Signature(**summary["signature"]).format()
+    assert warnings == []
+
+
+def test_a_think_block_before_the_answer_keeps_the_label_position(tmp_path: Path) -> None:
+    def thinking(body: dict) -> str:  # a reasoning model served without a reasoning parser
+        return '<think>the label is {"label": "negative"}?</think>\n' + answer(body)
+
+    def fn(body: dict, content: str) -> dict:
+        return logprobs_of(body, content, fragments=True)
+
+    with FaultServer(answer_fn=thinking, logprobs_fn=fn) as srv:
+        judge = f"  model: hosted_vllm/fault-model\n  api_base: {srv.base_url}\n  logprobs: true"
+        warnings: list[str] = []
+        judgekit.run(write_run(tmp_path, judge), out=tmp_path / "out", on_warning=warnings.append)
+    rows = records(tmp_path / "out")
+    assert [r["status"] for r in rows] == ["ok"] * 4
+    assert all(r["reasoning"] and r["label_probs"] for r in rows)
+    for row in rows:
+        assert row["label_probs"] == pytest.approx(expected(LABELS), abs=1e-9)
     assert warnings == []
 
 

@@ -158,8 +158,10 @@ async def call_task(
             if parsed is not None:
                 probs = {}
                 if model.logprobs is not None:  # label probabilities (judgekit.llm.logprobs)
+                    # the choice's own content: the tokens spell it, <think> block included
                     choice = answer.reply.choice if answer.reply is not None else None
-                    probs = model.logprobs.read(choice, task.schema, answer.raw, on_warning)
+                    content = None if choice else answer.raw
+                    probs = model.logprobs.read(choice, task.schema, content, on_warning)
                 record = call.record("ok", parsed=parsed, normalised=len(noted), **probs)
                 return record, answer.spec is spec
         if reask == spec.max_reasks or not call.reask:  # a refusal, filter, cut: not re-asked

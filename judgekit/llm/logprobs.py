@@ -40,6 +40,8 @@ from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel
 
+from judgekit.llm.reply import split_think
+
 _WS = re.compile(r"[ \t\n\r]*")
 _HEX_BYTES = re.compile(r"\\x([0-9a-fA-F]{2})")
 _DECODER = json.JSONDecoder(strict=False)
@@ -217,7 +219,11 @@ def label_probs(
         content = choice.get("content") if content is None else content
     if not isinstance(content, str):
         raise LogprobsMismatch("no answer text beside the log-probabilities")
-    found = value_offset(content, label_field)
+    answer, _, _ = split_think(content)  # a leading <think> block: its braces never count
+    base = content.rindex(answer) if answer else 0
+    found = value_offset(answer or "", label_field)
+    if found is not None:
+        found = (base + found[0], found[1])
     if found is None or not isinstance(found[1], str) or found[1] not in labels:
         raise LogprobsMismatch(f"no label of the label set at '{label_field}' in the answer")
     begin, chosen = found
