@@ -258,3 +258,5 @@ def test_the_data_commands(served, tmp_path, monkeypatch):
     assert args == ["score", str(tmp_path / "loop" / "DOCUMENT_IDS.tsv"),
                     f"--refs={tmp_path / 'loop' / 'Natural'}"]  # fmt: skip
     assert data_args(["data", "path", "data:loop"]) == ["data", "path", "data:loop"]
+    spec = ["--human", "data:loop/{lp}.seg.score.tsv,data:loop/{lp}.sys.score.tsv"]
+    assert data_args(spec) == spec  # compare specs are read by the library

@@ -53,8 +53,8 @@ def data_args(args: list[str]) -> list[str]:
     """``args`` with each file given as ``data:NAME/path`` (an argument, or ``--option=``'s
     value) replaced by its local path, the data set's file fetched first where needed
     (:func:`judgekit.datasets.refs.resolve_ref`): every command takes data set files by name.
-    ``judgekit data ...`` names sets itself, and ``--set KEY=data:...`` and the compare
-    specs (``NAME=data:...``) are resolved where they are read.
+    ``judgekit data ...`` names sets itself, and ``--set KEY=data:...`` and the compare specs
+    (``NAME=data:...,data:...``, ``{lp}``) are resolved where they are read.
 
     Raises:
         InputError, JudgekitError: an unknown set or file, or a failed download.
@@ -66,7 +66,7 @@ def data_args(args: list[str]) -> list[str]:
     out = []
     for arg in args:
         option, eq, value = arg.partition("=") if arg.startswith("--") else ("", "", arg)
-        if value.startswith(SCHEME):
+        if value.startswith(SCHEME) and not any(c in value for c in ",{}="):
             arg = f"{option}{eq}{resolve_ref(value)}"
         out.append(arg)
     return out
