@@ -104,7 +104,10 @@ def test_a_set_comes_from_its_archives_checked_stamped_with_its_licence(served, 
     assert (tmp_path / "loop" / MEMBERS[1]).read_bytes() == data[MEMBERS[1]]
     assert not (tmp_path / "loop" / ".downloads" / "wmt23.tar.gz").exists()
     assert srv.hits["/wmt23.tar.gz"] == 1
-    assert lines[0] == "data set loop: licence MIT (https://example.org/licence)"
+    assert lines[:2] == [
+        "fetched data:loop/en-de.mqm.sys.score.tsv (0.0 MB, sha256 checked)",
+        "data set loop: licence MIT (https://example.org/licence)",
+    ]
     assert "Licence: MIT" in (tmp_path / "loop" / LICENCE_FILE).read_text()
     stamped = entry(tmp_path / "loop", MEMBERS[0])
     assert stamped.official is True and stamped.sha256 == sha(data[MEMBERS[0]])

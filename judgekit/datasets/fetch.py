@@ -83,18 +83,21 @@ def ensure_file(
         echo(f"{target}: not the file that was checked or pinned; deleted, fetching it again")
     if item.sha256 is None and not trust:
         raise JudgekitError(
-            f"data:{dataset.name}/{item.path} has no pinned checksum ({dataset.notes}); "
-            f"fetch it with `judgekit data get {dataset.name} --trust` to accept what "
-            f"{item.url} serves (its sha256 is recorded and shown)"
+            f"data:{dataset.name}/{item.path} has no pinned checksum (see `judgekit data list`); "
+            f"`judgekit data get {dataset.name} --trust` fetches {item.url} and records the "
+            "sha256 of what comes"
         )
     if item.member:
         _fetch_members(dataset, item, folder, echo, retries, timeout)
     else:
         _download(item.url, item.sha256, target, retries, timeout)
         record(folder, item.path, checked(target, item.url, item.sha256))
+    size = target.stat().st_size / 1e6
     if item.sha256 is None:
         sha = entry(folder, item.path).sha256  # type: ignore[union-attr]
         echo(f"{target}: no pinned checksum; sha256 of what came: {sha} (recorded)")
+    else:
+        echo(f"fetched data:{dataset.name}/{item.path} ({size:.1f} MB, sha256 checked)")
     _notice(dataset, folder, echo)
     return target
 
