@@ -24,7 +24,9 @@ from pydantic import (
     model_validator,
 )
 
+from judgekit.data import resolve_path
 from judgekit.data.yamltext import load_yaml
+from judgekit.datasets.refs import is_data_ref
 from judgekit.errors import InputError
 from judgekit.llm.spec import ModelSpec
 from judgekit.pipelines import PIPELINES
@@ -134,18 +136,40 @@ class RunConfig(BaseModel):
         return self
 
     def options(self, name: str, model: type[OptionsT]) -> OptionsT:
-        """Validate the ``name:`` section (absent = defaults) against ``model``.
+        """Validate the ``name:`` section (absent = defaults) against ``model``; its relative
+        paths are looked up in this config's folder, then in the working directory.
 
         Raises:
             InputError: a key in the section is unknown, missing or ill-typed.
         """
         data = (self.model_extra or {}).get(name) or {}
         try:
-            return model.model_validate(data)
+            options = model.model_validate(data)
         except ValidationError as exc:
             err = exc.errors()[0]
             key, message = explain_error({**err, "loc": (name, *err["loc"])})
             raise self.located(key, message) from None
+        return self._with_paths(options, name)
+
+    def _with_paths(self, options: OptionsT, prefix: str) -> OptionsT:
+        """``options`` with each relative path field (``Path``-typed, not ``data:``) looked up
+        in this config's folder, then in the working directory (:func:`resolve_path`).
+
+        Raises:
+            InputError: a path found in neither (located at the key; names both places).
+        """
+        base = self._path.parent if self._path is not None else None
+        update: dict[str, Any] = {}
+        for field, value in options:
+            key = f"{prefix}.{field}"
+            if isinstance(value, BaseModel):
+                update[field] = self._with_paths(value, key)
+            elif isinstance(value, Path) and not value.is_absolute() and not is_data_ref(value):
+                try:
+                    update[field] = resolve_path(value, base)
+                except InputError as exc:
+                    raise self.located(key, exc.message) from None
+        return options.model_copy(update=update) if update else options
 
     def located(self, key: str, message: str) -> InputError:
         """An error about the value at dotted ``key``, located where that value came from:

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from judgekit.data import REPO_ROOT
+from judgekit.bundled import bundled_dir
 from judgekit.errors import JudgekitError
 
-PROMPTS_DIR = REPO_ROOT / "prompts"
+PROMPTS_DIR = bundled_dir("prompts")  # the shipped prompts (package data)
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,8 @@ class Prompt:
 
 @cache
 def load_prompt(prompt_id: str, directory: Path | None = None) -> Prompt:
-    """Load ``<directory>/<prompt_id>.txt`` (directory defaults to the repo's ``prompts/``).
+    """Load ``<directory>/<prompt_id>.txt`` (directory defaults to the
+    shipped ``prompts/``).
 
     Raises:
         JudgekitError: no such file (the message lists the prompts available next to it).

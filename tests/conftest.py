@@ -1,5 +1,6 @@
-"""Shared test fixtures: the path to ../shared/data (skipping cleanly where it is absent), and
-the fault-injection server with the judge tasks the llm-layer tests send it."""
+"""Shared test fixtures: the path to ../shared/data (skipping cleanly where it is absent), a data
+home laid out from it (``JUDGEKIT_DATA``, for ``data:NAME/path``), and the fault-injection server
+with the judge tasks the llm-layer tests send it."""
 
 from __future__ import annotations
 
@@ -34,6 +35,26 @@ def shared_path(*parts: str) -> Path:
             pytest.fail(f"shared data required (JUDGEKIT_REQUIRE_DATA=1) but absent: {path}")
         pytest.skip(f"shared data not present: {path}")
     return path
+
+
+@pytest.fixture(scope="session")
+def shared_data_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A data home laid out once per session from ../shared/data (``tests/shared_layout.py``:
+    official files stamped official, subsets stamped as local copies)."""
+    from shared_layout import lay_out
+
+    shared_path()  # skips (or fails under JUDGEKIT_REQUIRE_DATA=1) where the folder is absent
+    home = tmp_path_factory.mktemp("judgekit-data")
+    lay_out(home, SHARED_DATA)
+    return home
+
+
+@pytest.fixture
+def judgekit_data(shared_data_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``JUDGEKIT_DATA`` pointing at :func:`shared_data_home` for one test (subprocesses
+    inherit it): ``data:NAME/path`` reads the real data without a network."""
+    monkeypatch.setenv("JUDGEKIT_DATA", str(shared_data_home))
+    return shared_data_home
 
 
 PROMPT = Prompt(id="test/judge", text="judge $x", path=Path("test"))

@@ -26,7 +26,8 @@ def test_help_lists_every_command_group() -> None:
         assert command in out, command
 
 
-def test_localise_dry_run_sends_nothing(tmp_path: Path) -> None:
+def test_localise_dry_run_sends_nothing(tmp_path: Path, judgekit_data: Path) -> None:
+    # configs/localise.yaml reads NTREX-128 by name (data:ntrex128/...)
     result = judgekit("localise", "--dry-run", "--out", str(tmp_path / "loc"))
     assert result.returncode == 0, result.stdout + result.stderr
     text = " ".join(result.stdout.split())

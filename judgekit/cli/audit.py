@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 console = plain_console()
-DEFAULT_CONFIG = Path("configs/audit.yaml")
+DEFAULT_CONFIG = Path("configs/audit.yaml")  # else the shipped one (judgekit init writes it)
 PREFIX = "audit_"
 COLUMNS = ("cs_label", "required_knowledge", "time_sensitive", "subject_category", "evidence",
            "rationale", "status")  # fmt: skip
@@ -80,6 +80,10 @@ def audit_run(
     for key, value in (("human", human), ("language", language), ("split", split)):
         if value is not None:
             overrides.append(f"cultural.{key}={json.dumps(str(value))}")
+    if config == DEFAULT_CONFIG and not config.exists():
+        from judgekit.bundled import bundled_dir
+
+        config = bundled_dir("configs") / "audit.yaml"
     cfg = load_config(config, overrides)
     if cfg.pipeline != "cultural":
         raise InputError(config, f"expected pipeline: cultural, found {cfg.pipeline}")

@@ -17,7 +17,7 @@ from judgekit.cli.root import app
 from judgekit.errors import InputError
 from judgekit.lexicon.build import LANGS, Coverage, Sources, build_dictionaries
 from judgekit.lexicon.dictd import DEFAULT_DICTD_DIR
-from judgekit.lexicon.store import dictionaries_dir, load_translations, load_words
+from judgekit.lexicon.store import load_translations, load_words
 from judgekit.lexicon.wordnet import DEFAULT_WORDNET_DIR
 
 dict_app = typer.Typer(
@@ -29,7 +29,9 @@ app.add_typer(dict_app, name="dictionaries")
 
 @dict_app.command("build")
 def build(
-    out: Path = typer.Option(None, "--out", help="Output folder [default: dictionaries/]."),
+    out: Path = typer.Option(
+        Path("dictionaries"), "--out", help="Output folder (the repository's, from its root)."
+    ),
     langs: str = typer.Option(",".join(LANGS), "--langs", help="Comma-separated languages."),
     words: Path = typer.Option(None, "--words", help="Word list [default: dictionaries/]."),
     translations: Path = typer.Option(
@@ -51,7 +53,7 @@ def build(
             field="--langs",
         )
     sources = Sources(dictd_dir=dictd_dir, wordnet_dir=wordnet_dir, cedict_path=cedict)
-    out_dir = out or dictionaries_dir()
+    out_dir = out
     report = build_dictionaries(
         out_dir, load_words(words), load_translations(translations), chosen, sources
     )

@@ -35,9 +35,17 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "judgekit.cli.contrast",
         "Localised vs original test sets: Delta, locale word recall, post-edit statistics.",
     ),
+    "data": (
+        "judgekit.cli.data",
+        "Public data sets by name: list, get (download, checked), path, verify.",
+    ),
     "dictionaries": (
         "judgekit.cli.dictionaries",
         "Dictionary excerpts for the language-spilling judge (paper 002).",
+    ),
+    "init": (
+        "judgekit.cli.init",
+        "Write the example run configs to FOLDER/configs/, with the example inputs they name.",
     ),
     "localise": (
         "judgekit.cli.localise",

@@ -1,5 +1,5 @@
-"""Finding and reading input files: paths relative to the repository, and JSONL with every
-problem located by file and line.
+"""Finding and reading input files: paths relative to a config or the working directory, data
+sets by name (``data:NAME/path``), and JSONL with every problem located by file and line.
 
 judgekit's item, label, dictionary and test-set files share one JSONL reader, so a bad line is
 reported the same way everywhere: one :class:`~judgekit.errors.InputError` naming the file and
@@ -18,28 +18,47 @@ from typing import Any
 
 from judgekit.errors import InputError
 
-REPO_ROOT = Path(__file__).resolve().parents[2]  # holds prompts/, rubrics/, dictionaries/
 
+def resolve_path(path: str | Path, base: str | Path | None = None) -> Path:
+    """The input file (or folder) ``path`` names: ``data:NAME/PATH`` is a file of a registered
+    data set (:mod:`judgekit.datasets.refs`, fetched where needed); an absolute path is itself;
+    a relative one is looked for in ``base`` (a config's folder), then in the current
+    directory, never beside judgekit's own files.
 
-def resolve_path(path: str | Path) -> Path:
-    """``path`` as given if it exists (relative to the current directory), else relative to the
-    repository root; unchanged if neither exists (the reader then reports it)."""
+    Raises:
+        InputError: a relative path found in neither place (the message names both), an
+            unknown data set or a path that is not in it.
+        JudgekitError: a data set file could not be fetched.
+    """
+    if str(path).startswith("data:"):
+        from judgekit.datasets.refs import resolve_ref
+
+        return resolve_ref(str(path))
     path = Path(path)
-    if path.exists() or path.is_absolute():
+    if path.is_absolute():
         return path
-    return REPO_ROOT / path if (REPO_ROOT / path).exists() else path
+    tried = [Path(base) / path] if base is not None else []
+    tried.append(path)
+    for candidate in tried:
+        if candidate.exists():
+            return candidate
+    where = " or ".join(str(c.absolute()) for c in tried)
+    raise InputError(path, f"not found (looked for {where})")
 
 
 def stored_path(path: str | Path, summary: Path, field: str = "items") -> Path:
     """A file that a run's ``summary.json`` names (``signature.items[].path``...), as a path that
-    opens from any directory: runs store it absolute; a run written before they did stored it
-    as given, relative to the directory it was started from, which is tried here and at the
-    repository root (:func:`resolve_path`).
+    opens from any directory: runs store it absolute (or as a ``data:`` reference); a run
+    written before they did stored it as given, relative to the directory it was started from,
+    which is tried here (:func:`resolve_path`).
 
     Raises:
         InputError: the file is not there (the message names the summary and the field).
     """
-    found = resolve_path(path)
+    try:
+        found = resolve_path(path)
+    except InputError:
+        found = Path(path)
     if not found.is_file():
         hint = "" if Path(path).is_absolute() else (
             " (a relative path: run this from the directory the run was started in)")  # fmt: skip
@@ -48,12 +67,14 @@ def stored_path(path: str | Path, summary: Path, field: str = "items") -> Path:
     return found
 
 
-def rubric_path(name: str) -> Path:
-    """``rubrics/<name>.yaml`` of the repository, or ``name`` itself when it is a .yaml/.yml
-    path (resolved as :func:`resolve_path` does)."""
+def rubric_path(name: str, base: str | Path | None = None) -> Path:
+    """The shipped rubric ``rubrics/<name>.yaml``, or ``name`` itself when it is a .yaml/.yml
+    path (resolved as :func:`resolve_path` does, against ``base`` first)."""
     if name.endswith((".yaml", ".yml")):
-        return resolve_path(name)
-    return REPO_ROOT / "rubrics" / f"{name}.yaml"
+        return resolve_path(name, base)
+    from judgekit.bundled import bundled_dir
+
+    return bundled_dir("rubrics") / f"{name}.yaml"
 
 
 def jsonl_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:

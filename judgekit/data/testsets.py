@@ -8,9 +8,10 @@ A *test set* is a reference file (and optionally its aligned source file), or on
 codes), its locale and optionally ``original``: the id of its unlocalised counterpart. A localised
 set and its original form one *pair* of Cultivar's mean pairwise Delta (Sec. 3.2).
 
-Manifest (YAML, or JSON read as YAML; relative paths from the manifest's folder or ``root``)::
+Manifest (YAML, or JSON read as YAML; relative paths from the manifest's folder or ``root``,
+which may name a data set: ``data:ntrex128``)::
 
-    root: ../shared/data/ntrex128
+    root: data:ntrex128
     testsets:
       - {id: fra, src_lang: eng_Latn, tgt_lang: fra_Latn, locale: fra_Latn_France,
          reference: newstest2019-ref.fra.txt, source: newstest2019-src.eng.txt}
@@ -26,7 +27,7 @@ from pathlib import Path
 
 import yaml
 
-from judgekit.data import jsonl_objects
+from judgekit.data import jsonl_objects, resolve_path
 from judgekit.data.locales import Locale, parse_flores, parse_locale
 from judgekit.errors import InputError, JudgekitError
 from judgekit.metrics.mt import read_lines
@@ -156,7 +157,8 @@ def load_manifest(path: str | Path) -> Manifest:
             raise InputError(path, "unknown key (expected root, testsets)", line=_line(key_node))
     base = path.parent
     if "root" in top:
-        base = base / _scalar(top["root"], path, "root")
+        root = _scalar(top["root"], path, "root")
+        base = resolve_path(root) if root.startswith("data:") else base / root
     entries = top.get("testsets")
     if not isinstance(entries, yaml.SequenceNode) or not entries.value:
         line = _line(entries) if entries is not None else None
@@ -288,8 +290,8 @@ NTREX128_SRC = "newstest2019-src.eng.txt"
 
 
 def ntrex128_dir() -> Path:
-    """``../shared/data/ntrex128`` beside the repository (it may be absent)."""
-    return Path(__file__).resolve().parents[3] / "shared" / "data" / "ntrex128"
+    """The ``ntrex128`` data set's folder (``data:ntrex128``), fetched first where needed."""
+    return resolve_path("data:ntrex128")
 
 
 def ntrex128_manifest(
@@ -298,7 +300,7 @@ def ntrex128_manifest(
     english_original: str = "eng-US",
     english_source: str = "deu",
 ) -> Manifest:
-    """The NTREX-128 locale pairs as test sets (see ``shared/data/ntrex128/MANIFEST.md``).
+    """The NTREX-128 locale pairs as test sets (data set ``ntrex128``; ``root`` defaults to it).
 
     English->X: ``fra``/``fra-CA``, ``spa``/``spa-MX``, ``por``/``por-BR``, ``zho-CN``/``zho-TW``
     (ids are NTREX's file codes; the second of each pair is localised). The English variants

@@ -1,6 +1,7 @@
 """The spilling benchmark's lexical data: words, translations and dictionary excerpts.
 
-Files (under ``dictionaries/`` at the repository root, see ``dictionaries/SOURCES.md``):
+Files (under ``dictionaries/`` at the repository root, shipped as package data; see
+``dictionaries/SOURCES.md``):
 
 * ``words.txt``: the 100 polysemous English words of paper 002 (appendix "Top-100 Highly
   Polysemous Words"), one per line, in the paper's order.
@@ -19,7 +20,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
-from judgekit.data import REPO_ROOT, jsonl_objects, text_lines
+from judgekit.bundled import bundled_dir
+from judgekit.data import jsonl_objects, text_lines
 from judgekit.errors import InputError
 
 TRANSLATION_COLUMNS = ("word", "lang", "translation", "source", "note")
@@ -55,8 +57,8 @@ class Translation(BaseModel):
 
 
 def dictionaries_dir() -> Path:
-    """The repository's ``dictionaries/`` folder (``<repo root>/dictionaries``)."""
-    return REPO_ROOT / "dictionaries"
+    """The shipped ``dictionaries/`` folder (package data; ``dictionaries/`` of the repository)."""
+    return bundled_dir("dictionaries")
 
 
 def load_words(path: Path | None = None) -> list[str]:

@@ -29,7 +29,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
 from judgekit.config import RunConfig
-from judgekit.data import jsonl_objects
+from judgekit.data import jsonl_objects, resolve_path
 from judgekit.data.atomic import open_output
 from judgekit.data.jsonfile import write_json
 from judgekit.errors import InputError
@@ -46,7 +46,8 @@ class ClassifyOptions(BaseModel):
     """The ``classify:`` section of a run config.
 
     Attributes:
-        items: JSONL file of items (relative to the current directory, else to the config).
+        items: JSONL file of items (relative to the config's folder, else to the current
+            directory; or ``data:NAME/path``).
         id_field, text_field: the fields that hold an item's id and its text.
         labels: the label set (at least 2, distinct).
         task: the instruction shown to the judge (``$task`` in the prompt).
@@ -123,10 +124,8 @@ def judgment_schema(labels: tuple[str, ...], max_chars: int) -> type[BaseModel]:
 
 
 def _resolve(path: Path, config: RunConfig) -> Path:
-    if path.is_absolute() or path.exists() or config._path is None:
-        return path
-    beside = config._path.parent / path
-    return beside if beside.exists() else path
+    # relative paths were looked up beside the config by config.options; data: is fetched here
+    return resolve_path(path)
 
 
 class ClassifyRun:

@@ -118,10 +118,7 @@ def split_roles(prompt: Prompt) -> list[tuple[str, Prompt]]:
 
 
 def _resolve(path: Path, config: RunConfig) -> Path:
-    if not path.is_absolute() and not path.exists() and config._path is not None:
-        beside = config._path.parent / path
-        if beside.exists():
-            return beside
+    # relative paths were looked up beside the config by config.options; data: is fetched here
     return resolve_path(path)
 
 

@@ -232,12 +232,15 @@ def _items_of_signature(run: RunData) -> tuple[list[dict[str, Any]], str]:
     from dataclasses import asdict
 
     from judgekit.data import resolve_path
-    from judgekit.errors import InputError
+    from judgekit.errors import InputError, JudgekitError
     from judgekit.signature import file_hash
 
     recorded = (run.summary.get("signature") or {}).get("data") or {}
     for name, sha in recorded.items():
-        path = resolve_path(name)
+        try:
+            path = resolve_path(name)
+        except JudgekitError:  # gone, or a data set that cannot be fetched now
+            continue
         if sha is None or file_hash(path) != sha:
             continue
         try:
