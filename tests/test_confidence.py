@@ -134,8 +134,8 @@ def test_cli_reads_probability_columns_and_refuses_bad_ones(tmp_path: Path) -> N
 
 
 def test_estimate_reads_the_target_probability_and_narrows_the_interval(tmp_path: Path) -> None:
-    from judgekit.calibration.estimate_inputs import Target, load_judge
-    from judgekit.calibration.estimate_widths import width_with_and_without
+    from judgekit.calibration.estimate.inputs import Target, load_judge
+    from judgekit.calibration.estimate.widths import width_with_and_without
 
     judge_file = tmp_path / "judge.csv"
     judge_file.write_text("item,rater,label,p:CS,p:CA\na,judge,CS,0.8,0.2\nb,judge,CA,0.4,0.6\n")

@@ -23,8 +23,8 @@ from fault_server import FaultServer, correct_content, message_hash
 from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 
-from judgekit.calibration.grid_config import GridOptions, load_grid, plan_cells
-from judgekit.calibration.grid_report import score_cell
+from judgekit.calibration.grid.config import GridOptions, load_grid, plan_cells
+from judgekit.calibration.grid.report import score_cell
 from judgekit.errors import InputError
 from judgekit.labels.table import LabelTable
 
@@ -231,7 +231,7 @@ def test_grid_cells_and_their_run_overrides(tmp_path: Path) -> None:
 
 
 def test_a_judge_and_humans_without_a_common_label_is_an_error(tmp_path: Path) -> None:
-    from judgekit.calibration.grid_config import Cell
+    from judgekit.calibration.grid.config import Cell
 
     cell = Cell("j", "default", tmp_path, ())
     humans = LabelTable(pd.DataFrame({"h1": ["valid", "invalid"]}, index=["i1", "i2"]))

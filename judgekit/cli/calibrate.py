@@ -314,8 +314,8 @@ def grid_command(
     heatmap.png, pairwise agreement among cells and Kendall's W of the model rankings.
     """
     from judgekit.calibration.grid import run_grid
-    from judgekit.calibration.grid_config import load_grid, out_dir
-    from judgekit.calibration.grid_report import print_grid
+    from judgekit.calibration.grid.config import load_grid, out_dir
+    from judgekit.calibration.grid.report import print_grid
 
     def cell_done(name: str, stats: dict[str, int], run: Any) -> None:
         console.print(

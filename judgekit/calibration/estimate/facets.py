@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from judgekit.calibration.estimate_inputs import SEGMENTS_FILE, is_mqm_tsv, read_segments
+from judgekit.calibration.estimate.inputs import SEGMENTS_FILE, is_mqm_tsv, read_segments
 from judgekit.data.tables import read_table
 from judgekit.errors import InputError
 from judgekit.labels.table import LONG_COLUMNS

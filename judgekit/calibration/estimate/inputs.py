@@ -14,7 +14,7 @@ vectors it needs:
   (``segments.jsonl``: the MQM of every scored segment);
 * :func:`load_human` reads human labels: the same tables, or a Google MQM TSV (segment MQM, the
   mean over raters; :func:`judgekit.metrics.mqm.segment_mqm`);
-* :func:`judgekit.calibration.estimate_facets.item_facets` collects the facets of each item
+* :func:`judgekit.calibration.estimate.facets.item_facets` collects the facets of each item
   (language, model, system, ...).
 
 Several raters: the judge's value of an item is the mean over its raters (a jury's vote share,
@@ -218,7 +218,7 @@ def load_judge(
     table = table.select([known[r] for r in chosen])
     values = _rater_values(table, table.raters, target, file)
     if probabilities and target.kind == "share":
-        from judgekit.calibration.estimate_probs import probability_values
+        from judgekit.calibration.estimate.probs import probability_values
 
         values = probability_values(path, chosen, target.label or "", values)
     if values.empty:

@@ -22,7 +22,7 @@ from typing import Any
 
 import pandas as pd
 
-from judgekit.calibration.grid_config import (
+from judgekit.calibration.grid.config import (
     Cell,
     GridConfig,
     GridOptions,
@@ -205,10 +205,10 @@ def cell_clusters(
     labels: dict[str, pd.Series], humans: LabelTable, options: GridOptions
 ) -> tuple[dict[str, dict[str, int | None]], str]:
     """The cluster rank of every cell for each metric (metric -> cell -> rank), compared as
-    ``calibrate compare`` compares label judges (:mod:`judgekit.calibration.compare_labels`),
+    ``calibrate compare`` compares label judges (:mod:`judgekit.calibration.compare.labels`),
     with a note on what was compared; empty with fewer than 2 judged cells."""
-    from judgekit.calibration.compare_labels import label_facet
-    from judgekit.calibration.compare_results import build_family
+    from judgekit.calibration.compare.labels import label_facet
+    from judgekit.calibration.compare.results import build_family
 
     judged = {name: series for name, series in labels.items() if len(series)}
     if len(judged) < 2:
