@@ -14,10 +14,11 @@ from typer.testing import CliRunner
 
 from judgekit.calibration.confidence import confidence_report
 from judgekit.calibration.confidence_inputs import load_label_probs
-from judgekit.calibration.judge_report import calibrate_judge, write_judge_calibration
+from judgekit.calibration.judge_report import calibrate_judge
 from judgekit.cli import app
 from judgekit.errors import InputError
 from judgekit.labels.table import LabelTable
+from judgekit.report.judge import write_judge_calibration
 
 # four items, labels A/B: (p(A), p(B)), human majority
 TINY = pd.DataFrame(

@@ -261,8 +261,9 @@ def judge_command(
     probabilities (a run's records with label_probs, or p:LABEL columns), ECE, Brier score,
     the reliability diagram and selective judging."""
     from judgekit.calibration.confidence_inputs import load_label_probs
-    from judgekit.calibration.judge_report import calibrate_judge, write_judge_calibration
+    from judgekit.calibration.judge_report import calibrate_judge
     from judgekit.report.calibration import print_judge_calibration
+    from judgekit.report.judge import write_judge_calibration
 
     _check_choice("--tie-policy", tie_policy, TIE_POLICIES)
     judge_table = _load(judge, format)
@@ -315,7 +316,7 @@ def grid_command(
     """
     from judgekit.calibration.grid import run_grid
     from judgekit.calibration.grid.config import load_grid, out_dir
-    from judgekit.calibration.grid.report import print_grid
+    from judgekit.report.grid import print_grid, write_grid
 
     def cell_done(name: str, stats: dict[str, int], run: Any) -> None:
         console.print(
@@ -325,7 +326,9 @@ def grid_command(
 
     spec = load_grid(grid, set_, labels)
     result = run_grid(spec, out=out, no_cache=no_cache, on_cell=cell_done)
-    print_grid(result, out_dir(spec, out), console)
+    directory = out_dir(spec, out)
+    write_grid(result, directory, result.stats)
+    print_grid(result, directory, console)
 
 
 # `calibrate validity`, `estimate`, `plan` and `errors` live in their own modules, registered here
