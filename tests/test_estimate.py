@@ -374,7 +374,7 @@ def test_a_bad_label_value_names_its_file_not_the_command_line(tmp_path: Path):
         load_judge(judge, Target.parse("mean"))
     assert err.value.path == str(judge) and err.value.field == "label"
     assert "item 'b', rater 'j': label 'inf' is not finite" in str(err.value).lower()
-    # "NaN" is a missing marker (judgekit.labels.vocabulary), as NA, null and the empty cell
+    # "NaN" is a missing marker (judgekit.data.vocabulary), as NA, null and the empty cell
     judge = write_long(tmp_path / "judge.csv", [("a", "j", "1.5"), ("b", "j", "NaN")])
     assert load_judge(judge, Target.parse("mean"))[0].to_dict() == {"a": 1.5}
 

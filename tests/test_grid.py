@@ -238,7 +238,7 @@ def test_a_judge_and_humans_without_a_common_label_is_an_error(tmp_path: Path) -
     verdicts = pd.Series({"i1": "true", "i2": "false"})
     with pytest.raises(InputError, match="judge 'j' .* share no label"):
         score_cell(cell, verdicts, humans, GridOptions(n_resamples=0))
-    # a spreadsheet's True/False are the booleans true/false (judgekit.labels.vocabulary)
+    # a spreadsheet's True/False are the booleans true/false (judgekit.data.vocabulary)
     humans = LabelTable(pd.DataFrame({"h1": ["True", "False"]}, index=["i1", "i2"]))
     assert score_cell(cell, verdicts, humans, GridOptions(n_resamples=0))["accuracy"] == 1.0
     humans = LabelTable(pd.DataFrame({"h1": ["true", "true"]}, index=["i1", "i2"]))

@@ -305,7 +305,7 @@ def read_annotations(path: Path) -> pd.DataFrame:
         InputError: a line that is not a JSON object (file, line).
     """
     from judgekit.data import jsonl_objects
-    from judgekit.labels.vocabulary import canonical_id
+    from judgekit.data.vocabulary import canonical_id
 
     frame = pd.DataFrame([row for _, row in jsonl_objects(path)])
     for column in ("id", "key"):

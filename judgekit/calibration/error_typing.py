@@ -25,8 +25,8 @@ import pandas as pd
 from judgekit.data import jsonl_objects, resolve_path, text_lines
 from judgekit.data.atomic import write_frame, write_text
 from judgekit.data.jsonfile import write_json
+from judgekit.data.vocabulary import canonical_id, nfc
 from judgekit.errors import JudgekitError
-from judgekit.labels.vocabulary import canonical_id, nfc
 from judgekit.metrics.common_items import segment_key, system_coverage
 from judgekit.metrics.correlation import correlate, correlate_grouped, pair_counts
 from judgekit.metrics.mqm import read_mqm_tsv, segment_mqm, target_spans
@@ -101,7 +101,7 @@ def _match(run_dir: Path, mqm_tsv: str | Path) -> list[tuple[dict[str, Any], flo
     """
     segments = [row for _, row in jsonl_objects(run_dir / "segments.jsonl")]  # "\n" only
     by_seg: dict[tuple, list] = defaultdict(list)
-    for row in read_mqm_tsv(mqm_tsv):  # ids compared as NFC text (judgekit.labels.vocabulary)
+    for row in read_mqm_tsv(mqm_tsv):  # ids compared as NFC text (judgekit.data.vocabulary)
         by_seg[tuple(canonical_id(x) for x in row.segment)].append(row)
     matched = []
     for s in segments:

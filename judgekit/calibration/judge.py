@@ -11,7 +11,7 @@
   (Calderon, Reichart & Dror, ACL 2025).
 
 Labels are compared in the label vocabulary's text form (``1`` and ``"1"`` match, ``TRUE``
-is ``true``: :mod:`judgekit.labels.vocabulary`), after the overlap check of
+is ``true``: :mod:`judgekit.data.vocabulary`), after the overlap check of
 :mod:`judgekit.labels.overlap` (disjoint label sets are an error). Tie policies for an item
 whose human votes tie (two or more categories share the top count):
 

@@ -32,11 +32,11 @@ from judgekit.cli.output import plain_console
 from judgekit.cli.root import app
 from judgekit.cli.validity import validity_command
 from judgekit.data.atomic import write_frame
+from judgekit.data.vocabulary import canonical_id
 from judgekit.errors import InputError
 from judgekit.labels.files import parse_categories, resolve_labels_path
 from judgekit.labels.majority import TIE_POLICIES
 from judgekit.labels.table import LabelTable, load_labels
-from judgekit.labels.vocabulary import canonical_id
 from judgekit.metrics.agreement import (
     cohen_kappa,
     fleiss_kappa,

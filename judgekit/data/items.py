@@ -5,7 +5,7 @@ subject category and the language it is written in; every other field is kept in
 written back unchanged (``judgekit audit split``). Accepted spellings:
 
 * id: ``id``, ``sample_id``, ``item_id``, ``qid`` (else the 1-based line number), as NFC text
-  (:func:`judgekit.labels.vocabulary.canonical_id`: a JSON ``1.0`` is ``"1"``);
+  (:func:`judgekit.data.vocabulary.canonical_id`: a JSON ``1.0`` is ``"1"``);
 * choices: a list (JSONL), a JSON or Python list in text (CSV), or columns ``option_a``..,
   ``choice_a``.. or ``A``..;
 * answer: a letter, a 0-based index, or the text of one choice (``answer_index`` otherwise);
@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from judgekit.data.tables import read_table
+from judgekit.data.vocabulary import canonical_id
 from judgekit.errors import InputError
-from judgekit.labels.vocabulary import canonical_id
 
 LETTERS = "ABCDEFGHIJ"
 ID_FIELDS = ("id", "sample_id", "item_id", "qid")

@@ -18,9 +18,9 @@ import pandas as pd
 
 from judgekit.data.items import BenchmarkItem, load_items
 from judgekit.data.tables import read_table
+from judgekit.data.vocabulary import label_text, nfc
 from judgekit.errors import InputError
 from judgekit.labels.table import LabelTable
-from judgekit.labels.vocabulary import label_text, nfc
 
 PUBLISHED_CS_FIELDS = ("cs_label", "cultural_sensitivity_label")
 

@@ -6,7 +6,7 @@ the extra context its detail pane shows.
 * ``label``: a record's answer in one word, for the table and its filter (classify: the label;
   CS/CA: ``cs_label``; spilling judge: ``k of 5 invalid``; errors: ``no-error`` or the worst
   MQM severity, the segment labels ``review import`` writes for an MQM campaign,
-  :func:`judgekit.labels.vocabulary.mqm_segment_label`; pairwise: ``output 1``, ``output 2`` or
+  :func:`judgekit.data.vocabulary.mqm_segment_label`; pairwise: ``output 1``, ``output 2`` or
   ``tie``, the verdict in the original outputs' identities whatever the order shown), None
   where a record has none (generations, failed calls).
 * ``units``: the labelled units of a record in the id space of the run's ``labels.csv``
@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from judgekit.labels.vocabulary import mqm_segment_label
+from judgekit.data.vocabulary import mqm_segment_label
 from judgekit.view.data import RunData
 
 Record = dict[str, Any]

@@ -38,12 +38,12 @@ import numpy as np
 import pandas as pd
 
 from judgekit.data import jsonl_objects
+from judgekit.data.vocabulary import canonical_id, label_text
 from judgekit.errors import InputError
 from judgekit.labels.files import resolve_labels_path
 from judgekit.labels.majority import TIE, TiePolicy, apply_ties, majority_vote
 from judgekit.labels.overlap import LabelOverlap, align_labels
 from judgekit.labels.table import LabelTable, load_labels
-from judgekit.labels.vocabulary import canonical_id, label_text
 
 FALSE_WORDS = frozenset({"false", "0", "no", "invalid"})
 TRUE_WORDS = frozenset({"true", "1", "yes", "valid"})

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from judgekit.labels.vocabulary import canonical_id, label_text
+from judgekit.data.vocabulary import canonical_id, label_text
 
 
 def probability_values(
