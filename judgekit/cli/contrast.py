@@ -28,9 +28,10 @@ from judgekit.cli.contrast_inputs import _inputs, _manifest, _metrics
 from judgekit.cli.output import plain_console
 from judgekit.cli.root import app
 from judgekit.data.atomic import write_frame, write_text
+from judgekit.data.lines import read_lines
 from judgekit.data.testsets import manifest_dict
 from judgekit.errors import InputError, JudgekitError
-from judgekit.metrics import contrastive, mt, word_recall
+from judgekit.metrics import contrastive, word_recall
 from judgekit.metrics.postedit import postedit_stats
 
 contrast_app = typer.Typer(
@@ -299,7 +300,7 @@ def postedit(
     files = dict(zip(names, zip(original, llm, edited, strict=True), strict=True))
     sides = {}
     for name, paths in files.items():
-        texts = [mt.read_lines(p) for p in paths]
+        texts = [read_lines(p) for p in paths]
         for p, t in zip(paths[1:], texts[1:], strict=True):
             if len(t) != len(texts[0]):
                 raise InputError(p, f"has {len(t)} lines but {paths[0]} has {len(texts[0])}")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from judgekit.data.lines import read_lines
 from judgekit.data.locales import Locale, parse_flores, parse_locale
 from judgekit.data.testsets import Manifest, TestSet, load_manifest, ntrex128_manifest
 from judgekit.errors import InputError
@@ -25,7 +26,7 @@ def _manifest(spec: str) -> Manifest:
 
 
 def _read_hyp(path: Path, testset: TestSet, n_refs: int) -> list[str]:
-    hyps = mt.read_lines(path)
+    hyps = read_lines(path)
     if len(hyps) != n_refs:
         ref = testset.reference or testset.data
         raise InputError(path, f"has {len(hyps)} lines but the references {ref} have {n_refs}")

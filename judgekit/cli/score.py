@@ -13,6 +13,7 @@ from rich.table import Table
 
 from judgekit.cli.output import plain_console
 from judgekit.cli.root import app
+from judgekit.data.lines import read_lines
 from judgekit.errors import InputError, JudgekitError, JudgekitWarning
 from judgekit.metrics import mt
 from judgekit.metrics.spm import FLORES200_ENV
@@ -81,7 +82,7 @@ def score(
     hyps, refs = mt.read_hyp_refs(hyp, ref)
     base_hyps = None
     if baseline is not None:
-        base_hyps = mt.read_lines(baseline)
+        base_hyps = read_lines(baseline)
         if len(base_hyps) != len(hyps):
             raise InputError(
                 baseline,

@@ -54,7 +54,7 @@ class HumanVotes:
     def reference_cs(self) -> dict[str, str]:
         """item -> the published CS/CA label where there is one, else the strict majority of
         the CS/CA votes (``<tie>`` on a tie)."""
-        from judgekit.calibration.judge import majority_vote
+        from judgekit.labels.majority import majority_vote
 
         out = majority_vote(self.cs).to_dict()
         if self.published is not None:

@@ -37,8 +37,8 @@ from sacrebleu.metrics import BLEU, CHRF
 from sacrebleu.metrics.base import Metric
 from sacrebleu.significance import PairedTest
 from sacrebleu.tokenizers.tokenizer_spm import SPM_MODELS
-from sacrebleu.utils import smart_open
 
+from judgekit.data.lines import read_lines
 from judgekit.errors import InputError, JudgekitError, JudgekitWarning
 from judgekit.metrics.spm import CUSTOM_SPM_PREFIX, SPBLEU_TOKENIZER, _is_spm, _spm_tokenizer
 from judgekit.metrics.tokenizers import tokenizer_for, warn_if_unsplit
@@ -327,31 +327,6 @@ def paired_test(
         p_value=system.p_value,
         signature=signatures[key].format(),
     )
-
-
-def read_lines(path: str | Path) -> list[str]:
-    """Read one segment per line as sacrebleu's command line does (``\\n`` only, rstrip; .gz ok).
-
-    Raises:
-        InputError: the file is missing or not UTF-8 (with the line number).
-    """
-    if not Path(path).is_file():
-        raise InputError(path, "file not found")
-    data = Path(path).read_bytes()
-    if str(path).endswith(".gz"):
-        with smart_open(str(path)) as handle:
-            data = handle.buffer.read() if hasattr(handle, "buffer") else handle.read().encode()
-    lines: list[str] = []
-    for number, raw in enumerate(data.split(b"\n"), 1):
-        try:
-            lines.append(raw.decode("utf-8").rstrip())
-        except UnicodeDecodeError as exc:
-            raise InputError(path, f"not valid UTF-8 ({exc.reason})", line=number) from None
-    if lines and lines[-1] == "" and data.endswith(b"\n"):
-        lines.pop()  # the newline that ends the last line opens no segment
-    if not data:
-        raise InputError(path, "the file is empty: expected one segment per line")
-    return lines
 
 
 def read_hyp_refs(
