@@ -9,12 +9,11 @@ baseline (longer translation = worse) and a constant-judge acc_eq; item-grouped 
 system-level pairwise accuracy (Kocmi et al. 2021: share of system pairs ordered alike, judge
 ties wrong). The GEMBA-MQM figures on WMT23 are given as a reference on their own data (the TED
 segments are not in WMT23; the overlap is checked where the WMT23 sources are at hand). Command:
-``python -m judgekit.calibration.error_typing calibrate RUN_DIR MQM_TSV [--gemba-dir DIR]``.
+``judgekit calibrate errors RUN_DIR MQM_TSV [--gemba-dir DIR]``.
 """
 
 from __future__ import annotations
 
-import json
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
@@ -311,28 +310,3 @@ def _write_tables(run_dir: Path, cal: dict[str, Any]) -> None:
     if gem:
         lines.append(f"GEMBA-MQM: {gem['note']}; overlap check: {gem['overlap']}.")
     write_text(run_dir / "calibration.md", "\n".join(lines) + "\n")
-
-
-def main(argv: list[str] | None = None) -> None:
-    """Command line:
-    ``python -m judgekit.calibration.error_typing calibrate RUN_DIR MQM_TSV [--gemba-dir DIR]``.
-    """
-    import argparse
-
-    parser = argparse.ArgumentParser(prog="python -m judgekit.calibration.error_typing")
-    sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("calibrate", help="calibrate an errors run against a human MQM TSV")
-    p.add_argument("run_dir")
-    p.add_argument("mqm_tsv")
-    p.add_argument("--gemba-dir")
-    p.add_argument("--rubric", default="localisation_errors")
-    p.add_argument("--n-resamples", type=int, default=1000)
-    args = parser.parse_args(argv)
-    cal = calibrate_errors(args.run_dir, args.mqm_tsv, rubric=load_rubric(args.rubric),
-                           gemba_dir=args.gemba_dir, n_resamples=args.n_resamples)  # fmt: skip
-    print((Path(args.run_dir) / "calibration.md").read_text(encoding="utf-8"))
-    print(json.dumps(cal["headline"], indent=1))
-
-
-if __name__ == "__main__":
-    main()

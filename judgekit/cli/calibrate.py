@@ -16,7 +16,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import math
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,7 @@ from judgekit.cli.output import plain_console
 from judgekit.cli.root import app
 from judgekit.cli.validity import validity_command
 from judgekit.data.atomic import write_frame
+from judgekit.data.digest import file_sha256
 from judgekit.data.vocabulary import canonical_id
 from judgekit.errors import InputError
 from judgekit.labels.files import parse_categories, resolve_labels_path
@@ -73,7 +73,7 @@ def _signature(command: str, inputs: dict[str, Path], **params: Any) -> dict[str
     files = {}
     for name, path in inputs.items():
         resolved = resolve_labels_path(path)
-        files[name] = {"path": str(resolved), "sha256": _sha256(resolved)}
+        files[name] = {"path": str(resolved), "sha256": file_sha256(resolved)}
     return Signature(
         pipeline=f"calibrate {command}",
         parameters=params,
@@ -83,10 +83,6 @@ def _signature(command: str, inputs: dict[str, Path], **params: Any) -> dict[str
         inputs=files,
         **{k: v for k, v in params.items() if k != "seed"},
     ).as_dict()
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _write(out: Path, stem: str, payload: dict[str, Any], rows: list[dict[str, Any]]) -> None:

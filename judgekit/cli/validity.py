@@ -6,7 +6,6 @@ The command function is registered by ``judgekit/cli/calibrate.py`` as
 
 from __future__ import annotations
 
-import hashlib
 import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -17,6 +16,7 @@ from rich.table import Table
 
 from judgekit.cli.output import plain_console
 from judgekit.data.atomic import write_frame
+from judgekit.data.digest import file_sha256
 
 if TYPE_CHECKING:
     from judgekit.metrics.validity import ValidityResult
@@ -94,10 +94,6 @@ def _table(native: str, n_models: int, k: int, rows: list[dict], records: list[d
             row["label"],
         )
     return table
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def validity_command(
@@ -211,7 +207,7 @@ def _write(
     csv_path = folder / f"{scores.stem}.validity.csv"
     json_path = folder / f"{scores.stem}.validity.json"
     write_frame(pd.DataFrame(rows), csv_path, index=False)
-    digest = _sha256(scores)
+    digest = file_sha256(scores)
     signature = Signature(
         pipeline="calibrate validity",
         parameters={"n_resamples": params["n_resamples"], "top_k": params["top_k"]},

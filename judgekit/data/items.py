@@ -18,12 +18,12 @@ The human votes some items carry are read by :mod:`judgekit.labels.human_votes`.
 from __future__ import annotations
 
 import ast
-import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from judgekit.data.digest import file_sha256
 from judgekit.data.tables import read_table
 from judgekit.data.vocabulary import canonical_id
 from judgekit.errors import InputError
@@ -207,5 +207,5 @@ def load_items(
             )
         )
         kept.append(row)
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    digest = file_sha256(path, 16)
     return ItemFile(path, items, fmt, columns, digest, kept)

@@ -11,7 +11,6 @@ any other model file (signature ``spm-<sha256 prefix>``). Used by
 
 from __future__ import annotations
 
-import hashlib
 import os
 from functools import lru_cache
 from pathlib import Path
@@ -19,6 +18,7 @@ from pathlib import Path
 from sacrebleu.tokenizers.tokenizer_base import BaseTokenizer
 from sacrebleu.tokenizers.tokenizer_spm import SPM_MODELS
 
+from judgekit.data.digest import file_sha256
 from judgekit.errors import JudgekitError
 
 SPBLEU_TOKENIZER = "flores200"
@@ -110,7 +110,7 @@ def _spm_tokenizer(tokenize: str, spm_model: str | Path | None) -> _SPMTokenizer
         path = Path(tokenize[len(CUSTOM_SPM_PREFIX) :])
         if not path.is_file():
             raise JudgekitError(f"SentencePiece model not found: {path}")
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()[:10]
+        digest = file_sha256(path, 10)
         return _SPMTokenizer(path, f"spm-{digest}")
     key = "flores101" if tokenize == "spm" else tokenize
     return _SPMTokenizer(resolve_spm_model(key, spm_model), SPM_MODELS[key]["signature"])

@@ -20,11 +20,11 @@ the extra context its detail pane shows.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from judgekit.data.digest import file_sha256
 from judgekit.data.vocabulary import mqm_segment_label
 from judgekit.view.data import RunData
 
@@ -289,7 +289,7 @@ def _spilling_extras(run: RunData, rows_by_key: dict[str, int]) -> dict[str, Any
     recorded = (run.summary.get("signature") or {}).get("data_sha256") or {}
     for lang in sorted({lang for lang, _ in wanted}):
         path = dictionaries_dir() / f"{lang}.jsonl"
-        if path.is_file() and recorded.get(path.name) not in (None, _sha16(path)):
+        if path.is_file() and recorded.get(path.name) not in (None, file_sha256(path, 16)):
             changed.append(path.name)
         entries = load_dictionary(lang)
         for wlang, word in wanted:
@@ -302,7 +302,3 @@ def _spilling_extras(run: RunData, rows_by_key: dict[str, int]) -> dict[str, Any
             "signature): the entry shown is today's, not necessarily the one the judge saw"
         )
     return out
-
-
-def _sha16(path: Any) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]

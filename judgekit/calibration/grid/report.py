@@ -15,7 +15,6 @@ every cell judged; ``<metric>_rank`` columns, 1 = the best cluster).
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +29,7 @@ from judgekit.calibration.grid.config import (
     model_scores_spec,
 )
 from judgekit.calibration.judge import judge_vs_humans
+from judgekit.data.digest import file_sha256
 from judgekit.errors import InputError, JudgekitError
 from judgekit.labels.majority import judge_labels, majority_vote
 from judgekit.labels.overlap import LabelSetError, align_labels
@@ -170,7 +170,7 @@ def _file(path: Path | None) -> dict[str, Any] | None:
         return None
     if path.is_dir():
         path = path / "labels.csv"
-    digest = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+    digest = file_sha256(path) if path.is_file() else None
     return {"path": str(path), "sha256": digest}
 
 
