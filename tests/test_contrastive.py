@@ -267,7 +267,7 @@ def test_cli_manifest_form_delta_recall_and_errors(tmp_path):
     # A translation file with the wrong number of lines: the error names both files.
     (tmp_path / "hyps" / "loc" / "fra.txt").write_text("a\nb\n")
     with pytest.raises(InputError) as info:
-        judgekit.cli.contrast_inputs._inputs(
+        judgekit.cli.contrast_inputs.contrast_inputs(
             str(tmp_path / "m.yaml"), tmp_path / "hyps", {}, "m", None, None
         )
     assert str(info.value) == (

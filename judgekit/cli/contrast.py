@@ -24,7 +24,7 @@ from rich.table import Table
 from rich.text import Text
 
 import judgekit
-from judgekit.cli.contrast_inputs import _inputs, _manifest, _metrics
+from judgekit.cli.contrast_inputs import contrast_inputs, manifest_of, metric_names
 from judgekit.cli.output import plain_console
 from judgekit.cli.root import app
 from judgekit.data.atomic import write_frame, write_text
@@ -87,7 +87,7 @@ def testsets(
     write: Annotated[Path | None, Opt(help="Write the manifest here as YAML.")] = None,
 ) -> None:
     """List a manifest's test sets and their locale pairs (default: the built-in NTREX-128)."""
-    found = _manifest(manifest or "ntrex128")
+    found = manifest_of(manifest or "ntrex128")
     table = Table(title=f"test sets: {manifest}")
     for column in ("id", "direction", "locale", "original", "reference"):
         table.add_column(column, overflow="fold")
@@ -124,10 +124,10 @@ def delta(
 ) -> None:
     """Delta = score(localised) - score(original) per model and locale (Cultivar Sec. 3.2)."""
     pair = {"orig_ref": orig_ref, "loc_ref": loc_ref, "orig_hyp": orig_hyp, "loc_hyp": loc_hyp}
-    found, hyps, missing = _inputs(manifest, hyp_dir, pair, model, locale, tgt_lang)
+    found, hyps, missing = contrast_inputs(manifest, hyp_dir, pair, model, locale, tgt_lang)
     _warn_missing(missing)
     frame = contrastive.delta_frame(
-        hyps, found, _metrics(metric), tokenize=tokenize, spm_model=spm_model
+        hyps, found, metric_names(metric), tokenize=tokenize, spm_model=spm_model
     )
     if frame.empty:
         raise JudgekitError("no model translated both sets of any locale pair")
@@ -238,7 +238,7 @@ def recall(
     FP: original-only terms kept in the translation of the localised source; FN: localised
     terms it misses."""
     pair = {"orig_ref": orig_ref, "loc_ref": loc_ref, "loc_hyp": loc_hyp}
-    found, hyps, _ = _inputs(manifest, hyp_dir, pair, model, locale, tgt_lang)
+    found, hyps, _ = contrast_inputs(manifest, hyp_dir, pair, model, locale, tgt_lang)
     summary, segments = word_recall.recall_frames(
         hyps, found, tokenize=tokenize, lowercase=lowercase
     )

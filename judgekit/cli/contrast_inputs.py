@@ -19,7 +19,8 @@ from judgekit.errors import InputError
 from judgekit.metrics import mt
 
 
-def _manifest(spec: str) -> Manifest:
+def manifest_of(spec: str) -> Manifest:
+    """The test-set manifest ``spec`` names (``ntrex128`` or a manifest file)."""
     if spec == "ntrex128" and not Path(spec).exists():
         return ntrex128_manifest()
     return load_manifest(spec)
@@ -33,7 +34,7 @@ def _read_hyp(path: Path, testset: TestSet, n_refs: int) -> list[str]:
     return hyps
 
 
-def _inputs(
+def contrast_inputs(
     manifest: str | None,
     hyp_dir: Path | None,
     pair: dict[str, Path | None],
@@ -46,7 +47,7 @@ def _inputs(
     if manifest is not None:
         if given or hyp_dir is None:
             raise InputError(None, "give --manifest with --hyp-dir, or the single-pair options")
-        found = _manifest(manifest)
+        found = manifest_of(manifest)
         if not hyp_dir.is_dir():
             raise InputError(hyp_dir, "not a folder", field="--hyp-dir")
         hyps: dict[tuple[str, str], list[str]] = {}
@@ -90,7 +91,12 @@ def _inputs(
     return built, hyps, []
 
 
-def _metrics(spec: str) -> list[str]:
+def metric_names(spec: str) -> list[str]:
+    """The metric names of ``--metric`` (comma-separated, repeats dropped).
+
+    Raises:
+        InputError: empty, or a name that is not an MT metric.
+    """
     names = list(dict.fromkeys(n.strip().lower() for n in spec.split(",") if n.strip()))
     unknown = [n for n in names if n not in mt.METRICS]
     if not names or unknown:

@@ -40,7 +40,7 @@ from sacrebleu.tokenizers.tokenizer_spm import SPM_MODELS
 
 from judgekit.data.lines import read_lines
 from judgekit.errors import InputError, JudgekitError, JudgekitWarning
-from judgekit.metrics.spm import CUSTOM_SPM_PREFIX, SPBLEU_TOKENIZER, _is_spm, _spm_tokenizer
+from judgekit.metrics.spm import CUSTOM_SPM_PREFIX, SPBLEU_TOKENIZER, is_spm, spm_tokenizer
 from judgekit.metrics.tokenizers import tokenizer_for, warn_if_unsplit
 
 METRICS = ("spbleu", "bleu", "chrf")
@@ -131,18 +131,18 @@ def make_metric(
         raise JudgekitError(f"unknown metric '{name}'; choose from {', '.join(METRICS)}")
     tok = tokenize or (SPBLEU_TOKENIZER if key == "spbleu" else "13a")
     known = [t for t in BLEU.TOKENIZERS if t not in SPM_MODELS]
-    if not _is_spm(tok) and tok not in known:
+    if not is_spm(tok) and tok not in known:
         raise JudgekitError(
             f"unknown tokenizer '{tok}'; choose from {', '.join(known + list(SPM_MODELS))} "
             f"or {CUSTOM_SPM_PREFIX}PATH"
         )
-    if not _is_spm(tok):
+    if not is_spm(tok):
         try:
             metric = BLEU(tokenize=tok, lowercase=lowercase, effective_order=sentence_level)
         except (ImportError, RuntimeError) as exc:
             raise JudgekitError(f"tokenizer '{tok}' is not usable here: {exc}") from exc
         return "BLEU", metric
-    tokenizer = _spm_tokenizer(tok, spm_model)
+    tokenizer = spm_tokenizer(tok, spm_model)
     metric = BLEU(tokenize="none", lowercase=lowercase, effective_order=sentence_level)
     # sacrebleu reads both attributes when scoring and when building the signature.
     metric.tokenizer = tokenizer
