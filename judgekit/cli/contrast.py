@@ -24,7 +24,7 @@ from rich.table import Table
 from rich.text import Text
 
 import judgekit
-from judgekit.cli.contrast_inputs import contrast_inputs, manifest_of, metric_names
+from judgekit.cli.contrast_inputs import contrast_inputs, manifest_of
 from judgekit.cli.output import plain_console
 from judgekit.cli.root import app
 from judgekit.data.atomic import write_frame, write_text
@@ -33,6 +33,7 @@ from judgekit.data.testsets import manifest_dict
 from judgekit.errors import InputError, JudgekitError
 from judgekit.metrics import contrastive, word_recall
 from judgekit.metrics.postedit import postedit_stats
+from judgekit.metrics.scoring import metric_names
 
 contrast_app = typer.Typer(
     help="Localised vs original test sets: Delta, locale word recall, post-edit statistics.",

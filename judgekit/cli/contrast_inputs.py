@@ -16,7 +16,6 @@ from judgekit.data.lines import read_lines
 from judgekit.data.locales import Locale, parse_flores, parse_locale
 from judgekit.data.testsets import Manifest, TestSet, load_manifest, ntrex128_manifest
 from judgekit.errors import InputError
-from judgekit.metrics import mt
 
 
 def manifest_of(spec: str) -> Manifest:
@@ -89,16 +88,3 @@ def contrast_inputs(
                 pair[key], sets[set_id], len(sets[set_id].read().references)
             )
     return built, hyps, []
-
-
-def metric_names(spec: str) -> list[str]:
-    """The metric names of ``--metric`` (comma-separated, repeats dropped).
-
-    Raises:
-        InputError: empty, or a name that is not an MT metric.
-    """
-    names = list(dict.fromkeys(n.strip().lower() for n in spec.split(",") if n.strip()))
-    unknown = [n for n in names if n not in mt.METRICS]
-    if not names or unknown:
-        raise InputError(None, f"choose from {', '.join(mt.METRICS)}", field="--metric")
-    return names
