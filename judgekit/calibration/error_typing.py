@@ -162,6 +162,27 @@ def _system_level(matched: list, scored: list) -> dict[str, Any]:
     }
 
 
+def _span_pairs(scored: list) -> tuple[list[list[Span]], list]:
+    """(judge spans, human rating) pairs: one comparison per human rating of each scored
+    segment (TED: one rater per segment), translation-side judge spans only."""
+    pred, gold_all = [], []
+    for s, _h, gold in scored:
+        spans = [Span(e["start"], e["end"], e["severity"], e["mqm_category"])
+                 for e in s["errors"] if e["side"] == "translation"]  # fmt: skip
+        for rating in gold:
+            pred.append(spans)
+            gold_all.append(rating)
+    return pred, gold_all
+
+
+def _gemba(gdir: Path, matched: list, scored: list, seed: int) -> dict[str, Any]:
+    """GEMBA-MQM's WMT23 figures as a reference on their own data, with the overlap check."""
+    return {"note": "reference on its own data (WMT23 generalMT); the TED segments are "
+            "not WMT23 segments, so no same-segment comparison is possible",
+            "overlap": _wmt_overlap(gdir, [s["source"] for s, _h, _g in matched]),
+            "pairs": gemba_reference(gdir, len(scored), seed)}  # fmt: skip
+
+
 def calibrate_errors(
     run_dir: str | Path,
     mqm_tsv: str | Path,
@@ -188,24 +209,12 @@ def calibrate_errors(
     rubric = rubric or load_rubric()
     matched = _match(run_dir, mqm_tsv)
     scored = [(s, h, g) for s, h, g in matched if s["status"] == "scored"]
-    pred, gold_all = [], []
-    for s, _h, gold in scored:
-        spans = [Span(e["start"], e["end"], e["severity"], e["mqm_category"])
-                 for e in s["errors"] if e["side"] == "translation"]  # fmt: skip
-        for rating in gold:  # one comparison per human rating (TED: one rater per segment)
-            pred.append(spans)
-            gold_all.append(rating)
+    pred, gold_all = _span_pairs(scored)
     spans = span_scores(pred, gold_all)
     cats = {d: category_agreement(pred, gold_all, depth=d) for d in (None, 1)}
     seg = _segment_level(matched, scored, n_resamples, seed)
     system = _system_level(matched, scored)
-    gemba = None
-    if gemba_dir is not None:
-        gdir = resolve_path(gemba_dir)
-        gemba = {"note": "reference on its own data (WMT23 generalMT); the TED segments are "
-                 "not WMT23 segments, so no same-segment comparison is possible",
-                 "overlap": _wmt_overlap(gdir, [s["source"] for s, _h, _g in matched]),
-                 "pairs": gemba_reference(gdir, len(scored), seed)}  # fmt: skip
+    gemba = None if gemba_dir is None else _gemba(resolve_path(gemba_dir), matched, scored, seed)
     status = Counter(s["status"] for s, _h, _g in matched)
     headline = {
         "segments": len(matched), "scored": status.get("scored", 0),

@@ -13,8 +13,9 @@ from typing import Any
 
 import pandas as pd
 
+from judgekit.data.scores import read_scores_csv
 from judgekit.metrics.ranking import ranking_agreement
-from judgekit.metrics.validity import ValidityResult, proxy_validity, read_scores_csv
+from judgekit.metrics.validity import ValidityResult, proxy_validity
 
 
 def _row(result: ValidityResult, ranking: dict) -> dict:
