@@ -84,7 +84,7 @@ def test_classical_p_values_are_the_z_test_and_holm_is_statsmodels(tmp_path: Pat
 
 
 def test_three_verdicts_and_labels_that_would_decide(tmp_path: Path):
-    from judgekit.calibration.estimate_plan import pilot_moments, plan_size
+    from judgekit.calibration.estimate.plan import pilot_moments, plan_size
 
     _, _, human = shares(tmp_path, {"de": (0.9, 400, 80), "es": (0.75, 2000, 20),
                                     "fr": (0.6, 400, 40), "zh": (0.1, 400, 80)})  # fmt: skip
@@ -298,7 +298,7 @@ def gemba_tables(folder: Path, system: str, n: int, seed: int) -> dict[str, floa
 
 
 def test_wmt23_mqm_gate_per_language_agrees_with_calibrate_estimate(tmp_path: Path):
-    from judgekit.calibration.estimate_run import run_estimate
+    from judgekit.calibration.estimate.run import run_estimate
 
     truth = gemba_tables(tmp_path, "GPT4-5shot", 50, seed=0)
     rules = [{"name": "floor", "judge": "gemba.csv", "human": "experts.csv", "target": "mean",

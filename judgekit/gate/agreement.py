@@ -130,7 +130,7 @@ def agreement_check(
 def agreement_checks(rule: Rule, spec: GateSpec) -> list[Check]:
     """Every check of an agreement rule: one per value of ``by`` (the facets of the judge's and
     the humans' files, or ``facets``), or one for all items."""
-    from judgekit.calibration.estimate_facets import item_facets
+    from judgekit.calibration.estimate.facets import item_facets
 
     judge, humans = load_pairs(rule)
     if not rule.by:

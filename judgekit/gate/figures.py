@@ -2,7 +2,7 @@
 value, with p-values against the rule's bound from the estimate's own interval.
 
 The values come through the readers of ``calibrate estimate``
-(:mod:`judgekit.calibration.estimate_inputs`: the judge's and the humans' labels, the label
+(:mod:`judgekit.calibration.estimate.inputs`: the judge's and the humans' labels, the label
 check, the facets), and each facet value's estimate is
 :func:`judgekit.calibration.estimate.estimate_mean` with the estimate's interval rule (PPI++,
 Angelopoulos, Duchi & Zrnic 2023, arXiv 2311.01453; docs/estimates.md). The p-values follow
@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgekit.calibration import estimate_intervals as iv
+from judgekit.calibration.estimate import intervals as iv
 from judgekit.calibration.estimate import ALL, IntervalRule, facet_groups, group_rows, split
 from judgekit.errors import InputError
 from judgekit.gate.spec import GateSpec, Rule
@@ -61,7 +61,7 @@ class Loaded:
 
 def _values(judge: str, human: str, rule: Rule) -> tuple[pd.Series, pd.Series, Any, Any]:
     """(judge values, human values, target, judge source) through the estimate's readers."""
-    from judgekit.calibration import estimate_inputs as inputs
+    from judgekit.calibration.estimate import inputs as inputs
 
     goal = inputs.Target.parse(rule.target) if rule.target else inputs.default_target(judge)
     judged, raters, source = inputs.load_judge(judge, goal, list(rule.judge_raters) or None)
@@ -79,7 +79,7 @@ def load_rule(rule: Rule) -> Loaded:
             facet, or (difference) no item judged in both runs.
         LabelSetError: the judge's and the humans' labels share no label.
     """
-    from judgekit.calibration.estimate_facets import item_facets
+    from judgekit.calibration.estimate.facets import item_facets
 
     judged, labels, goal, source = _values(rule.judge, rule.human, rule)
     paths = [rule.judge, rule.human]
@@ -105,7 +105,7 @@ def load_rule(rule: Rule) -> Loaded:
 
 def _t_star(part: pd.DataFrame, lam: float | None, spec: GateSpec) -> np.ndarray:
     """The bootstrap-t's studentised resamples ``t*`` of one facet value, as
-    :func:`judgekit.calibration.estimate_intervals.bootstrap_t` draws them (same B, seed)."""
+    :func:`judgekit.calibration.estimate.intervals.bootstrap_t` draws them (same B, seed)."""
     labelled = part[part["human"].notna()]
     y, h = labelled["human"].to_numpy(float), labelled["judge"].to_numpy(float)
     u = part.loc[part["human"].isna(), "judge"].to_numpy(float)
@@ -179,9 +179,9 @@ def estimate_checks(rule: Rule, spec: GateSpec) -> list[tuple[Check, Facet]]:
 def more_labels(check: Check, values: Facet, spec: GateSpec) -> tuple[int | None, bool | None]:
     """(labels to add, decidable) for an inconclusive check: the labels for an interval of
     half-width ``|estimate - bound|`` at the check's Holm level (``calibrate plan``'s sizes:
-    :func:`judgekit.calibration.estimate_plan.plan_size`, sigma and rho from the labelled pairs),
+    :func:`judgekit.calibration.estimate.plan.plan_size`, sigma and rho from the labelled pairs),
     minus those it has. ``(None, None)`` where the check has no estimate or too few labels."""
-    from judgekit.calibration.estimate_plan import pilot_moments, plan_size
+    from judgekit.calibration.estimate.plan import pilot_moments, plan_size
 
     if check.estimate is None or len(values.human) < 3 or check.holm_alpha is None:
         return None, None
