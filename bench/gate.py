@@ -121,29 +121,41 @@ def main() -> None:
         return float(np.mean(values == verdict))
 
     n = args.draws
-    print(f"# {n} draws, {LABELS} expert labels per language, system {SYSTEM}; full-expert "
-          f"means {truth}; paired regression (candidate - baseline) {true_diff}")
+    print(
+        f"# {n} draws, {LABELS} expert labels per language, system {SYSTEM}; full-expert "
+        f"means {truth}; paired regression (candidate - baseline) {true_diff}"
+    )
     for label, res in (("estimate", found), ("difference", paired)):
-        print(f"{label}: verdicts at the bound (ppi++) pass/fail/inconclusive = "
-              f"{rate(res['null/ppi++'], 'pass'):.3f}/{rate(res['null/ppi++']):.3f}/"
-              f"{rate(res['null/ppi++'], 'inconclusive'):.3f}; 1-point regression "
-              f"{rate(res['power/ppi++'], 'pass'):.3f}/{rate(res['power/ppi++']):.3f}/"
-              f"{rate(res['power/ppi++'], 'inconclusive'):.3f}")
-    print(f"gate false-fail, MQM estimate at the bound, {LABELS} labels/language: "
-          f"{rate(found['null/ppi++']):.3f} (target <= 0.05; humans-only interval gate "
-          f"{rate(found['null/classical']):.3f}, raw judge-only gate "
-          f"{rate(found['null/raw judge']):.3f})")
-    print(f"gate false-fail, paired MQM difference at the bound: {rate(paired['null/ppi++']):.3f} "
-          f"(target <= 0.05; humans-only {rate(paired['null/classical']):.3f}, raw judge-only "
-          f"{rate(paired['null/raw judge']):.3f})")
-    print(f"gate power, 1-point MQM regression (estimate rule), {LABELS} labels/language: "
-          f"{rate(found['power/ppi++']):.3f} (target >= 0.8; humans-only "
-          f"{rate(found['power/classical']):.3f}, raw judge-only "
-          f"{rate(found['power/raw judge']):.3f})")
-    print(f"gate power, 1-point MQM regression (paired difference, no-regression), {LABELS} "
-          f"labels/language: {rate(paired['power/ppi++']):.3f} (target >= 0.8; humans-only "
-          f"{rate(paired['power/classical']):.3f}, raw judge-only "
-          f"{rate(paired['power/raw judge']):.3f})")
+        print(
+            f"{label}: verdicts at the bound (ppi++) pass/fail/inconclusive = "
+            f"{rate(res['null/ppi++'], 'pass'):.3f}/{rate(res['null/ppi++']):.3f}/"
+            f"{rate(res['null/ppi++'], 'inconclusive'):.3f}; 1-point regression "
+            f"{rate(res['power/ppi++'], 'pass'):.3f}/{rate(res['power/ppi++']):.3f}/"
+            f"{rate(res['power/ppi++'], 'inconclusive'):.3f}"
+        )
+    print(
+        f"gate false-fail, MQM estimate at the bound, {LABELS} labels/language: "
+        f"{rate(found['null/ppi++']):.3f} (target <= 0.05; humans-only interval gate "
+        f"{rate(found['null/classical']):.3f}, raw judge-only gate "
+        f"{rate(found['null/raw judge']):.3f})"
+    )
+    print(
+        f"gate false-fail, paired MQM difference at the bound: {rate(paired['null/ppi++']):.3f} "
+        f"(target <= 0.05; humans-only {rate(paired['null/classical']):.3f}, raw judge-only "
+        f"{rate(paired['null/raw judge']):.3f})"
+    )
+    print(
+        f"gate power, 1-point MQM regression (estimate rule), {LABELS} labels/language: "
+        f"{rate(found['power/ppi++']):.3f} (target >= 0.8; humans-only "
+        f"{rate(found['power/classical']):.3f}, raw judge-only "
+        f"{rate(found['power/raw judge']):.3f})"
+    )
+    print(
+        f"gate power, 1-point MQM regression (paired difference, no-regression), {LABELS} "
+        f"labels/language: {rate(paired['power/ppi++']):.3f} (target >= 0.8; humans-only "
+        f"{rate(paired['power/classical']):.3f}, raw judge-only "
+        f"{rate(paired['power/raw judge']):.3f})"
+    )
 
 
 if __name__ == "__main__":

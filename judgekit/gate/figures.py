@@ -27,8 +27,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgekit.calibration.estimate import intervals as iv
 from judgekit.calibration.estimate import ALL, IntervalRule, facet_groups, group_rows, split
+from judgekit.calibration.estimate import intervals as iv
 from judgekit.errors import InputError
 from judgekit.gate.spec import GateSpec, Rule
 from judgekit.gate.verdicts import Check, one_sided, oriented
