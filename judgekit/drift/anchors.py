@@ -85,7 +85,7 @@ def anchor_frame(anchors: pd.DataFrame, before: pd.Series, after: pd.Series,
     = its language (``all`` without one), human, before, after (NaN where a run has no answer;
     empty answers count as missing). For ``score``, values that are not numbers are missing."""
     frame = pd.DataFrame({
-        "group": anchors.get("language", "all"),
+        "group": anchors["language"].to_numpy() if "language" in anchors else "all",
         "human": anchors["human"].to_numpy(),
         "before": before.reindex(anchors["item"]).to_numpy(),
         "after": after.reindex(anchors["item"]).to_numpy(),
