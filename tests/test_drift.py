@@ -221,3 +221,50 @@ def test_anchor_frame_aligns_items_and_missing_answers():
     assert list(frame["group"]) == ["all"] * 3 and pd.isna(frame.loc["z", "after"])
     (check,) = compare_answers(frame, "label", n_boot=50)
     assert check.n == 2 and check.n_flipped == 1
+
+
+def test_drift_run_end_to_end_stub_judge_changes_mid_way(tmp_path: Path):
+    """A classify judge on the fault server: a baseline run, a rerun with the same answers (not
+    flagged, every anchor sent again: cache bypassed), a rerun whose answers change from the
+    11th request on (flagged)."""
+    from fault_server import FaultServer, correct_content
+
+    from judgekit.drift.run import drift_run
+    from judgekit.engine import run
+
+    items = tmp_path / "items.jsonl"
+    items.write_text("".join(json.dumps({"id": f"a{i:02d}", "text": f"Review {i}: fine."}) + "\n"
+                             for i in range(40)), encoding="utf-8")  # fmt: skip
+    with FaultServer(default_latency=0.0) as srv:
+        config = tmp_path / "judge.yaml"
+        config.write_text(f"""pipeline: classify
+cache: {{dir: {tmp_path / "cache"}}}
+judge: {{model: hosted_vllm/fault-model, api_base: {srv.base_url}, timeout: 5, max_retries: 1}}
+classify: {{items: {items}, labels: [positive, negative, neutral], task: Sentiment.}}
+""", encoding="utf-8")  # fmt: skip
+        base = run(config, out=tmp_path / "baseline").out_dir
+        labels = load_answers_dir(base)
+        anchors = write_csv(tmp_path / "anchors.csv", [{"item": k, "human": v}
+                                                       for k, v in labels.items()])  # fmt: skip
+        freeze_anchors(anchors)
+        sent = srv.total_requests
+        same = drift_run(anchors, config, base, tmp_path / "same", n_boot=100)
+        assert srv.total_requests - sent == 40  # the cache was bypassed
+        assert not same["drifted"] and same["groups"][0]["flip_rate"] == 0.0
+        assert same["signature_changes"] == []
+        seen = []
+
+        def changed(request: dict) -> str | None:
+            seen.append(1)
+            return None if len(seen) <= 10 else correct_content(request, seed=len(seen) + 7)
+
+        srv.answer_fn = changed
+        doc = drift_run(anchors, config, base, tmp_path / "changed", n_boot=100)
+    assert doc["drifted"] and doc["groups"][0]["after"] < 0.8
+    assert (tmp_path / "changed" / "answers.csv").is_file()
+
+
+def load_answers_dir(run_dir: Path) -> dict[str, str]:
+    from judgekit.drift.anchors import load_answers
+
+    return {str(k): str(v) for k, v in load_answers(run_dir).items()}

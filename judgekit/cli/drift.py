@@ -59,3 +59,28 @@ def compare_command(
     else:
         print_drift(document, console)
     raise typer.Exit(1 if document["drifted"] else 0)
+
+
+@drift_app.command("run")
+def run_command(
+    anchors: Path = typer.Argument(..., help="The frozen anchor file."),
+    judge: Path = typer.Option(..., help="The judge's run config (its items: the anchors)."),
+    baseline: Path = typer.Option(..., help="Baseline answers file or run directory."),
+    out: Path = typer.Option(..., help="Where the rerun goes (answers.csv inside)."),
+    set_: list[str] = typer.Option([], "--set", help="Config override KEY=VALUE."),
+    kind: str = typer.Option("label", help="label (accuracy, McNemar) or score (Kendall tau)."),
+    alpha: float = typer.Option(0.05, help="Error level, Holm across languages."),
+    as_json: bool = typer.Option(False, "--json", help="Print the JSON document."),
+) -> None:
+    """Rerun the judge on the anchors (cache bypassed) and compare; exit 1 on drift."""
+    from judgekit.data.jsonfile import json_safe
+    from judgekit.drift.run import drift_run
+    from judgekit.report.drift import print_drift
+
+    document = drift_run(anchors, judge, baseline, out, overrides=tuple(set_), kind=kind,
+                         alpha=alpha)  # fmt: skip
+    if as_json:
+        typer.echo(json.dumps(json_safe(document), indent=2, ensure_ascii=False))
+    else:
+        print_drift(document, console)
+    raise typer.Exit(1 if document["drifted"] else 0)

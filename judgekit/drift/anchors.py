@@ -73,9 +73,17 @@ def load_anchors(anchors: str | Path) -> tuple[pd.DataFrame, str]:
 
 
 def load_answers(answers: str | Path) -> pd.Series:
-    """One judge run's answers on the anchors: a Series ``item -> answer``. Raises InputError
-    on a bad file (missing column, empty or repeated item, naming the line)."""
-    frame = _read(Path(answers), ("item", "answer"), "answers")
+    """One judge run's answers on the anchors: a Series ``item -> answer``, from an answers
+    file (columns ``item``, ``answer``) or a run directory / labels file with one judge rater
+    (its ``labels.csv``; unscored items have no answer). Raises InputError on a bad file
+    (missing column, empty or repeated item, naming the line)."""
+    path = Path(answers)
+    if path.is_dir():
+        from judgekit.labels.majority import judge_labels
+        from judgekit.labels.table import load_labels
+
+        return judge_labels(load_labels(path))
+    frame = _read(path, ("item", "answer"), "answers")
     return frame.set_index("item")["answer"]
 
 

@@ -15,6 +15,11 @@ from judgekit.errors import InputError
 def _signature(path: Path | None) -> dict[str, Any]:
     if path is None:
         return {}
+    path = Path(path)
+    if path.is_dir():
+        path = path / "summary.json"
+        if not path.is_file():
+            return {}
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
@@ -47,3 +52,32 @@ def drift_compare(
     checks = compare_answers(data, kind=kind, alpha=alpha, n_boot=n_boot, seed=seed)
     changes = compare_signatures(_signature(before_summary), _signature(after_summary))
     return drift_document(checks, digest, changes, alpha)
+
+
+def drift_run(
+    anchors: str | Path, config: str | Path, baseline: str | Path, out: str | Path, *,
+    overrides: tuple[str, ...] = (), kind: str = "label", alpha: float = 0.05,
+    n_boot: int = 1000, seed: int = 0,
+) -> dict[str, Any]:  # fmt: skip
+    """Rerun the judge of ``config`` on the frozen anchor set (response cache bypassed: every
+    anchor is sent to the model again) into ``out``, write ``out/answers.csv`` (item, answer)
+    and compare with ``baseline`` (an answers file or the baseline run's directory, whose
+    ``summary.json`` signature is compared too) as :func:`drift_compare` does.
+
+    The config's items must be the anchor items (same ids). The only model calls of drift.
+
+    Raises:
+        InputError: a bad, unfrozen or changed anchor file, a bad config or baseline.
+    """
+    from judgekit.data.atomic import write_frame
+    from judgekit.engine import run
+
+    load_anchors(anchors)  # refuse a changed anchor set before any call is sent
+    result = run(config, overrides, out=out, no_cache=True)
+    answers = load_answers(result.out_dir)
+    frame = answers.rename("answer").rename_axis("item").reset_index()
+    write_frame(frame, Path(result.out_dir) / "answers.csv", index=False)
+    base = Path(baseline)
+    return drift_compare(anchors, base, result.out_dir, kind=kind, alpha=alpha, n_boot=n_boot,
+                         seed=seed, before_summary=base if base.is_dir() else None,
+                         after_summary=Path(result.out_dir))  # fmt: skip
