@@ -262,6 +262,22 @@ classify: {{items: {items}, labels: [positive, negative, neutral], task: Sentime
         doc = drift_run(anchors, config, base, tmp_path / "changed", n_boot=100)
     assert doc["drifted"] and doc["groups"][0]["after"] < 0.8
     assert (tmp_path / "changed" / "answers.csv").is_file()
+    assert doc["judge_models"][0]["route"] == "hosted_vllm/fault-model"
+    # drift status: the baseline run and a gate that read its labels are stale, others not
+    results = tmp_path / "results"
+    results.mkdir()
+    gate_sig = {"pipeline": "gate", "data": {str(base / "labels.csv"): "0" * 64}}
+    (results / "gate.json").write_text(json.dumps({"signature": gate_sig}), encoding="utf-8")
+    other = {"pipeline": "gate", "data": {str(items): "0" * 64}}
+    (results / "other.json").write_text(json.dumps({"signature": other}), encoding="utf-8")
+    done = drift_cli("status", str(tmp_path / "changed" / "drift.json"), str(tmp_path), "--json")
+    assert done.returncode == 0, done.stderr
+    stale = {Path(r["path"]).relative_to(tmp_path).as_posix(): r for r in json.loads(done.stdout)}
+    assert set(stale) == {"baseline/summary.json", "results/gate.json"}
+    reason = stale["results/gate.json"]["reason"]
+    assert reason.startswith("reads ") and "judged by " in reason and "fault-model" in reason
+    assert "names the judge" in stale["baseline/summary.json"]["reason"]
+    assert drift_cli("status", str(anchors), str(tmp_path)).returncode == 2
 
 
 def load_answers_dir(run_dir: Path) -> dict[str, str]:

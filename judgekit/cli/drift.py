@@ -45,6 +45,7 @@ def compare_command(
     n_boot: int = typer.Option(1000, help="Paired bootstrap resamples."),
     seed: int = typer.Option(0, help="Bootstrap seed."),
     as_json: bool = typer.Option(False, "--json", help="Print the JSON document."),
+    record: Path | None = typer.Option(None, help="Write the document here (drift status)."),
 ) -> None:
     """Per language, the judge's change in agreement with the humans; exit 1 on drift."""
     from judgekit.data.jsonfile import json_safe
@@ -54,6 +55,10 @@ def compare_command(
     document = drift_compare(anchors, before, after, kind=kind, alpha=alpha, n_boot=n_boot,
                              seed=seed, before_summary=before_summary,
                              after_summary=after_summary)  # fmt: skip
+    if record is not None:
+        from judgekit.data.jsonfile import write_json
+
+        write_json(record, document)
     if as_json:
         typer.echo(json.dumps(json_safe(document), indent=2, ensure_ascii=False))
     else:
@@ -84,3 +89,21 @@ def run_command(
     else:
         print_drift(document, console)
     raise typer.Exit(1 if document["drifted"] else 0)
+
+
+@drift_app.command("status")
+def status_command(
+    drift: Path = typer.Argument(..., help="A drift document (drift.json, compare --record)."),
+    folders: list[Path] = typer.Argument(..., help="Folders of results to check."),
+    as_json: bool = typer.Option(False, "--json", help="Print the stale results as JSON."),
+) -> None:
+    """List the results (runs, estimates, gates) that depended on a drifted judge: stale."""
+    from judgekit.drift.status import load_drift, stale_results
+
+    rows = stale_results(load_drift(drift), folders)
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
+    for row in rows:
+        console.print(f"stale: {row['path']} ({row['pipeline']}): {row['reason']}")
+    console.print(f"{len(rows)} stale result(s)")

@@ -38,7 +38,8 @@ def drift_compare(
     Returns :func:`judgekit.report.drift.drift_document`'s dict: ``drifted`` (any language's
     Holm-adjusted p < alpha), ``groups`` (one :class:`judgekit.drift.DriftCheck` row each),
     ``signature_changes`` (:func:`judgekit.drift.compare_signatures` of the two runs'
-    ``summary.json`` signatures, where given) and the anchors' hash.
+    ``summary.json`` signatures, where given), ``judge_models`` (the baseline's judge models
+    from its signature, for ``drift status``) and the anchors' hash.
 
     Raises:
         InputError: a bad, unfrozen or changed anchor file, a bad answers file, a bad kind.
@@ -50,8 +51,11 @@ def drift_compare(
     frame, digest = load_anchors(anchors)
     data = anchor_frame(frame, load_answers(before), load_answers(after), kind)
     checks = compare_answers(data, kind=kind, alpha=alpha, n_boot=n_boot, seed=seed)
-    changes = compare_signatures(_signature(before_summary), _signature(after_summary))
-    return drift_document(checks, digest, changes, alpha)
+    old, new = _signature(before_summary), _signature(after_summary)
+    changes = compare_signatures(old, new)
+    judges = [m for m in (old.get("models") or new.get("models") or [])
+              if isinstance(m, dict) and m.get("role") == "judge"]  # fmt: skip
+    return {**drift_document(checks, digest, changes, alpha), "judge_models": judges}
 
 
 def drift_run(
@@ -60,9 +64,10 @@ def drift_run(
     n_boot: int = 1000, seed: int = 0,
 ) -> dict[str, Any]:  # fmt: skip
     """Rerun the judge of ``config`` on the frozen anchor set (response cache bypassed: every
-    anchor is sent to the model again) into ``out``, write ``out/answers.csv`` (item, answer)
-    and compare with ``baseline`` (an answers file or the baseline run's directory, whose
-    ``summary.json`` signature is compared too) as :func:`drift_compare` does.
+    anchor is sent to the model again) into ``out``, compare its answers with ``baseline`` (an
+    answers file or the baseline run's directory, whose ``summary.json`` signature is compared
+    too) as :func:`drift_compare` does, and write ``out/answers.csv`` (item, answer) and
+    ``out/drift.json`` (the document, for ``drift status``).
 
     The config's items must be the anchor items (same ids). The only model calls of drift.
 
@@ -70,6 +75,7 @@ def drift_run(
         InputError: a bad, unfrozen or changed anchor file, a bad config or baseline.
     """
     from judgekit.data.atomic import write_frame
+    from judgekit.data.jsonfile import write_json
     from judgekit.engine import run
 
     load_anchors(anchors)  # refuse a changed anchor set before any call is sent
@@ -78,6 +84,9 @@ def drift_run(
     frame = answers.rename("answer").rename_axis("item").reset_index()
     write_frame(frame, Path(result.out_dir) / "answers.csv", index=False)
     base = Path(baseline)
-    return drift_compare(anchors, base, result.out_dir, kind=kind, alpha=alpha, n_boot=n_boot,
-                         seed=seed, before_summary=base if base.is_dir() else None,
-                         after_summary=Path(result.out_dir))  # fmt: skip
+    document = drift_compare(anchors, base, result.out_dir, kind=kind, alpha=alpha,
+                             n_boot=n_boot, seed=seed,
+                             before_summary=base if base.is_dir() else None,
+                             after_summary=Path(result.out_dir))  # fmt: skip
+    write_json(Path(result.out_dir) / "drift.json", document)
+    return document
