@@ -16,7 +16,7 @@ from judgekit.cli.root import app
 
 console = plain_console()
 drift_app = typer.Typer(
-    help="Judge drift on a frozen anchor set: freeze it, compare runs on it.",
+    help="Judge drift on a frozen anchor set: freeze, rerun the judge, compare, list stale results",
     no_args_is_help=True,
 )
 app.add_typer(drift_app, name="drift")

@@ -45,7 +45,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "drift": (
         "judgekit.cli.drift",
-        "Judge drift on a frozen anchor set: freeze it, compare runs on it.",
+        "Judge drift on a frozen anchor set: freeze, rerun the judge, compare, list stale results",
     ),
     "gate": (
         "judgekit.cli.gate",
