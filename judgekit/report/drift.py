@@ -37,7 +37,7 @@ def print_drift(document: dict[str, Any], console: Any) -> None:
         table.add_row(*(Text(str(v)) for v in (
             g["group"], g["n"], g["metric"], _num(g["before"]), _num(g["after"]),
             _num(g["change"]), f"[{_num(g['ci_low'])}, {_num(g['ci_high'])}]",
-            _num(g["p_adjusted"], 4), _num(g["flip_rate"]),
+            f"{g['p_adjusted']:.2g}", _num(g["flip_rate"]),
             f"[{_num(g['flip_low'])}, {_num(g['flip_high'])}]", _num(g["detectable_drop"]),
             "yes" if g["drifted"] else "no")))  # fmt: skip
     console.print(table)
