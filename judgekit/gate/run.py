@@ -109,7 +109,8 @@ def decide(checks: list[Check], spec: GateSpec) -> list[Check]:
 
 
 def _with_plans(checks: list[Check], values: dict, spec: GateSpec) -> list[Check]:
-    from judgekit.gate import agreement, figures
+    from judgekit.gate.agreement import more_labels as agreement_more
+    from judgekit.gate.figures import more_labels as figure_more
 
     out = []
     for check in checks:
@@ -119,10 +120,9 @@ def _with_plans(checks: list[Check], values: dict, spec: GateSpec) -> list[Check
             and not (check.note or "").startswith("not allowed")
         ):
             if check.kind == "agreement":
-                more, decidable = agreement.more_labels(check, spec.alpha)
+                more, decidable = agreement_more(check, spec.alpha)
             else:
-                more, decidable = figures.more_labels(check, values[(check.rule, check.facet)],
-                                                      spec)  # fmt: skip
+                more, decidable = figure_more(check, values[(check.rule, check.facet)], spec)
             check = replace(check, more_labels=more, decidable=decidable)
         out.append(check)
     return out
