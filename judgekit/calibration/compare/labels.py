@@ -82,7 +82,8 @@ class _Coded:
 
 def _resampled(coded: _Coded, n: int, n_resamples: int, seed: int) -> dict[str, dict]:
     """Each judge's bootstrap distribution of every statistic (name -> (n_resamples,)), from
-    the same item resamples for every judge (:func:`judgekit.metrics.bootstrap.resample_weights`' draws).
+    the same item resamples for every judge (the draws of
+    :func:`judgekit.metrics.bootstrap.resample_weights`).
 
     Counts per item: an item adds its resample weight to one confusion cell, so a block of
     resamples' cells is one matrix product ``weights (B, n) @ one-hot cells (n, q * q)``; the
