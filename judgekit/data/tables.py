@@ -114,7 +114,7 @@ def _read_delimited(path: Path, fmt: Format, tsv_quotes: bool) -> Table:
             start = reader.line_num + 1  # a quoted field may span lines: a row's first line
             for values in reader:
                 line, start = start, reader.line_num + 1
-                if not any(v.strip() for v in values):
+                if not "".join(values).strip():  # a blank row (one C call, not one a cell)
                     continue
                 if len(values) != len(header):
                     raise InputError(
