@@ -93,7 +93,8 @@ def label_files(folder: Path, n: int, seed: int = 0) -> tuple[Path, Path]:
 
 
 def one_label_run(n: int) -> None:
-    """Child process: one comparison of ``n`` items; prints ``seconds peak_GB``."""
+    """Child process: one comparison of ``n`` items; prints ``cpu_seconds seconds peak_GB``
+    (the CPU time of the whole process, file writing included)."""
     import resource
     import tempfile
 
@@ -105,24 +106,26 @@ def one_label_run(n: int) -> None:
         result = compare(str(humans), [str(judges)], CompareOptions())
         seconds = time.perf_counter() - started
     assert result.counts and result.rows
-    print(seconds, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20)
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    print(usage.ru_utime + usage.ru_stime, seconds, usage.ru_maxrss / 2**20)
 
 
 def labels_bench(n: int) -> None:
     import subprocess
 
-    def child(size: int) -> tuple[float, float]:
+    def child(size: int) -> tuple[float, float, float]:
         done = subprocess.run(
             [sys.executable, __file__, "--labels-child", str(size)],
             capture_output=True, text=True, check=True,
         )  # fmt: skip
-        seconds, gb = done.stdout.split()[-2:]
-        return float(seconds), float(gb)
+        cpu, seconds, gb = done.stdout.split()[-3:]
+        return float(cpu), float(seconds), float(gb)
 
     load = os.getloadavg()
-    base_s, base_gb = child(n // 10)
-    seconds, gb = child(n)
+    base_cpu, base_s, base_gb = child(n // 10)
+    cpu, seconds, gb = child(n)
     print(f"  baseline, {n // 10:,} items: {base_s:.1f} s, {base_gb:.2f} GB")
+    print(f"  CPU time of the process: {cpu:.1f} s ({n // 10:,} items: {base_cpu:.1f} s)")
     print(f"  time ratio {seconds / base_s:.1f} for 10x the items (linear: ~10, quadratic: ~100)")
     print(f"  load average before the run: {load[0]:.2f} (1 min), cores: {os.cpu_count()}")
     print(
