@@ -192,6 +192,9 @@ def _verdict_source(path: Path, frame: pd.DataFrame, human: bool) -> LabelSource
 def _long_facets(path: Path) -> dict[str, dict[str, str]]:
     """item -> {column: value} for the extra columns of a long label file."""
     resolved = path / "labels.csv" if path.is_dir() else path
+    columns = table_columns(resolved, default="csv")  # no extra column: no second full read
+    if not [c for c in columns if c not in ("item", "rater", "label")]:
+        return {}
     table = read_table(resolved, default="csv")
     extra = [c for c in table.columns if c not in ("item", "rater", "label")]
     if not extra or not all(c in table.columns for c in ("item", "rater", "label")):
