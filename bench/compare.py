@@ -11,8 +11,16 @@ in the same run, is the tau-b PERM-BOTH test done with ``scipy.stats.kendalltau`
 cost without judgekit's numba kernels. Usage::
 
     python bench/compare.py [--permutations 1000] [--resamples 1000]
+    python bench/compare.py --labels [100000]
 
 Ends with ``compare: <seconds> s (target < 60 s on 2 cores) ...``.
+
+``--labels N``: ``calibrate compare`` of label judges, end to end from long CSV files: N items
+(default 100,000) x 3 human raters x 3 judges, 3 labels, the default 1,000 bootstrap resamples
+and 1,000 permutations (early stopping as by default). Each size runs in its own process (its
+peak memory is that process's). The baseline, in the same run, is the same comparison on N / 10
+items: a linear method takes about 10 times as long on N (a quadratic one 100 times). Ends with
+``compare_labels: <seconds> s, <GB> GB (target < 60 s and < 1 GB on 2 cores) ...``.
 """
 
 from __future__ import annotations
@@ -61,11 +69,82 @@ def scipy_baseline(human: ScoreMatrix, judges: dict[str, ScoreMatrix], n: int) -
     return (time.perf_counter() - started) / n * 1000 * 6
 
 
+def label_files(folder: Path, n: int, seed: int = 0) -> tuple[Path, Path]:
+    """Long ``item,rater,label`` files: 3 humans and 3 judges, each the truth with noise."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    names, truth = np.array(["pos", "neg", "neu"]), rng.integers(0, 3, n)
+    items = np.array([f"item{k:06d}" for k in range(n)])
+
+    def noisy(p: float) -> np.ndarray:
+        x = truth.copy()
+        flip = rng.random(n) < p
+        x[flip] = rng.integers(0, 3, int(flip.sum()))
+        return names[x]
+
+    humans = np.column_stack([noisy(0.2), noisy(0.3), noisy(0.4)]).ravel()
+    frame = pd.DataFrame({"item": np.repeat(items, 3), "rater": ["h1", "h2", "h3"] * n})
+    frame.assign(label=humans).to_csv(folder / "humans.csv", index=False)
+    judges = np.concatenate([noisy(0.3), noisy(0.4), noisy(0.5)])
+    frame = pd.DataFrame({"item": np.tile(items, 3), "rater": np.repeat(["j1", "j2", "j3"], n)})
+    frame.assign(label=judges).to_csv(folder / "judges.csv", index=False)
+    return folder / "humans.csv", folder / "judges.csv"
+
+
+def one_label_run(n: int) -> None:
+    """Child process: one comparison of ``n`` items; prints ``cpu_seconds seconds peak_GB``
+    (the CPU time of the whole process, file writing included)."""
+    import resource
+    import tempfile
+
+    from judgekit.calibration.compare import CompareOptions, compare
+
+    with tempfile.TemporaryDirectory() as folder:
+        humans, judges = label_files(Path(folder), n)
+        started = time.perf_counter()
+        result = compare(str(humans), [str(judges)], CompareOptions())
+        seconds = time.perf_counter() - started
+    assert result.counts and result.rows
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    print(usage.ru_utime + usage.ru_stime, seconds, usage.ru_maxrss / 2**20)
+
+
+def labels_bench(n: int) -> None:
+    import subprocess
+
+    def child(size: int) -> tuple[float, float, float]:
+        done = subprocess.run(
+            [sys.executable, __file__, "--labels-child", str(size)],
+            capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        cpu, seconds, gb = done.stdout.split()[-3:]
+        return float(cpu), float(seconds), float(gb)
+
+    load = os.getloadavg()
+    base_cpu, base_s, base_gb = child(n // 10)
+    cpu, seconds, gb = child(n)
+    print(f"  baseline, {n // 10:,} items: {base_s:.1f} s, {base_gb:.2f} GB")
+    print(f"  CPU time of the process: {cpu:.1f} s ({n // 10:,} items: {base_cpu:.1f} s)")
+    print(f"  time ratio {seconds / base_s:.1f} for 10x the items (linear: ~10, quadratic: ~100)")
+    print(f"  load average before the run: {load[0]:.2f} (1 min), cores: {os.cpu_count()}")
+    print(
+        f"compare_labels: {seconds:.1f} s, {gb:.2f} GB (target < 60 s and < 1 GB on 2 cores; "
+        f"{n:,} items x 3 raters x 3 judges, 1,000 resamples and permutations)"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--permutations", type=int, default=1000)
     parser.add_argument("--resamples", type=int, default=1000)
+    parser.add_argument("--labels", type=int, nargs="?", const=100_000, default=None)
+    parser.add_argument("--labels-child", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.labels_child is not None:
+        return one_label_run(args.labels_child)
+    if args.labels is not None:
+        return labels_bench(args.labels)
     human, judges = table()
     settings = PermutationSettings(n_permutations=args.permutations, early_stop=False)
     score_facet(

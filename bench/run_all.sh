@@ -9,4 +9,5 @@ PY="${PYTHON:-python}"
 "$PY" bench/memory.py
 "$PY" bench/startup.py
 "$PY" bench/compare.py
+"$PY" bench/compare.py --labels
 "$PY" bench/batch_import.py

@@ -14,6 +14,7 @@ The module is not called ``judgekit/run.py`` because ``judgekit.run`` is the fun
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import tempfile
 import time
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from judgekit.config import RunConfig, load_config
+from judgekit.data.atomic import open_regular
 from judgekit.errors import InputError, JudgekitError, OutputError
 from judgekit.interrupt import run_stoppable
 from judgekit.pipelines import get_pipeline
@@ -362,7 +364,8 @@ def _lock_run_dir(directory: Path) -> None:
     path = directory / ".lock"
     if str(path.resolve()) in _LOCKS:
         return  # this process holds it already (a grid cell run twice)
-    handle = open(path, "w")  # noqa: SIM115 (kept open: the lock lives with it)
+    # never through a link planted at .lock (O_NOFOLLOW), and never truncated
+    handle = os.fdopen(open_regular(path, os.O_WRONLY | os.O_CREAT), "w")
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:

@@ -29,6 +29,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from judgekit.data.atomic import open_regular, refuse_link
 from judgekit.errors import InputError, OutputError
 from judgekit.record_index import RecordIndex
 
@@ -129,6 +130,7 @@ class RunLog:
         self.out_dir = Path(out_dir)
         self.out_dir.mkdir(parents=True, exist_ok=True)
         self.path = self.out_dir / "records.jsonl"
+        refuse_link(self.path)  # never read or appended through a link planted there
         self._index: dict[str, int] = {}
         self.resumed = 0
         self._size = self._load()
@@ -142,8 +144,8 @@ class RunLog:
         self._cut = False  # a failed write may have left part of a line: cut it before writing
         self._reported = False  # the OutputError was raised to the caller
         self._retrying: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        self._rfd = os.open(self.path, os.O_RDONLY)
+        self._fd = open_regular(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        self._rfd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW)
         self.records: RecordIndex = RecordIndex(self)
 
     def _load(self) -> int:

@@ -119,6 +119,10 @@ class _Limited:
             raise no_space()
         return self._handle.write(data)
 
+    def writelines(self, lines: Any) -> None:  # each line takes from the budget too
+        for line in lines:
+            self.write(line)
+
     def __enter__(self) -> _Limited:
         return self
 

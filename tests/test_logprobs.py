@@ -14,10 +14,9 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel
 
+from judgekit.llm.logprob_watch import LogprobWatch, cached_label_probs
 from judgekit.llm.logprobs import (
     LogprobsMismatch,
-    LogprobWatch,
-    cached_label_probs,
     label_probs,
     label_target,
     token_steps,

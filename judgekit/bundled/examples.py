@@ -10,12 +10,12 @@ are read from the config's folder (:meth:`judgekit.config.RunConfig.options`).
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from judgekit.bundled import bundled_dir
+from judgekit.data.atomic import write_bytes
 from judgekit.data.yamltext import load_yaml
 
 NOTICES = ("LICENSE", "SOURCES.md")
@@ -52,7 +52,7 @@ def write_examples(folder: Path, *, force: bool = False) -> tuple[list[Path], li
             kept.append(target)
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(source, target)
+        write_bytes(target, Path(source).read_bytes())  # whole or not at all, never via a link
         written.append(target)
     return written, kept
 

@@ -9,20 +9,85 @@ fails raises :class:`~judgekit.errors.OutputError`, which names the file meant (
 temporary) and the reason (``cannot write out/labels.csv: No space left on device``).
 
 The run log (``records.jsonl``) is the one file not written here: it is appended to, record by
-record (``judgekit.runlog``).
+record (``judgekit.runlog``), through :func:`open_regular` as the lock is.
+
+No file is written through a link: a symbolic link (or a FIFO, a device, a folder) where
+judgekit writes a file is refused with one :class:`~judgekit.errors.OutputError` naming it
+(``O_NOFOLLOW`` where judgekit opens a file, :func:`refuse_link` before it replaces one), so a
+link planted in a run directory never truncates, overwrites or appends to a file elsewhere.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
 from judgekit.errors import OutputError
 
-__all__ = ["open_output", "save_figure", "write_bytes", "write_frame", "write_text"]
+__all__ = [
+    "open_output",
+    "open_regular",
+    "refuse_link",
+    "save_figure",
+    "write_bytes",
+    "write_frame",
+    "write_text",
+]
+_NOT_REGULAR = "not a regular file (a symbolic link, FIFO or folder): judgekit writes no file there"
+
+
+def _refused(path: Path | str) -> OutputError:
+    return OutputError(path, OSError(errno.ELOOP, _NOT_REGULAR, str(path)))
+
+
+def refuse_link(path: Path | str) -> None:
+    """Check that ``path`` is a regular file or absent, without following a link.
+
+    Raises:
+        OutputError: it is a symbolic link, a FIFO, a device or a folder (one line naming it).
+    """
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise OutputError(path, exc) from exc
+    if not stat.S_ISREG(mode):
+        raise _refused(path)
+
+
+def open_regular(path: Path | str, flags: int, mode: int = 0o644) -> int:
+    """``os.open(path, flags | O_NOFOLLOW)``: a file descriptor of a regular file, never of
+    what a link points to (a FIFO is not waited on: opened non-blocking, then refused).
+
+    Raises:
+        OutputError: ``path`` is a link or not a regular file, or cannot be opened.
+    """
+    extra = os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags | extra, mode)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EMLINK, errno.ENXIO, errno.EISDIR):
+            raise _refused(path) from exc
+        raise OutputError(path, exc) from exc
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise _refused(path)
+    fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+    return fd
+
+
+def _opener(path: str, flags: int) -> int:
+    """:func:`open`'s ``opener`` for the temporary: created anew (``O_EXCL``), never through
+    a link planted at its name."""
+    return open_regular(path, flags | os.O_EXCL)
+
 
 # The file writes go through; tests replace it to make a disk fill up at the Nth write.
 _open = open
@@ -50,15 +115,18 @@ def open_output(
         raise ValueError(f"mode must be 'w' or 'wb', got {mode!r}")
     target = Path(path)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    refuse_link(target)
     try:
+        tmp.unlink(missing_ok=True)  # a leftover, or a link planted at its name: the link only
         if mode == "wb":
-            handle = _open(tmp, "wb")
+            handle = _open(tmp, "wb", opener=_opener)
         else:
-            handle = _open(tmp, "w", encoding=encoding, newline=newline)
+            handle = _open(tmp, "w", encoding=encoding, newline=newline, opener=_opener)
         with handle:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
+        refuse_link(target)  # planted while it was being written
         os.replace(tmp, target)
     except OSError as exc:
         if isinstance(exc, OutputError) or exc.filename not in (None, str(tmp), tmp):

@@ -96,6 +96,28 @@ def read_table(
     return _read_delimited(path, fmt, tsv_quotes)
 
 
+def table_columns(path: str | Path, *, default: Format | None = None) -> list[str]:
+    """The column names of a table file: a CSV/TSV file's header row only (not its rows), a
+    JSONL file's keys (read whole: every line may add one).
+
+    Raises:
+        InputError: as :func:`read_table`.
+    """
+    path = Path(path)
+    fmt = table_format(path, "table files", default)
+    if fmt == "jsonl" or not path.is_file():
+        return read_table(path, default=default).columns
+    delimiter = "\t" if fmt == "tsv" else ","
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as handle:
+            header = next(csv.reader(handle, delimiter=delimiter), None)
+    except (UnicodeDecodeError, csv.Error):
+        return read_table(path, default=default).columns  # its located error
+    if not header:
+        return read_table(path, default=default).columns
+    return [h.strip() for h in header]
+
+
 def _read_delimited(path: Path, fmt: Format, tsv_quotes: bool) -> Table:
     options: dict[str, Any] = {"delimiter": "\t" if fmt == "tsv" else ","}
     if fmt == "tsv" and not tsv_quotes:
@@ -114,7 +136,7 @@ def _read_delimited(path: Path, fmt: Format, tsv_quotes: bool) -> Table:
             start = reader.line_num + 1  # a quoted field may span lines: a row's first line
             for values in reader:
                 line, start = start, reader.line_num + 1
-                if not any(v.strip() for v in values):
+                if not "".join(values).strip():  # a blank row (one C call, not one a cell)
                     continue
                 if len(values) != len(header):
                     raise InputError(

@@ -35,6 +35,7 @@ segment labels and the judge's meet in ``view --labels`` as CS/CA and meanings d
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -114,10 +115,25 @@ def is_missing_label(value: Any) -> bool:
     return type(value).__name__ in ("NAType", "NaTType")  # pandas' missing values
 
 
+_MEMO = 1 << 18  # canonical forms remembered for plain values (ids and labels repeat per rater)
+_PLAIN = (str, int, float, bool)
+
+
 def canonical_id(value: Any) -> str | None:
     """An item id or rater name in its canonical text (module doc); None when missing or blank.
 
     ``True`` is ``"true"``, numbers their number text, lists and objects their JSON text."""
+    if type(value) in _PLAIN:  # exact types: 1, 1.0 and True are three keys
+        return _memo_id(type(value), value)
+    return _canonical_id(value)
+
+
+@functools.lru_cache(maxsize=_MEMO)
+def _memo_id(_kind: type, value: Any) -> str | None:
+    return _canonical_id(value)
+
+
+def _canonical_id(value: Any) -> str | None:
     value = _plain(value)
     if value is None or _is_nan(value):
         return None
@@ -169,6 +185,17 @@ def label_text(value: Any) -> str | None:
     """The text form of a label that every comparison uses: None when missing, numbers as
     their number text (``1`` and ``"1"`` and ``1.0`` are ``"1"``), booleans ``"true"`` /
     ``"false"``, text in NFC."""
+    if type(value) in _PLAIN:
+        return _memo_text(type(value), value)
+    return _label_text(value)
+
+
+@functools.lru_cache(maxsize=_MEMO)
+def _memo_text(_kind: type, value: Any) -> str | None:
+    return _label_text(value)
+
+
+def _label_text(value: Any) -> str | None:
     label = canonical_label(value)
     if label is None:
         return None

@@ -16,10 +16,10 @@ Source: paper 001's validation protocol (majority label, ties reported, ties-as-
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Hashable, Mapping
-from typing import Literal
+from typing import Any, Literal
 
+import numpy as np
 import pandas as pd
 
 from judgekit.data.vocabulary import canonical_id, label_text
@@ -32,10 +32,24 @@ TIE = "<tie>"
 JudgeLabels = pd.Series | Mapping[Hashable, Hashable] | LabelData
 
 
+def _texts(values: Any) -> list[str | None]:
+    """:func:`label_text` of each value, computed once per distinct (type, value)."""
+    seen: dict[tuple[type, Any], str | None] = {}
+    out = []
+    for v in values:
+        try:
+            key = (type(v), v)
+            text = seen[key] if key in seen else seen.setdefault(key, label_text(v))
+        except TypeError:  # unhashable: as it is
+            text = label_text(v)
+        out.append(text)
+    return out
+
+
 def labels_as_text(series: pd.Series) -> pd.Series:
     """Index (item ids) and labels in the vocabulary's text form, missing labels dropped (a
     Series of str indexed by str)."""
-    texts = [(canonical_id(i), label_text(v)) for i, v in series.items()]
+    texts = zip(map(canonical_id, series.index), _texts(series.to_numpy()), strict=True)
     kept = [(i, v) for i, v in texts if v is not None and i is not None]
     return pd.Series([v for _, v in kept], index=[i for i, _ in kept], dtype=object)
 
@@ -43,18 +57,28 @@ def labels_as_text(series: pd.Series) -> pd.Series:
 def majority_vote(humans: LabelData) -> pd.Series:
     """The majority label of each item, or ``"<tie>"`` where the top count is shared.
 
-    Returns a Series indexed by item (as text) of labels (as text); items without any rating
-    are left out. A single rating is its own majority.
+    Returns a Series indexed by item (as text) of labels (as text), in the table's item order;
+    items without any rating are left out. A single rating is its own majority. Linear in
+    ratings: the votes are counted per (item, label) code at once, not item by item.
     """
     frame = as_label_table(humans).frame
-    out = {}
-    for item, row in frame.iterrows():
-        votes = Counter(t for t in (label_text(v) for v in row) if t is not None)
-        if not votes:
-            continue
-        (top, n), *rest = votes.most_common()
-        out[canonical_id(item)] = TIE if rest and rest[0][1] == n else top
-    return pd.Series(out, dtype=object)
+    n_items, n_raters = frame.shape
+    texts = np.array(_texts(frame.to_numpy().ravel()), dtype=object)
+    given = np.array([t is not None for t in texts], dtype=bool)
+    rows = np.repeat(np.arange(n_items), n_raters)[given]
+    codes, labels = pd.factorize(texts[given])
+    pair, counts = np.unique(rows * max(len(labels), 1) + codes, return_counts=True)
+    row, code = pair // max(len(labels), 1), pair % max(len(labels), 1)
+    top = np.zeros(n_items, dtype=int)
+    np.maximum.at(top, row, counts)
+    best = counts == top[row]
+    n_best = np.bincount(row[best], minlength=n_items)
+    winner = np.zeros(n_items, dtype=int)
+    winner[row[best]] = code[best]
+    voted = np.flatnonzero(n_best > 0)
+    values = [TIE if n_best[r] > 1 else labels[winner[r]] for r in voted]
+    ids = [canonical_id(frame.index[r]) for r in voted]
+    return pd.Series(values, index=ids, dtype=object)
 
 
 def judge_labels(judge: JudgeLabels, rater: Hashable | None = None) -> pd.Series:

@@ -290,9 +290,12 @@ def _from_long_records(
         cells[key] = None if is_missing(label) else label
         items.setdefault(item)
         raters.setdefault(rater)
-    frame = pd.DataFrame(index=list(items), columns=list(raters), dtype=object)
-    for (item, rater), label in cells.items():
-        frame.at[item, rater] = label
+    row = {item: k for k, item in enumerate(items)}
+    col = {rater: k for k, rater in enumerate(raters)}
+    values = np.full((len(row), len(col)), None, dtype=object)
+    for (item, rater), label in cells.items():  # one numpy store a cell, no pandas .at
+        values[row[item], col[rater]] = label
+    frame = pd.DataFrame(values, index=list(items), columns=list(raters), dtype=object)
     return LabelTable(frame, path)
 
 

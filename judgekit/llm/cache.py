@@ -32,8 +32,9 @@ from pathlib import Path
 from typing import Any
 
 import diskcache
-from diskcache.core import MODE_PICKLE, MODE_RAW, MODE_TEXT, UNKNOWN
+from diskcache.core import DBNAME, MODE_PICKLE, MODE_RAW, MODE_TEXT, UNKNOWN
 
+from judgekit.data.atomic import refuse_link
 from judgekit.errors import JudgekitError
 
 _STOP = object()
@@ -187,6 +188,8 @@ class ResponseCache:
 
     def __init__(self, directory: Path | str | None = None) -> None:
         self.directory = Path(directory) if directory else default_cache_dir()
+        for name in (DBNAME, f"{DBNAME}-wal", f"{DBNAME}-shm"):  # SQLite follows links
+            refuse_link(self.directory / name)
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             self._cache = diskcache.Cache(str(self.directory), size_limit=2**34, disk=JSONValues)

@@ -34,7 +34,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args, get_origin
 
@@ -49,7 +49,27 @@ _DECODER = json.JSONDecoder(strict=False)
 
 class LogprobsMismatch(ValueError):
     """The choice has log-probabilities but they cannot be read at the label (the tokens do
-    not spell the answer, no label field in it, the label value not one of the labels)."""
+    not spell the answer, no label field in it, the label value not one of the labels, a
+    value that is no log-probability: NaN, +inf, above 0, a string, an unknown shape)."""
+
+
+_SLACK = 1e-4  # servers round: a logprob up to this above 0 is read as 0 (probability 1)
+_UNREADABLE = (TypeError, ValueError, ArithmeticError, KeyError, IndexError, AttributeError)
+
+
+def _logprob(value: Any) -> float:
+    """A natural-log probability read from a payload: a number in [-inf, 0] (up to
+    ``_SLACK`` above 0, read as 0); -inf is probability 0.
+
+    Raises:
+        LogprobsMismatch: anything else (NaN, +inf, above 0, a string, a bool, None).
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise LogprobsMismatch(f"a log-probability that is not a number ({value!r:.40})")
+    lp = float(value)
+    if math.isnan(lp) or lp > _SLACK:
+        raise LogprobsMismatch(f"a log-probability out of range ({lp!r})")
+    return min(lp, 0.0)
 
 
 @dataclass(frozen=True)
@@ -101,17 +121,19 @@ def _alternatives(top: Any) -> tuple[tuple[bytes, float], ...]:
     """``top_logprobs`` as ``(bytes, logprob)``: a list of entries, or a ``{token: logprob}``
     mapping (completions shape), or llama.cpp's older ``probs`` of ``{tok_str, prob}``."""
     if isinstance(top, Mapping):
-        return tuple((token_bytes(t), float(lp)) for t, lp in top.items() if lp is not None)
+        return tuple((token_bytes(t), _logprob(lp)) for t, lp in top.items() if lp is not None)
     out = []
     for alt in top or []:
         if not isinstance(alt, Mapping):
             continue
         if "prob" in alt and "logprob" not in alt:
-            prob = float(alt["prob"])
+            prob = alt["prob"]
+            if isinstance(prob, bool) or not isinstance(prob, int | float) or not 0 <= prob <= 1:
+                raise LogprobsMismatch(f"a probability out of range ({prob!r:.40})")
             lp = math.log(prob) if prob > 0 else -math.inf
             out.append((token_bytes(alt.get("tok_str")), lp))
         elif alt.get("logprob") is not None:
-            out.append((token_bytes(alt.get("token"), alt.get("bytes")), float(alt["logprob"])))
+            out.append((token_bytes(alt.get("token"), alt.get("bytes")), _logprob(alt["logprob"])))
     return tuple(out)
 
 
@@ -122,7 +144,7 @@ def _step(entry: Mapping[str, Any]) -> Step:
     logprob = entry.get("logprob")
     if logprob is None:  # llama.cpp's older shape: the token's own probability among probs
         logprob = next((lp for b, lp in alts if b == text), -math.inf)
-    return Step(text, float(logprob), alts)
+    return Step(text, _logprob(logprob), alts)
 
 
 def token_steps(choice: Mapping[str, Any]) -> list[Step] | None:
@@ -147,11 +169,12 @@ def token_steps(choice: Mapping[str, Any]) -> list[Step] | None:
         logprobs = lp.get("token_logprobs") or []
         for token, logprob, top in zip(lp["tokens"], logprobs, tops, strict=False):
             alts = _alternatives(top or {})
-            steps.append(Step(token_bytes(token), float(logprob or 0.0), alts))
+            steps.append(Step(token_bytes(token), _logprob(logprob or 0.0), alts))
         return steps or None
     if isinstance(lp, Mapping) and lp.get("content") is None and set(lp) <= {"content", "refusal"}:
         return None  # OpenAI's ``{"content": null}``: asked for, none given
-    raise LogprobsMismatch(f"log-probabilities in an unknown shape (keys {sorted(lp)[:5]})")
+    what = f"keys {sorted(map(str, lp))[:5]}" if isinstance(lp, Mapping) else type(lp).__name__
+    raise LogprobsMismatch(f"log-probabilities in an unknown shape ({what})")
 
 
 def value_offset(text: str, key: str) -> tuple[int, Any] | None:
@@ -207,9 +230,26 @@ def label_probs(
     ``choice`` (raw first choice; ``content`` overrides its ``message.content``), by the
     label position rule of the module doc. None when the choice carries no log-probabilities.
 
+    Any payload is read without raising anything else: a shape or value this reader cannot
+    use (a string or NaN for a logprob, ``logprobs`` as a list, -9999.0 at the label's token)
+    is a :class:`LogprobsMismatch`.
+
     Raises:
         LogprobsMismatch: they are there but cannot be read at the label.
     """
+    try:
+        return _label_probs(choice, labels, label_field, content)
+    except LogprobsMismatch:
+        raise
+    except _UNREADABLE as exc:  # the class of unusable payloads, whatever their shape
+        raise LogprobsMismatch(f"unreadable log-probabilities ({type(exc).__name__})") from exc
+
+
+def _label_probs(
+    choice: Mapping[str, Any], labels: Sequence[str], label_field: str, content: str | None
+) -> LabelProbs | None:
+    if not isinstance(choice, Mapping):
+        raise LogprobsMismatch(f"a choice that is not an object ({type(choice).__name__})")
     steps = token_steps(choice)
     if steps is None:
         return None
@@ -295,6 +335,8 @@ def _walk(steps: list[Step], targets: dict[str, bytes], chosen: str, v: int) -> 
             if spelled:
                 allowed.append((spelled, p))
         p_own = math.exp(step.logprob)
+        if not p_own > 0:  # -inf, or vLLM's -9999.0 under guided decoding: nothing to read
+            raise LogprobsMismatch(f"the generated token has logprob {step.logprob} at the label")
         # the constrained decoder's normaliser at this position: the tokens it allows, seen
         norm = p_own + sum(p for _, p in allowed)
         for spelled, p in allowed:
@@ -318,86 +360,3 @@ def _walk(steps: list[Step], targets: dict[str, bytes], chosen: str, v: int) -> 
     bounds = {lab: loose[lab] / (total + loose[lab]) for lab, p in point.items() if p == 0.0}
     top_k = max((len(s.alternatives) for s in steps[position:]), default=0)
     return LabelProbs(probs, bounds, chosen, min(1.0, total), position, top_k)
-
-
-_NONE = (
-    "the first answer came without log-probabilities: this run scores hard labels (records "
-    "without label_probs)"
-)
-_LOST = (
-    "an answer came without log-probabilities after earlier ones had them: its record has no "
-    "label_probs (counted in usage.label_probs)"
-)
-
-
-class LogprobWatch:
-    """Reads the label probabilities of one model's answers for the records, and says once,
-    in one line, when they are missing.
-
-    The first answer decides: without log-probabilities, the model scores hard labels for the
-    rest of the run (one warning; :meth:`ModelSpec.scoring` says ``hard``), so no run switches
-    silently mid-way. An answer that lacks them after earlier ones had them, or whose
-    log-probabilities cannot be read at the label, gets no ``label_probs`` (one warning per
-    kind; counted in ``usage.label_probs`` of ``summary.json``).
-    """
-
-    def __init__(self, spec: Any) -> None:
-        self.spec = spec
-        self.mode: str | None = None  # "label_probs" or "hard", once the first answer came
-        self._warned: set[str] = set()
-
-    def _warn(self, kind: str, line: str, on_warning: Callable[[str], None] | None) -> None:
-        if kind not in self._warned:
-            self._warned.add(kind)
-            if on_warning is not None:
-                on_warning(f"{self.spec.model}: {line}")
-
-    def read(
-        self,
-        choice: Mapping[str, Any] | None,
-        schema: type[BaseModel],
-        content: str | None,
-        on_warning: Callable[[str], None] | None,
-    ) -> dict[str, Any]:
-        """The record fields (``label_probs``, ``label_probs_bound``) of one validated
-        answer; empty when there are none to give."""
-        target = label_target(schema)
-        if target is None:
-            self._warn(
-                f"schema:{schema.__name__}",
-                f"{schema.__name__} has no one enum label field: its records get no label_probs",
-                on_warning,
-            )
-            return {}
-        if self.mode == "hard":
-            return {}
-        try:
-            found = label_probs(choice or {}, target[1], target[0], content)
-        except LogprobsMismatch as exc:
-            self._warn("mismatch", f"log-probabilities not read at the label ({exc})", on_warning)
-            return {}
-        if found is None:
-            first, self.mode = self.mode is None, self.mode or "hard"
-            if first:
-                self.spec.mark_no_logprobs()
-            self._warn("none" if first else "lost", _NONE if first else _LOST, on_warning)
-            return {}
-        self.mode = "label_probs"
-        return {"label_probs": found.probs, "label_probs_bound": found.bounds or None}
-
-
-def cached_label_probs(hit: Any) -> dict[str, Any]:
-    """The ``label_probs`` / ``label_probs_bound`` a cache entry stored with its answer, when
-    they are well formed (probabilities in [0, 1], ``label_probs`` summing to 1); else nothing."""
-    probs = hit.get("label_probs") if isinstance(hit, Mapping) else None
-    if not _in_range(probs) or not probs or abs(sum(probs.values()) - 1.0) > 1e-6:
-        return {}
-    bound = hit.get("label_probs_bound")
-    return {"label_probs": probs, "label_probs_bound": bound if _in_range(bound) else None}
-
-
-def _in_range(values: Any) -> bool:
-    return isinstance(values, dict) and all(
-        isinstance(k, str) and isinstance(p, int | float) and 0.0 <= p <= 1.0
-        for k, p in values.items()
-    )

@@ -17,7 +17,7 @@ from judgekit.llm.cache import key_prefix
 from judgekit.llm.endpoint import make_endpoint
 from judgekit.llm.limits import EndpointLimiter
 from judgekit.llm.local import EmbeddedServer
-from judgekit.llm.logprobs import LogprobWatch, cached_label_probs
+from judgekit.llm.logprob_watch import LogprobWatch, cached_label_probs
 from judgekit.llm.params import sent_params
 from judgekit.llm.router import RoutedBackend, chain_of
 from judgekit.llm.spec import ModelSpec

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 from scipy import stats
+
+_BATCH = 50
 
 
 def bootstrap_ci(
@@ -48,6 +50,7 @@ def bootstrap_ci(
             confidence_level=confidence,
             method="percentile",
             vectorized=False,
+            batch=_BATCH,  # resamples drawn at a time: memory O(batch * n_items)
             random_state=np.random.default_rng(seed),
         )
     low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
@@ -73,6 +76,21 @@ def resample_weights(n_items: int, n_resamples: int, seed: int) -> np.ndarray:
     offsets = np.arange(n_resamples)[:, None] * n_items
     counts = np.bincount((draws + offsets).ravel(), minlength=n_resamples * n_items)
     return counts.reshape(n_resamples, n_items)
+
+
+def resample_blocks(n_items: int, n_resamples: int, seed: int, block: int) -> Iterator[np.ndarray]:
+    """:func:`resample_weights` in blocks of at most ``block`` resamples (int arrays of shape
+    (<= block, n_items)): the same draws from the same seeded generator, in memory
+    ``O(block * n_items)`` instead of ``O(n_resamples * n_items)``."""
+    rng = np.random.default_rng(seed)
+    done = 0
+    while done < n_resamples:
+        size = min(block, n_resamples - done)
+        draws = rng.integers(0, n_items, size=(size, n_items))
+        offsets = np.arange(size)[:, None] * n_items
+        counts = np.bincount((draws + offsets).ravel(), minlength=size * n_items)
+        yield counts.reshape(size, n_items)
+        done += size
 
 
 def percentile_ci(distribution: np.ndarray, confidence: float = 0.95) -> tuple[float, float] | None:

@@ -279,7 +279,7 @@ def write_report(run: ClassifyRun, records: Iterable[Record], out_dir: Path) -> 
         writer = csv.writer(handle)
         writer.writerow(["item", "rater", "label"])
         writer.writerows(row[1:] for row in rows)
-    with open(out_dir / "items.jsonl", "w", encoding="utf-8") as handle:
+    with open_output(out_dir / "items.jsonl") as handle:
         handle.writelines(
             json.dumps({"id": i.id, "text": i.text}, ensure_ascii=False) + "\n" for i in run.items
         )

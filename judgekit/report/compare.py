@@ -21,6 +21,7 @@ import pandas as pd
 
 from judgekit.calibration.compare import CompareResult
 from judgekit.calibration.compare.results import HUMAN_CEILING
+from judgekit.data.atomic import save_figure, write_frame
 from judgekit.data.jsonfile import write_json
 from judgekit.signature import Signature
 
@@ -124,8 +125,10 @@ def plot_compare(result: CompareResult, path: Path) -> Path:
         "Judges vs humans: value, 95% CI, cluster (#1 = best; dashed: human ceiling)", fontsize=9
     )
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    try:
+        save_figure(fig, path, dpi=110)
+    finally:
+        plt.close(fig)
     return path
 
 
@@ -134,15 +137,18 @@ def write_compare(result: CompareResult, out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     payload = result.to_json() | {"counts": result.counts, "notes": result.notes}
     write_json(out / "compare.json", payload)
-    pd.DataFrame([asdict(r) for r in result.rows]).to_csv(out / "compare_rows.csv", index=False)
-    pd.DataFrame([asdict(p) for p in result.pairs]).to_csv(out / "compare_pairs.csv", index=False)
+    write_frame(
+        pd.DataFrame([asdict(r) for r in result.rows]), out / "compare_rows.csv", index=False
+    )
+    pairs = pd.DataFrame([asdict(p) for p in result.pairs])
+    write_frame(pairs, out / "compare_pairs.csv", index=False)
     written = [out / f for f in FILES]
     if result.facet_tests:
         frame = pd.DataFrame([t.to_dict() for t in result.facet_tests])
         frame["values"] = [
             ";".join(f"{k}={v}" for k, v in t.values.items()) for t in result.facet_tests
         ]
-        frame.to_csv(out / "compare_facets.csv", index=False)
+        write_frame(frame, out / "compare_facets.csv", index=False)
         written.append(out / "compare_facets.csv")
     plot_compare(result, out / "compare.png")
     return written

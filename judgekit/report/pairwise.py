@@ -141,7 +141,7 @@ def _write_tables(frame: pd.DataFrame, out_dir: Path, policy: str) -> Counter[st
 
 def _write_items(run: PairwiseRun, path: Path) -> None:
     """The run's items, one LLMBar-shaped JSON object a line (``load_pairs`` reads it back)."""
-    with open(path, "w", encoding="utf-8") as handle:
+    with open_output(path) as handle:
         for item in run.items:
             row = {"id": item.id, "subset": item.subset, "input": item.instruction,
                    "output_1": item.output_1, "output_2": item.output_2,

@@ -38,7 +38,7 @@ import pandas as pd
 
 from judgekit.data import resolve_path, text_lines
 from judgekit.data.pairwise import PUBLISHED_COLUMNS, load_published_verdicts, verdict_label
-from judgekit.data.tables import read_table
+from judgekit.data.tables import read_table, table_columns
 from judgekit.errors import InputError
 from judgekit.labels.majority import labels_as_text
 from judgekit.labels.overlap import check_label_sets
@@ -143,7 +143,7 @@ def is_score_path(path: Path) -> bool:
     ):
         return True
     if path.is_file() and path.suffix.lower() in (".csv", ".tsv", ".jsonl"):
-        columns = read_table(path, default="csv").columns
+        columns = table_columns(path, default="csv")  # the header only: no second full read
         return "system" in columns and "score" in columns
     return False
 
@@ -152,7 +152,7 @@ def _verdict_table(path: Path) -> pd.DataFrame | None:
     """A pairwise verdict frame (judge, subset, item, gold, original, swapped) or None."""
     if not path.is_file() or path.suffix.lower() not in (".csv", ".tsv"):
         return None
-    columns = read_table(path, default="csv").columns
+    columns = table_columns(path, default="csv")
     if all(c in columns for c in PUBLISHED_COLUMNS):
         return load_published_verdicts(path)
     if not all(c in columns for c in RUN_VERDICTS):
@@ -192,6 +192,9 @@ def _verdict_source(path: Path, frame: pd.DataFrame, human: bool) -> LabelSource
 def _long_facets(path: Path) -> dict[str, dict[str, str]]:
     """item -> {column: value} for the extra columns of a long label file."""
     resolved = path / "labels.csv" if path.is_dir() else path
+    columns = table_columns(resolved, default="csv")  # no extra column: no second full read
+    if not [c for c in columns if c not in ("item", "rater", "label")]:
+        return {}
     table = read_table(resolved, default="csv")
     extra = [c for c in table.columns if c not in ("item", "rater", "label")]
     if not extra or not all(c in table.columns for c in ("item", "rater", "label")):

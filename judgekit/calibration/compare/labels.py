@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from scipy import sparse
 
 from judgekit.calibration.compare.results import HUMAN_CEILING, Family, Row
 from judgekit.calibration.judge import human_ceiling
@@ -31,11 +32,12 @@ from judgekit.errors import JudgekitError
 from judgekit.labels.majority import TIE, TiePolicy, apply_ties, majority_vote
 from judgekit.labels.table import LabelTable
 from judgekit.metrics.agreement import gwet_ac1
-from judgekit.metrics.bootstrap import resample_weights
+from judgekit.metrics.bootstrap import resample_blocks
 from judgekit.metrics.classification import CELL_METRICS, ReferenceScorer, cell_metrics
 from judgekit.metrics.perm_both import PermutationSettings, pair_rng, swap_test
 
 LEVEL = "item"
+_BLOCK = 50  # bootstrap resamples drawn and scored at a time
 
 
 @dataclass
@@ -78,6 +80,35 @@ class _Coded:
         return cell_metrics(cells, classes)[name]
 
 
+def _resampled(coded: _Coded, n: int, n_resamples: int, seed: int) -> dict[str, dict]:
+    """Each judge's bootstrap distribution of every statistic (name -> (n_resamples,)), from
+    the same item resamples for every judge (the draws of
+    :func:`judgekit.metrics.bootstrap.resample_weights`).
+
+    Counts per item: an item adds its resample weight to one confusion cell, so a block of
+    resamples' cells is one matrix product ``weights (B, n) @ one-hot cells (n, q * q)``; the
+    resamples are drawn ``_BLOCK`` at a time (the same draws as all at once), so memory stays
+    ``O(_BLOCK * n)`` and time linear in items."""
+    if n_resamples <= 0:
+        return {judge: {} for judge in coded.codes}
+    q2 = coded.q * coded.q
+    onehot = {  # (q * q, n): which cell each item adds to, sparse (memory O(n) for any q)
+        j: sparse.csr_matrix((np.ones(n), (coded.t * coded.q + codes, np.arange(n))), (q2, n))
+        for j, codes in coded.codes.items()
+    }
+    blocks: dict[str, list[np.ndarray]] = {j: [] for j in coded.codes}
+    for weights in resample_blocks(n, n_resamples, seed, _BLOCK):
+        w = weights.T.astype(np.float64)
+        for judge, cells in onehot.items():
+            blocks[judge].append(np.asarray(cells @ w).T.reshape(-1, coded.q, coded.q))
+    dists = {}
+    for judge, codes in coded.codes.items():
+        seen = np.isin(np.arange(coded.q), np.unique(np.r_[coded.t, codes])) & coded.countable
+        cells = np.concatenate(blocks[judge])
+        dists[judge] = {m: coded.stat(m, cells, seen) for m in CELL_METRICS}
+    return dists
+
+
 def _points(pairs: pd.DataFrame, coded: _Coded, tie_policy: TiePolicy) -> dict[str, float]:
     scorer = ReferenceScorer(pairs, tie_policy)
     out = {m: scorer.metric(m) for m in ("accuracy", "macro_f1", "kappa")}
@@ -99,7 +130,8 @@ def _ceiling(
 ) -> tuple[list[Row], str]:
     if humans.n_raters < 2:
         return [], "human ceiling: one human rater, no held-out human to compare"
-    frame = humans.frame.loc[[i for i in humans.frame.index if str(i) in set(items)]]
+    keep = set(items)  # once: a set per index entry made this quadratic in items
+    frame = humans.frame.loc[[i for i in humans.frame.index if str(i) in keep]]
     try:
         report = human_ceiling(
             LabelTable(frame, humans.source),
@@ -173,16 +205,7 @@ def label_facet(
     coded = _Coded(pairs, tie_policy)
     points = {j: _points(p, coded, tie_policy) for j, p in pairs.items()}
     n = len(base)
-    weights = resample_weights(n, n_resamples, seed) if n_resamples > 0 else None
-    dists: dict[str, dict[str, np.ndarray]] = {}
-    for judge, codes in coded.codes.items():
-        if weights is None:
-            dists[judge] = {}
-            continue
-        rows = np.broadcast_to(codes, weights.shape)
-        seen = np.isin(np.arange(coded.q), np.unique(np.r_[coded.t, codes])) & coded.countable
-        cells = coded.cells(rows, weights)
-        dists[judge] = {m: coded.stat(m, cells, seen) for m in CELL_METRICS}
+    dists = _resampled(coded, n, n_resamples, seed)
     families = []
     for name in CELL_METRICS:
 
@@ -202,7 +225,7 @@ def label_facet(
                 {j: dists[j].get(name) for j in judges},
                 test,
                 n,
-                delta_dist=delta if weights is not None else None,
+                delta_dist=delta if n_resamples > 0 else None,
             )
         )
     ceiling, note = _ceiling(
