@@ -8,10 +8,12 @@ For each task of the run, in the pipeline's order:
   it is not);
 * a result for it: taken only if a manifest of the run lists its key with the hash of the
   request the task makes now (:mod:`judgekit.batch.manifest`), else counted ``unlisted`` or
-  ``stale`` and ignored. An answer is validated by :func:`judgekit.batch.answer.read_answer`
-  (``ok``, else ``unscored`` with its reason); a request that got no answer (refused, expired)
-  is recorded ``error`` with the reason, as online (``transient: ...``, ``request: <kind>:
-  ...``); the record's ``batch`` names the batch (or results file), its cost is at batch
+  ``stale`` and ignored. An answer becomes a record as an online answer does
+  (:mod:`judgekit.batch.answer`, then ``ModelState.record``: ``ok`` with its label
+  probabilities where they were asked for, else ``unscored`` with its reason); a request that
+  got no answer (refused, expired) or an error inside an HTTP 200 is recorded ``error`` with
+  the reason, as online (``transient: ...``, ``request: <kind>: ...``), so ``--retry-errors``
+  calls it again; the record's ``batch`` names the batch (or results file), its cost is at batch
   prices (:func:`judgekit.llm.usage.batch_prices_for`), and an ``ok`` answer is cached as an
   online answer is;
 * no result: the response cache's answer if it has one (recorded as an online run records a
@@ -31,20 +33,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from judgekit.batch.answer import read_answer
+from judgekit.batch.answer import completion_of
 from judgekit.batch.manifest import expected_requests, run_manifests
 from judgekit.batch.requests import Requests, batch_tasks
 from judgekit.batch.results import BatchResult, ResultIndex
 from judgekit.interrupt import run_stoppable
-from judgekit.llm.cache import task_key
 from judgekit.llm.call import error_reason
 from judgekit.llm.errors import EndpointError
-from judgekit.llm.secrets import redact
 from judgekit.llm.task import Task
-from judgekit.llm.usage import batch_prices_for, prices_for
+from judgekit.llm.usage import prices_for
 from judgekit.runlog import Record
 
-_new_record = Record.__pydantic_validator__.validate_python  # Record.model_validate, unwrapped
 _CHUNK = 256
 _SHOWN = 3
 
@@ -96,23 +95,19 @@ class ImportCounts:
 
 
 def result_record(task: Task, result: BatchResult, session: Any, batch: str) -> Record:
-    """The record of ``task`` from its batch ``result`` (see the module doc)."""
+    """The record of ``task`` from its batch ``result`` (see the module doc), built by the
+    online call's builder (:meth:`~judgekit.llm.models.ModelState.record`)."""
     state = session.client.models.get(task.spec)
-    base = {**state.static(task), "key": task.key, "sample_index": task.sample_index,
-            "meta": task.meta, "attempts": 1, "served_by": f"{task.spec.model}@batch",
+    base = {**state.base(task), "attempts": 1, "served_by": f"{task.spec.model}@batch",
             "batch": batch}  # fmt: skip
-    if result.body is None:
-        kind = "timeout" if result.status is None else None  # never sent: the window ran out
-        exc = EndpointError(f"batch: {result.error}", status_code=result.status, kind=kind)
-        return _new_record({**base, "status": "error", "reason": error_reason(exc)})
-    verdict = read_answer(result.body, task.schema, task.spec)
-    cost = batch_prices_for(task.spec).cost(verdict.tokens_in, verdict.tokens_out)
-    return _new_record({
-        **base, "status": verdict.status, "raw": verdict.raw, "parsed": verdict.parsed,
-        "reason": verdict.reason and redact(verdict.reason), "normalised": verdict.normalised,
-        "tokens_in": verdict.tokens_in, "tokens_out": verdict.tokens_out, "cost": cost,
-        "reasoning": verdict.reasoning,
-    })  # fmt: skip
+    try:
+        if result.body is None:
+            kind = "timeout" if result.status is None else None  # never sent: the window ran out
+            raise EndpointError(f"batch: {result.error}", status_code=result.status, kind=kind)
+        completion = completion_of(result.body, task.spec)
+    except EndpointError as exc:  # no answer, or an error inside the HTTP 200: as online
+        return state.record(task, None, {**base, "status": "error", "reason": error_reason(exc)})
+    return state.record(task, completion, base, session.client.warn)
 
 
 class _Settler:
@@ -167,10 +162,10 @@ class _Settler:
             return
         record = result_record(task, result, self.session, self.batch or result.source)
         self.session.client.record(record)
-        if self.session.cache is not None and record.status == "ok":
-            prefix = self.session.client.models.get(task.spec).format(task.schema)[1]
-            ckey = task_key(prefix, task.messages, task.sample_index)
-            self.entries.append((ckey, {"raw": record.raw, "parsed": record.parsed}))
+        state = self.session.client.models.get(task.spec)
+        entry = state.cache_entry(record)
+        if self.session.cache is not None and entry is not None:
+            self.entries.append((state.cache_key(task), entry))
         online = prices_for(task.spec).cost(record.tokens_in, record.tokens_out)
         self.counts.add(record, online)
 
@@ -180,8 +175,7 @@ class _Settler:
         if cache is None or not chunk:
             self.counts.missing += len(chunk)
             return
-        ckeys = [task_key(models.get(t.spec).format(t.schema)[1], t.messages, t.sample_index)
-                 for t in chunk]  # fmt: skip
+        ckeys = [models.get(t.spec).cache_key(t) for t in chunk]
         found = cache.get_many(ckeys)
         for task, ckey in zip(chunk, ckeys, strict=True):
             hit = found.get(ckey)
