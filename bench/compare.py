@@ -27,7 +27,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from judgekit.calibration.compare_scores import ScoreMatrix, score_facet  # noqa: E402
+from judgekit.calibration.compare.scores import ScoreMatrix, score_facet  # noqa: E402
 from judgekit.metrics.meta_eval import zscore  # noqa: E402
 from judgekit.metrics.perm_both import PermutationSettings, pair_rng, swap_test  # noqa: E402
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from judgekit.calibration.estimate_widths import width_with_and_without
+from judgekit.calibration.estimate.widths import width_with_and_without
 
 
 def main(draws: int = 50, n_items: int = 2000, n_labelled: int = 200, seed: int = 0) -> None:

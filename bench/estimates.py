@@ -4,7 +4,7 @@
 For each population, every item has a human label and a judge label. Each draw labels ``n``
 random items by humans and hides the rest; the classical, PPI and PPI++ 95% CIs, each with
 every interval (``clt``, ``t``, ``bootstrap-t`` and the default ``auto``), are checked against
-the full-human mean. ``judgekit.calibration.estimate_coverage`` does the draws (all draws of a
+the full-human mean. ``judgekit.calibration.estimate.coverage`` does the draws (all draws of a
 setting at once, the intervals ``calibrate estimate`` gives with its default B and seed).
 
 * GEMBA-MQM (GPT-4 judge, reference-free) vs expert MQM, WMT23 en-de (13 systems x 460 scored
@@ -38,10 +38,10 @@ import pandas as pd
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from judgekit.calibration import estimate_intervals as iv  # noqa: E402
 from judgekit.calibration.estimate import IntervalRule, estimate_mean  # noqa: E402
-from judgekit.calibration.estimate_coverage import STUDY_INTERVALS, coverage_study  # noqa: E402
-from judgekit.calibration.estimate_rank import rank_resamples  # noqa: E402
+from judgekit.calibration.estimate import intervals as iv  # noqa: E402
+from judgekit.calibration.estimate.coverage import STUDY_INTERVALS, coverage_study  # noqa: E402
+from judgekit.calibration.estimate.rank import rank_resamples  # noqa: E402
 from judgekit.metrics.mteval import align_seg_scores, read_seg_scores  # noqa: E402
 
 DATA = REPO.parent / "shared" / "data" / "judge-vs-human"

@@ -17,17 +17,16 @@ import asyncio
 import shutil
 import tempfile
 import time
-from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from judgekit.config import RunConfig, load_config
 from judgekit.errors import InputError, JudgekitError, OutputError
 from judgekit.interrupt import run_stoppable
 from judgekit.pipelines import get_pipeline
 from judgekit.results import RunResult, load_run
+from judgekit.run_progress import RunProgress
 
 if TYPE_CHECKING:
     from judgekit.llm.cache import ResponseCache
@@ -40,46 +39,6 @@ _REFRESH_S = 0.2  # least seconds between two "record" events
 _TICK_S = 1.0  # a "tick" event this often, so progress moves while every call is slow
 
 
-@dataclass
-class RunProgress:
-    """Where a run stands, passed to ``on_progress`` (one object, updated in place).
-
-    Attributes:
-        event: ``planned`` (once, before any call: ``planned``, ``resumed`` and ``out_dir``
-            are known), ``item`` (an item ended: ``done`` grew by one), ``record`` (records
-            were written; at most every 0.2 s), ``tick`` (every second, and once at the end).
-        run_name, pipeline, out_dir: the run.
-        planned: items the run will do (``plan()``); ``done``: items ended so far.
-        resumed: records already in ``records.jsonl`` when the run started.
-        records: records in ``records.jsonl`` now (resumed ones included).
-        status: records of this process by status (``ok``, ``unscored``, ``error``), and
-            ``cached`` (answered from the cache).
-        requests: HTTP attempts this process sent (retries and re-asks included).
-        tokens: input + output tokens of this process's records; ``cost_usd``: their cost,
-            and ``cost_unknown`` the records whose price no table knows (not counted as $0).
-        preflight: what the checks before the first call covered and took (one line; empty
-            when they were skipped).
-        batch: where a batch run stands (one line: the batches' states, counts and the time
-            left in their window; empty for an online run).
-    """
-
-    event: Literal["planned", "item", "record", "tick"] = "planned"
-    run_name: str = ""
-    pipeline: str = ""
-    out_dir: Path = Path()
-    planned: int = 0
-    done: int = 0
-    resumed: int = 0
-    records: int = 0
-    status: Counter[str] = field(default_factory=Counter)
-    requests: int = 0
-    tokens: int = 0
-    cost_usd: float = 0.0
-    cost_unknown: int = 0
-    preflight: str = ""
-    batch: str = ""
-
-
 class Executor(Protocol):
     """How a run's tasks get their records other than by online calls (``judgekit.batch``:
     answers imported from batch result files, batches submitted to a provider, or an export
@@ -90,14 +49,30 @@ class Executor(Protocol):
     def execute(self, runner: Any, session: _Session, emit: Callable[[str], None]) -> bool: ...
 
 
-def _config(config: RunConfig | Path | str, overrides: Sequence[str]) -> RunConfig:
+def _config(
+    config: RunConfig | Path | str,
+    overrides: Sequence[str] | str,
+    limit: int | None,
+    out: Path | str | None,
+) -> RunConfig:
+    """The run's config with ``overrides``, ``limit`` and ``out`` applied (see :func:`run`)."""
+    if isinstance(overrides, str):  # one KEY=VALUE, not its characters
+        overrides = [overrides]
+    if limit is not None and limit < 0:  # not a slice: -1 would drop the last item
+        raise InputError(None, f"must be >= 0 (0 = all), got {limit}", field="--limit")
     if not isinstance(config, RunConfig):
-        return load_config(config, list(overrides))
-    if not overrides:
-        return config
-    if config._path is None:
+        cfg = load_config(config, list(overrides))
+    elif not overrides:
+        cfg = config
+    elif config._path is None:
         raise JudgekitError("overrides need a config loaded from a file (load_config)")
-    return load_config(config._path, [*config._overrides, *overrides])
+    else:
+        cfg = load_config(config._path, [*config._overrides, *overrides])
+    if limit is not None:
+        cfg.limit = limit
+    if out is not None:
+        cfg.out = Path(out)
+    return cfg
 
 
 def run(
@@ -149,15 +124,7 @@ def run(
         KeyboardInterrupt: Ctrl-C or SIGTERM (see :mod:`judgekit.interrupt`); what was
             recorded stays, a rerun resumes.
     """
-    if isinstance(overrides, str):  # one KEY=VALUE, not its characters
-        overrides = [overrides]
-    if limit is not None and limit < 0:  # not a slice: -1 would drop the last item
-        raise InputError(None, f"must be >= 0 (0 = all), got {limit}", field="--limit")
-    cfg = _config(config, overrides)
-    if limit is not None:
-        cfg.limit = limit
-    if out is not None:
-        cfg.out = Path(out)
+    cfg = _config(config, overrides, limit, out)
     out_dir = cfg.out_dir()
     runner_cls, report = get_pipeline(cfg.pipeline)
     runner = runner_cls(cfg, None)  # reads and checks every input; calls nothing
@@ -172,36 +139,59 @@ def run(
     failed = True  # an error on the way: closing must not hide it behind its own
     try:
         runner.client = session.client
-        planned = runner.plan()
-        progress = session.progress
-        progress.run_name, progress.pipeline, progress.out_dir = (
-            cfg.run_name(),
-            cfg.pipeline,
-            out_dir,
-        )
-        progress.planned, progress.resumed = len(planned), session.runlog.resumed
-        progress.preflight = checked
-        session.emit(on_progress, "planned")
-        result = RunResult(out_dir, pipeline=cfg.pipeline, runner=runner)
-        if dry_run:
-            _estimate(result, runner, session)
-            failed = False
-            return result
-        try:
-            complete = _execute(runner, session, executor, on_progress)
-        finally:
-            session.emit(on_progress, "tick")
-        if complete:
-            result.summary_data = report(runner, session.client.records(), out_dir)
+        _announce(session, out_dir, len(runner.plan()), checked, on_progress)
+        result, ran = _drive(runner, report, session, out_dir, dry_run, executor, on_progress)
         failed = False
     finally:
         session.close(quiet=failed)
         if log_dir != out_dir:
             _unlock(log_dir)
             shutil.rmtree(log_dir, ignore_errors=True)
+    if not ran:  # a dry run: an estimate, no records
+        return result
     result.elapsed_s = time.monotonic() - started
     session.fill(result)
     return result
+
+
+def _announce(
+    session: _Session,
+    out_dir: Path,
+    planned: int,
+    checked: str,
+    on_progress: Callable[[RunProgress], None] | None,
+) -> None:
+    """Fill the progress's plan (name, pipeline, folder, planned and resumed items, preflight)
+    and emit ``planned``."""
+    progress, cfg = session.progress, session.config
+    progress.run_name, progress.pipeline, progress.out_dir = cfg.run_name(), cfg.pipeline, out_dir
+    progress.planned, progress.resumed = planned, session.runlog.resumed
+    progress.preflight = checked
+    session.emit(on_progress, "planned")
+
+
+def _drive(
+    runner: Any,
+    report: Callable[..., dict[str, Any]],
+    session: _Session,
+    out_dir: Path,
+    dry_run: bool,
+    executor: Executor | None,
+    on_progress: Callable[[RunProgress], None] | None,
+) -> tuple[RunResult, bool]:
+    """Estimate the planned tasks (dry run), or run them and write the report when every task
+    has its record; the result and whether the tasks were run (False for a dry run)."""
+    result = RunResult(out_dir, pipeline=session.config.pipeline, runner=runner)
+    if dry_run:
+        _estimate(result, runner, session)
+        return result, False
+    try:
+        complete = _execute(runner, session, executor, on_progress)
+    finally:
+        session.emit(on_progress, "tick")
+    if complete:
+        result.summary_data = report(runner, session.client.records(), out_dir)
+    return result, True
 
 
 def _execute(
@@ -269,6 +259,7 @@ class _Session:
         from judgekit.runlog import RunLog
 
         _lock_run_dir(log_dir)
+        self.config = cfg
         self.runlog: RunLog = RunLog(log_dir)
         self.cache: ResponseCache | None = None
         if cfg.cache.enabled and not no_cache:

@@ -106,12 +106,12 @@ class RunResult:
     def labels(self) -> pd.DataFrame | None:
         """The long label table ``item, rater, label`` (``labels.csv``) where the pipeline
         writes one (classify, spilling, cultural); None otherwise. Text columns, read by the one
-        table reader in the label vocabulary (:mod:`judgekit.labels.vocabulary`): NFC item ids
+        table reader in the label vocabulary (:mod:`judgekit.data.vocabulary`): NFC item ids
         and rater names, labels in their text form (``""`` where missing)."""
         import pandas as pd
 
         from judgekit.data.tables import read_table
-        from judgekit.labels.vocabulary import canonical_id, label_text
+        from judgekit.data.vocabulary import canonical_id, label_text
 
         path = self.out_dir / "labels.csv"
         if not path.is_file():

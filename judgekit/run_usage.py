@@ -7,6 +7,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from typing import Any
 
+from judgekit.llm.usage import UsageTotals
 from judgekit.runlog import Record
 
 
@@ -33,7 +34,7 @@ def usage_summary(records: Iterable[Record]) -> dict[str, Any]:
     batch_cost = 0.0
     status: Counter[str] = Counter()
     by_stage: dict[str, Counter[str]] = defaultdict(Counter)
-    by_model: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    tally = UsageTotals()
     reasons: Counter[str] = Counter()
     model_reasons: dict[str, Counter[str]] = defaultdict(Counter)
     served: Counter[str] = Counter()
@@ -49,14 +50,7 @@ def usage_summary(records: Iterable[Record]) -> dict[str, Any]:
         if r.status == "ok" and r.params.get("logprobs"):
             asked += 1
             scored += r.label_probs is not None
-        m = by_model[f"{r.role}|{r.model}"]
-        m["calls"] += 1
-        m["cache_hits"] += int(r.cache_hit)
-        m["tokens_in"] += r.tokens_in
-        m["tokens_out"] += r.tokens_out
-        m["cost_usd"] += r.cost or 0.0
-        m["cost_unknown"] += r.cost is None
-        m["latency_s"] += r.latency_s
+        tally.add(r)
         if r.served_by:
             served[r.served_by] += 1
         if r.reason:
@@ -67,7 +61,7 @@ def usage_summary(records: Iterable[Record]) -> dict[str, Any]:
         return round(v, 6) if name in ("cost_usd", "latency_s") else int(v)
 
     totals = {
-        name: value(name, sum(m[name] for m in by_model.values()))
+        name: value(name, tally.total(name))
         for name in ("tokens_in", "tokens_out", "cost_usd", "cost_unknown")
     }
     out = {
@@ -75,7 +69,9 @@ def usage_summary(records: Iterable[Record]) -> dict[str, Any]:
         "requests": requests,
         "status": {k: status.get(k, 0) for k in ("ok", "unscored", "error")},
         "by_stage": {k: dict(v) for k, v in sorted(by_stage.items())},
-        "by_model": {k: {kk: value(kk, vv) for kk, vv in v.items()} for k, v in by_model.items()},
+        "by_model": {
+            k: {kk: value(kk, vv) for kk, vv in v.items()} for k, v in tally.by_model.items()
+        },
         "served_by": dict(served.most_common()),
         "reasons": dict(reasons.most_common()),
         "reasons_by_model": {k: dict(v.most_common()) for k, v in model_reasons.items()},

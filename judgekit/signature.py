@@ -23,6 +23,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from judgekit import __version__
+from judgekit.data.digest import file_sha256
 
 
 class ModelSignature(BaseModel):
@@ -111,10 +112,4 @@ def schema_hash(*schemas: type[BaseModel]) -> str:
 def file_hash(path: Path | str) -> str | None:
     """SHA-256 (64 hex digits) of a file's bytes, streamed; None when it is not a file."""
     target = Path(path)
-    if not target.is_file():
-        return None
-    digest = hashlib.sha256()
-    with target.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    return file_sha256(target) if target.is_file() else None

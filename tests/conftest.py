@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,15 @@ from judgekit.prompts import Prompt
 from judgekit.runlog import Record
 
 REPO = Path(__file__).resolve().parents[1]
+
 SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Keep the response cache of every test run out of the user's ``~/.cache/judgekit``: one
+    fresh folder per test process unless ``JUDGEKIT_CACHE_DIR`` is set already."""
+    if "JUDGEKIT_CACHE_DIR" not in os.environ:
+        os.environ["JUDGEKIT_CACHE_DIR"] = tempfile.mkdtemp(prefix="judgekit-test-cache-")
 
 
 def shared_path(*parts: str) -> Path:

@@ -12,14 +12,10 @@ from scipy import stats
 from sklearn.metrics import accuracy_score, cohen_kappa_score, f1_score, precision_score
 from typer.testing import CliRunner
 
-from judgekit.calibration.judge import (
-    TIE,
-    alt_test,
-    human_ceiling,
-    judge_vs_humans,
-    majority_vote,
-)
+from judgekit.calibration.aat import alt_test
+from judgekit.calibration.judge import human_ceiling, judge_vs_humans
 from judgekit.errors import JudgekitError
+from judgekit.labels.majority import TIE, majority_vote
 from judgekit.labels.table import LabelTable
 from judgekit.metrics.classification import ReferenceScorer
 

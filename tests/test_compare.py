@@ -17,8 +17,8 @@ from scipy import stats
 from sklearn.metrics import accuracy_score, cohen_kappa_score, f1_score
 from typer.testing import CliRunner
 
-from judgekit.calibration.compare_labels import label_facet
-from judgekit.calibration.compare_results import facet_tests
+from judgekit.calibration.compare.labels import label_facet
+from judgekit.calibration.compare.results import facet_tests
 from judgekit.cli import app
 from judgekit.errors import JudgekitError, JudgekitWarning
 from judgekit.labels.overlap import LabelSetError

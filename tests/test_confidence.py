@@ -14,10 +14,11 @@ from typer.testing import CliRunner
 
 from judgekit.calibration.confidence import confidence_report
 from judgekit.calibration.confidence_inputs import load_label_probs
-from judgekit.calibration.judge_report import calibrate_judge, write_judge_calibration
+from judgekit.calibration.judge_report import calibrate_judge
 from judgekit.cli import app
 from judgekit.errors import InputError
 from judgekit.labels.table import LabelTable
+from judgekit.report.judge import write_judge_calibration
 
 # four items, labels A/B: (p(A), p(B)), human majority
 TINY = pd.DataFrame(
@@ -134,8 +135,8 @@ def test_cli_reads_probability_columns_and_refuses_bad_ones(tmp_path: Path) -> N
 
 
 def test_estimate_reads_the_target_probability_and_narrows_the_interval(tmp_path: Path) -> None:
-    from judgekit.calibration.estimate_inputs import Target, load_judge
-    from judgekit.calibration.estimate_widths import width_with_and_without
+    from judgekit.calibration.estimate.inputs import Target, load_judge
+    from judgekit.calibration.estimate.widths import width_with_and_without
 
     judge_file = tmp_path / "judge.csv"
     judge_file.write_text("item,rater,label,p:CS,p:CA\na,judge,CS,0.8,0.2\nb,judge,CA,0.4,0.6\n")

@@ -15,11 +15,11 @@ from typer.testing import CliRunner
 import judgekit.cli.contrast  # noqa: F401  (registers `judgekit contrast`)
 import judgekit.cli.contrast_inputs
 from judgekit.cli import app
+from judgekit.data.lines import read_lines
 from judgekit.data.locales import parse_locale
 from judgekit.data.testsets import Manifest, TestSet, ntrex128_manifest
 from judgekit.errors import InputError, JudgekitError
 from judgekit.metrics import contrastive as c
-from judgekit.metrics import mt
 from judgekit.metrics import word_recall as wr
 
 
@@ -212,7 +212,7 @@ def test_ntrex128_word_recall_eng_gb():
     # The WMT19 English source as a "translation" of the British set: US spellings are FPs.
     # 143/78 and 142/77 were also counted with a plain regex word split (\w, ', -), by hand.
     manifest = ntrex128_manifest(shared_path("ntrex128"))
-    wmt19 = mt.read_lines(shared_path("ntrex128", "newstest2019-src.eng.txt"))
+    wmt19 = read_lines(shared_path("ntrex128", "newstest2019-src.eng.txt"))
     summary, segments = wr.recall_frames({("wmt19", "eng-GB"): wmt19}, manifest)
     line19 = segments.set_index("line").loc[19]
     assert (line19.original_terms, line19.localised_terms) == ("neighboring", "neighbouring")
@@ -267,7 +267,7 @@ def test_cli_manifest_form_delta_recall_and_errors(tmp_path):
     # A translation file with the wrong number of lines: the error names both files.
     (tmp_path / "hyps" / "loc" / "fra.txt").write_text("a\nb\n")
     with pytest.raises(InputError) as info:
-        judgekit.cli.contrast_inputs._inputs(
+        judgekit.cli.contrast_inputs.contrast_inputs(
             str(tmp_path / "m.yaml"), tmp_path / "hyps", {}, "m", None, None
         )
     assert str(info.value) == (

@@ -10,9 +10,9 @@ import pytest
 from conftest import shared_path
 
 from judgekit.calibration.cultural import markdown_table, validate_subset
-from judgekit.calibration.judge import TIE, majority_vote
 from judgekit.data.items import load_items
 from judgekit.labels.human_votes import human_votes
+from judgekit.labels.majority import TIE, majority_vote
 from judgekit.pipelines.cultural import assign_splits, jury_label, majority
 
 LITE = ("benchmark-items", "global-mmlu-lite-en", "global_mmlu_lite_en_test.jsonl")

@@ -24,15 +24,15 @@ from judgekit.calibration.estimate import (
     facet_groups,
     split,
 )
-from judgekit.calibration.estimate_facets import item_facets
-from judgekit.calibration.estimate_inputs import (
+from judgekit.calibration.estimate.facets import item_facets
+from judgekit.calibration.estimate.inputs import (
     Target,
     default_target,
     load_human,
     load_judge,
 )
-from judgekit.calibration.estimate_plan import draw_items, plan_size, run_plan
-from judgekit.calibration.estimate_rank import ranking
+from judgekit.calibration.estimate.plan import draw_items, plan_size, run_plan
+from judgekit.calibration.estimate.rank import ranking
 from judgekit.errors import InputError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -329,7 +329,7 @@ def test_vectorised_draws_equal_one_by_one_estimates():
     """coverage_study runs all draws at once (sums, count matrices of the same resamples);
     each draw's CI, for every method and interval, is the one estimate_mean gives on the same
     split with the same seed."""
-    from judgekit.calibration.estimate_coverage import STUDY_INTERVALS, coverage_study
+    from judgekit.calibration.estimate.coverage import STUDY_INTERVALS, coverage_study
 
     rng = np.random.default_rng(8)
     human = -np.abs(rng.standard_t(3, size=120))  # skewed, as MQM
@@ -374,7 +374,7 @@ def test_a_bad_label_value_names_its_file_not_the_command_line(tmp_path: Path):
         load_judge(judge, Target.parse("mean"))
     assert err.value.path == str(judge) and err.value.field == "label"
     assert "item 'b', rater 'j': label 'inf' is not finite" in str(err.value).lower()
-    # "NaN" is a missing marker (judgekit.labels.vocabulary), as NA, null and the empty cell
+    # "NaN" is a missing marker (judgekit.data.vocabulary), as NA, null and the empty cell
     judge = write_long(tmp_path / "judge.csv", [("a", "j", "1.5"), ("b", "j", "NaN")])
     assert load_judge(judge, Target.parse("mean"))[0].to_dict() == {"a": 1.5}
 
@@ -384,7 +384,7 @@ def test_every_resample_is_ppi_py_on_that_resample():
     estimate and its SE) equal ppi_py's functions run on each resample, one by one."""
     from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
 
-    from judgekit.calibration import estimate_intervals as iv
+    from judgekit.calibration.estimate import intervals as iv
 
     rng = np.random.default_rng(1)
     y = -np.abs(rng.standard_t(3, size=40))

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from test_estimate import errors_run, judgekit, write_long
 
-from judgekit.calibration.estimate_run import run_estimate
+from judgekit.calibration.estimate.run import run_estimate
 
 
 @pytest.fixture()

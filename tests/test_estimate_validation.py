@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 from conftest import shared_path
 
-from judgekit.calibration.estimate_coverage import coverage_study
+from judgekit.calibration.estimate.coverage import coverage_study
 from judgekit.metrics.mteval import align_seg_scores, read_seg_scores
 
 REPO = Path(__file__).resolve().parents[1]
@@ -191,8 +191,8 @@ def test_plan_then_estimate_reaches_the_planned_width(ende: dict, tmp_path: Path
     (from the expert MQM), and the PPI++ estimate: its half-width comes out near 0.6. (Heavy
     tails make small pilots unreliable: 60 items put sigma anywhere in 9-14, and n off by up to
     a factor of 2; docs/estimates.md.)"""
-    from judgekit.calibration.estimate_plan import run_plan
-    from judgekit.calibration.estimate_run import run_estimate
+    from judgekit.calibration.estimate.plan import run_plan
+    from judgekit.calibration.estimate.run import run_estimate
 
     items, human, judge = [], {}, []
     for system, (h, j) in ende.items():
@@ -227,7 +227,7 @@ def test_plan_for_the_default_interval_reaches_the_width_on_gemba_mqm(ende: dict
     segments of the system (estimated with the default interval, as calibrate estimate does).
     The pilot: every segment's expert label, so that the check is of the prediction, not of a
     pilot's luck (a small pilot of heavy-tailed MQM misjudges sigma, docs/estimates.md)."""
-    from judgekit.calibration.estimate_plan import run_plan
+    from judgekit.calibration.estimate.plan import run_plan
 
     for system in ("AIRC", "ONLINE-W", "GPT4-5shot"):
         human, judge = ende[system]

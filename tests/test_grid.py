@@ -23,8 +23,8 @@ from fault_server import FaultServer, correct_content, message_hash
 from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 
-from judgekit.calibration.grid_config import GridOptions, load_grid, plan_cells
-from judgekit.calibration.grid_report import score_cell
+from judgekit.calibration.grid.config import GridOptions, load_grid, plan_cells
+from judgekit.calibration.grid.report import score_cell
 from judgekit.errors import InputError
 from judgekit.labels.table import LabelTable
 
@@ -231,14 +231,14 @@ def test_grid_cells_and_their_run_overrides(tmp_path: Path) -> None:
 
 
 def test_a_judge_and_humans_without_a_common_label_is_an_error(tmp_path: Path) -> None:
-    from judgekit.calibration.grid_config import Cell
+    from judgekit.calibration.grid.config import Cell
 
     cell = Cell("j", "default", tmp_path, ())
     humans = LabelTable(pd.DataFrame({"h1": ["valid", "invalid"]}, index=["i1", "i2"]))
     verdicts = pd.Series({"i1": "true", "i2": "false"})
     with pytest.raises(InputError, match="judge 'j' .* share no label"):
         score_cell(cell, verdicts, humans, GridOptions(n_resamples=0))
-    # a spreadsheet's True/False are the booleans true/false (judgekit.labels.vocabulary)
+    # a spreadsheet's True/False are the booleans true/false (judgekit.data.vocabulary)
     humans = LabelTable(pd.DataFrame({"h1": ["True", "False"]}, index=["i1", "i2"]))
     assert score_cell(cell, verdicts, humans, GridOptions(n_resamples=0))["accuracy"] == 1.0
     humans = LabelTable(pd.DataFrame({"h1": ["true", "true"]}, index=["i1", "i2"]))

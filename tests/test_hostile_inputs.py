@@ -95,7 +95,7 @@ def test_mt_metrics_eval_file_takes_the_same_missing_markers(tmp_path):
 
 
 def test_docs_file_lines_end_at_newline_only_and_bad_bytes_are_located(tmp_path):
-    from judgekit.calibration.compare_inputs import read_docs
+    from judgekit.calibration.compare.inputs import read_docs
 
     path = tmp_path / "en-de.docs"
     path.write_text("news\tdoc\u2028one\nsocial\tdoc2\n", encoding="utf-8")

@@ -113,3 +113,52 @@ def test_metrics_never_import_reports() -> None:
     graph = import_graph()
     metrics = {n: t for n, t in graph.items() if n.startswith("judgekit.metrics")}
     assert {n: sorted(t) for n, t in metrics.items() if any("report" in x for x in t)} == {}
+
+
+def _judgekit_imports(folder: str) -> dict[str, set[str]]:
+    return {n: t for n, t in import_graph().items() if n.startswith(f"judgekit.{folder}")}
+
+
+def test_data_imports_no_other_judgekit_folder() -> None:
+    """data/ is the bottom layer: readers and writers of files, used by every other folder."""
+    allowed = ("judgekit.data", "judgekit.errors", "judgekit.bundled")
+    offenders = {
+        name: sorted(t for t in targets if not t.startswith(allowed))
+        for name, targets in _judgekit_imports("data").items()
+    }
+    assert {k: v for k, v in offenders.items() if v} == {}
+
+
+def test_calibration_never_imports_reports_or_plotting() -> None:
+    calibration = _judgekit_imports("calibration")
+    bad = ("judgekit.report", "judgekit.plotting", "judgekit.view")
+    offenders = {n: sorted(t for t in ts if t.startswith(bad)) for n, ts in calibration.items()}
+    assert {k: v for k, v in offenders.items() if v} == {}
+
+
+def test_no_module_imports_another_modules_private_name() -> None:
+    offenders = []
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("judgekit"):
+                private = [
+                    a.name for a in node.names if a.name.startswith("_") and a.name[:2] != "__"
+                ]
+                if private:
+                    offenders.append(f"{path.relative_to(PACKAGE.parent)}: {private}")
+    assert offenders == []
+
+
+def test_tables_figures_and_file_hashes_are_written_only_by_data_and_report() -> None:
+    """``to_csv(``, ``savefig(`` and file hashing belong to data/ (the atomic writers, the one
+    file hash), report/ and signature.py; everywhere else calls them."""
+    allowed = ("data", "report", "signature.py")
+    spellings = ("to_csv(", "savefig(", ".read_bytes()).hexdigest(", "hashlib.file_digest(")
+    offenders = []
+    for path in PACKAGE.rglob("*.py"):
+        rel = path.relative_to(PACKAGE)
+        if rel.parts[0] in allowed:
+            continue
+        text = path.read_text(encoding="utf-8")
+        offenders += [f"{rel}: {s}" for s in spellings if s in text]
+    assert offenders == []

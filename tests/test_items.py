@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from conftest import shared_path
 
-from judgekit.cli.audit import write_rows
 from judgekit.data.items import load_items
+from judgekit.data.tables import write_table
 from judgekit.errors import InputError
 from judgekit.labels.human_votes import human_votes, load_human_votes
 
@@ -84,7 +84,7 @@ def test_csv_with_option_columns_and_index_answers_round_trips(tmp_path: Path) -
     assert items.items[0].extra == {"qid": "q1", "source": "atlas"}
     assert items.items[0].text() == "Capital of Norway?\nA. Oslo\nB. Bergen\nC. Tromsø"
     copy = tmp_path / "copy.csv"
-    write_rows(copy, items.rows, items.columns, items.format)
+    write_table(copy, items.rows, items.columns, items.format)
     assert load_items(copy).rows == items.rows  # same cells, same column order
     assert copy.read_text(encoding="utf-8").splitlines()[0] == ",".join(items.columns)
 

@@ -241,7 +241,7 @@ def _errors_run_with_a_line_separator(tmp: Path) -> Path:
 
 def test_case7_u2028_in_a_segment_is_text_not_a_line_break(tmp_path: Path) -> None:
     from judgekit.calibration.error_typing import calibrate_errors
-    from judgekit.calibration.estimate_inputs import Target, load_judge
+    from judgekit.calibration.estimate.inputs import Target, load_judge
     from judgekit.calibration.grid import read_records
 
     run = _errors_run_with_a_line_separator(tmp_path)
@@ -322,7 +322,7 @@ def test_calibrate_judge_disjoint_labels_are_one_error_naming_both_sets(tmp_path
 
 
 def test_estimate_checks_the_labels_folds_case_and_refuses_disjoint_sets(tmp_path) -> None:
-    from judgekit.calibration.estimate_run import run_estimate
+    from judgekit.calibration.estimate.run import run_estimate
     from judgekit.labels.overlap import LabelSetError
 
     judge = write_long(tmp_path / "j.csv", [(f"i{k}", "judge", "CS" if k % 2 else "CA")
@@ -363,8 +363,8 @@ def test_view_labels_disjoint_everywhere_is_an_error_and_a_partial_overlap_a_war
 
 
 def test_grid_cell_partial_overlap_is_kept_as_its_label_note(tmp_path: Path) -> None:
-    from judgekit.calibration.grid_config import Cell, GridOptions
-    from judgekit.calibration.grid_report import score_cell
+    from judgekit.calibration.grid.config import Cell, GridOptions
+    from judgekit.calibration.grid.report import score_cell
     from judgekit.labels.table import LabelTable
 
     cell = Cell("j", "default", tmp_path, ())

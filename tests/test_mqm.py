@@ -193,3 +193,20 @@ def test_cli_mqm_score(tmp_path):
     payload = json.loads(result.output)
     assert payload["systems"][0]["score"] == 1.0  # no punctuation rule: a plain Minor
     assert payload["segments"][0]["rater_scores"] == {"r1": 1.0}
+
+
+def test_cli_mqm_items_writes_the_same_items_as_the_library(tmp_path):
+    from judgekit.pipelines.error_typing import items_from_mqm
+
+    tsv = shared_path("mqm", "google_mqm_ted_zhen.systems-subset.tsv")
+    out = tmp_path / "items.jsonl"
+    args = ["mqm", "items", str(tsv), str(out), "--systems", "refB,ref", "--n-segments", "3"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "wrote 6 items" in result.output
+    written = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    expected = items_from_mqm(tsv, systems=["refB", "ref"], n_segments=3)
+    assert [w["id"] for w in written] == [i.id for i in expected]
+    assert written[0]["translation"] == expected[0].translation
+    missing = runner.invoke(app, [*args[:3], str(out), "--systems", "nobody", "--n-segments", "3"])
+    assert missing.exit_code != 0 and not out.with_suffix(".tmp").exists()

@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 import judgekit.cli.mqm  # noqa: F401  (registers a second command so `score` is a subcommand)
 import judgekit.cli.score  # noqa: F401
 from judgekit.cli import app
+from judgekit.data.lines import read_lines
 from judgekit.errors import InputError, JudgekitError
 from judgekit.metrics import mt
 from judgekit.metrics.spm import FLORES200_ENV, FLORES200_FILE
@@ -26,7 +27,7 @@ TGT = {"en-de": "de", "zh-en": "en", "en-zh": "zh"}
 
 @lru_cache(maxsize=64)
 def _lines(*parts: str) -> tuple[str, ...]:
-    return tuple(mt.read_lines(shared_path("mt", *parts)))
+    return tuple(read_lines(shared_path("mt", *parts)))
 
 
 def _hyp(campaign: str, pair: str, system: str) -> tuple[str, ...]:
@@ -181,7 +182,7 @@ def test_line_count_mismatch_names_both_files(tmp_path):
     assert "has 2 lines but the hypothesis file" in str(info.value)
     assert str(hyp) in str(info.value)
     with pytest.raises(InputError, match="file not found"):
-        mt.read_lines(tmp_path / "missing.txt")
+        read_lines(tmp_path / "missing.txt")
 
 
 @pytest.fixture

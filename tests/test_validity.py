@@ -13,8 +13,9 @@ from statsmodels.stats.anova import anova_lm
 from typer.testing import CliRunner
 
 from judgekit.cli.validity import validity_command
+from judgekit.data.scores import read_scores_csv
 from judgekit.errors import InputError, JudgekitError
-from judgekit.metrics.validity import evidence_label, proxy_validity, read_scores_csv
+from judgekit.metrics.validity import evidence_label, proxy_validity
 
 
 def synthetic(seed: int = 3) -> pd.DataFrame:

@@ -20,9 +20,10 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from judgekit.batch.manifest import EXPORTS, Manifest, Shard, file_sha256, write_manifest
+from judgekit.batch.manifest import EXPORTS, Manifest, Shard, write_manifest
 from judgekit.batch.requests import Requests, batch_tasks, config_hash, model_dir
 from judgekit.data.atomic import open_output
+from judgekit.data.digest import file_sha256
 from judgekit.errors import InputError
 from judgekit.llm.spec import ModelSpec
 from judgekit.llm.structured import cached_answer

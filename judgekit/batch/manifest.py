@@ -11,7 +11,6 @@ stays, the request does not) is stale, and is never recorded.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal
@@ -53,15 +52,6 @@ class Manifest(BaseModel):
     prompts: dict[str, str] = Field(default_factory=dict)
     shards: list[Shard] = Field(default_factory=list)
     tasks: dict[str, str] = Field(default_factory=dict)
-
-
-def file_sha256(path: Path) -> str:
-    """SHA-256 hex digest of a file, read in 1 MiB blocks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while block := handle.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def write_manifest(manifest: Manifest, *paths: Path) -> None:

@@ -14,10 +14,10 @@ from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
 from judgekit.calibration.results import AltTestResult
+from judgekit.data.vocabulary import canonical_id, label_text
 from judgekit.errors import JudgekitError
 from judgekit.labels.majority import JudgeLabels, judge_labels
 from judgekit.labels.table import LabelData, as_label_table
-from judgekit.labels.vocabulary import canonical_id, label_text
 
 
 def _accuracy(pred: Any, others: list[Any]) -> float:

@@ -26,9 +26,9 @@ from typing import Any
 import pandas as pd
 
 from judgekit.data.tables import read_table
+from judgekit.data.vocabulary import canonical_id, label_text
 from judgekit.errors import InputError
 from judgekit.labels.files import resolve_labels_path
-from judgekit.labels.vocabulary import canonical_id, label_text
 
 PROB_PREFIX = "p:"
 SUM_TOLERANCE = 1e-3

@@ -33,10 +33,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgekit.calibration.judge import TIE, Estimate, JudgeReport, human_ceiling, judge_vs_humans
+from judgekit.calibration.judge import JudgeReport, human_ceiling, judge_vs_humans
 from judgekit.errors import InputError, JudgekitError
 from judgekit.labels.human_votes import HumanVotes
-from judgekit.labels.majority import labels_as_text
+from judgekit.labels.majority import TIE, labels_as_text
 from judgekit.labels.overlap import LabelSetError
 from judgekit.labels.table import LabelTable
 from judgekit.metrics.agreement import (
@@ -46,6 +46,7 @@ from judgekit.metrics.agreement import (
     prevalence,
     unanimous_share,
 )
+from judgekit.metrics.classification import Estimate
 
 JUDGE_TIE = "<judge tie>"
 CS_CA = ("CS", "CA")
@@ -159,7 +160,7 @@ def validate_subset(
     """The validation rows of one item subset (``keys``: item keys in it); ``vocabulary``:
     question -> the rubric's values (default: the shipped rubric's, ``Rubric.vocabulary()``),
     for the label check."""
-    from judgekit.calibration.judge import majority_vote
+    from judgekit.labels.majority import majority_vote
 
     out = _Rows(subset)
     ann = annotations[annotations["key"].isin(keys)]
@@ -305,7 +306,7 @@ def read_annotations(path: Path) -> pd.DataFrame:
         InputError: a line that is not a JSON object (file, line).
     """
     from judgekit.data import jsonl_objects
-    from judgekit.labels.vocabulary import canonical_id
+    from judgekit.data.vocabulary import canonical_id
 
     frame = pd.DataFrame([row for _, row in jsonl_objects(path)])
     for column in ("id", "key"):

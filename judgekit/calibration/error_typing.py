@@ -9,12 +9,11 @@ baseline (longer translation = worse) and a constant-judge acc_eq; item-grouped 
 system-level pairwise accuracy (Kocmi et al. 2021: share of system pairs ordered alike, judge
 ties wrong). The GEMBA-MQM figures on WMT23 are given as a reference on their own data (the TED
 segments are not in WMT23; the overlap is checked where the WMT23 sources are at hand). Command:
-``python -m judgekit.calibration.error_typing calibrate RUN_DIR MQM_TSV [--gemba-dir DIR]``.
+``judgekit calibrate errors RUN_DIR MQM_TSV [--gemba-dir DIR]``.
 """
 
 from __future__ import annotations
 
-import json
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
@@ -25,8 +24,8 @@ import pandas as pd
 from judgekit.data import jsonl_objects, resolve_path, text_lines
 from judgekit.data.atomic import write_frame, write_text
 from judgekit.data.jsonfile import write_json
+from judgekit.data.vocabulary import canonical_id, nfc
 from judgekit.errors import JudgekitError
-from judgekit.labels.vocabulary import canonical_id, nfc
 from judgekit.metrics.common_items import segment_key, system_coverage
 from judgekit.metrics.correlation import correlate, correlate_grouped, pair_counts
 from judgekit.metrics.mqm import read_mqm_tsv, segment_mqm, target_spans
@@ -101,7 +100,7 @@ def _match(run_dir: Path, mqm_tsv: str | Path) -> list[tuple[dict[str, Any], flo
     """
     segments = [row for _, row in jsonl_objects(run_dir / "segments.jsonl")]  # "\n" only
     by_seg: dict[tuple, list] = defaultdict(list)
-    for row in read_mqm_tsv(mqm_tsv):  # ids compared as NFC text (judgekit.labels.vocabulary)
+    for row in read_mqm_tsv(mqm_tsv):  # ids compared as NFC text (judgekit.data.vocabulary)
         by_seg[tuple(canonical_id(x) for x in row.segment)].append(row)
     matched = []
     for s in segments:
@@ -163,6 +162,27 @@ def _system_level(matched: list, scored: list) -> dict[str, Any]:
     }
 
 
+def _span_pairs(scored: list) -> tuple[list[list[Span]], list]:
+    """(judge spans, human rating) pairs: one comparison per human rating of each scored
+    segment (TED: one rater per segment), translation-side judge spans only."""
+    pred, gold_all = [], []
+    for s, _h, gold in scored:
+        spans = [Span(e["start"], e["end"], e["severity"], e["mqm_category"])
+                 for e in s["errors"] if e["side"] == "translation"]  # fmt: skip
+        for rating in gold:
+            pred.append(spans)
+            gold_all.append(rating)
+    return pred, gold_all
+
+
+def _gemba(gdir: Path, matched: list, scored: list, seed: int) -> dict[str, Any]:
+    """GEMBA-MQM's WMT23 figures as a reference on their own data, with the overlap check."""
+    return {"note": "reference on its own data (WMT23 generalMT); the TED segments are "
+            "not WMT23 segments, so no same-segment comparison is possible",
+            "overlap": _wmt_overlap(gdir, [s["source"] for s, _h, _g in matched]),
+            "pairs": gemba_reference(gdir, len(scored), seed)}  # fmt: skip
+
+
 def calibrate_errors(
     run_dir: str | Path,
     mqm_tsv: str | Path,
@@ -189,24 +209,12 @@ def calibrate_errors(
     rubric = rubric or load_rubric()
     matched = _match(run_dir, mqm_tsv)
     scored = [(s, h, g) for s, h, g in matched if s["status"] == "scored"]
-    pred, gold_all = [], []
-    for s, _h, gold in scored:
-        spans = [Span(e["start"], e["end"], e["severity"], e["mqm_category"])
-                 for e in s["errors"] if e["side"] == "translation"]  # fmt: skip
-        for rating in gold:  # one comparison per human rating (TED: one rater per segment)
-            pred.append(spans)
-            gold_all.append(rating)
+    pred, gold_all = _span_pairs(scored)
     spans = span_scores(pred, gold_all)
     cats = {d: category_agreement(pred, gold_all, depth=d) for d in (None, 1)}
     seg = _segment_level(matched, scored, n_resamples, seed)
     system = _system_level(matched, scored)
-    gemba = None
-    if gemba_dir is not None:
-        gdir = resolve_path(gemba_dir)
-        gemba = {"note": "reference on its own data (WMT23 generalMT); the TED segments are "
-                 "not WMT23 segments, so no same-segment comparison is possible",
-                 "overlap": _wmt_overlap(gdir, [s["source"] for s, _h, _g in matched]),
-                 "pairs": gemba_reference(gdir, len(scored), seed)}  # fmt: skip
+    gemba = None if gemba_dir is None else _gemba(resolve_path(gemba_dir), matched, scored, seed)
     status = Counter(s["status"] for s, _h, _g in matched)
     headline = {
         "segments": len(matched), "scored": status.get("scored", 0),
@@ -311,28 +319,3 @@ def _write_tables(run_dir: Path, cal: dict[str, Any]) -> None:
     if gem:
         lines.append(f"GEMBA-MQM: {gem['note']}; overlap check: {gem['overlap']}.")
     write_text(run_dir / "calibration.md", "\n".join(lines) + "\n")
-
-
-def main(argv: list[str] | None = None) -> None:
-    """Command line:
-    ``python -m judgekit.calibration.error_typing calibrate RUN_DIR MQM_TSV [--gemba-dir DIR]``.
-    """
-    import argparse
-
-    parser = argparse.ArgumentParser(prog="python -m judgekit.calibration.error_typing")
-    sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("calibrate", help="calibrate an errors run against a human MQM TSV")
-    p.add_argument("run_dir")
-    p.add_argument("mqm_tsv")
-    p.add_argument("--gemba-dir")
-    p.add_argument("--rubric", default="localisation_errors")
-    p.add_argument("--n-resamples", type=int, default=1000)
-    args = parser.parse_args(argv)
-    cal = calibrate_errors(args.run_dir, args.mqm_tsv, rubric=load_rubric(args.rubric),
-                           gemba_dir=args.gemba_dir, n_resamples=args.n_resamples)  # fmt: skip
-    print((Path(args.run_dir) / "calibration.md").read_text(encoding="utf-8"))
-    print(json.dumps(cal["headline"], indent=1))
-
-
-if __name__ == "__main__":
-    main()

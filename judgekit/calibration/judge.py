@@ -11,7 +11,7 @@
   (Calderon, Reichart & Dror, ACL 2025).
 
 Labels are compared in the label vocabulary's text form (``1`` and ``"1"`` match, ``TRUE``
-is ``true``: :mod:`judgekit.labels.vocabulary`), after the overlap check of
+is ``true``: :mod:`judgekit.data.vocabulary`), after the overlap check of
 :mod:`judgekit.labels.overlap` (disjoint label sets are an error). Tie policies for an item
 whose human votes tie (two or more categories share the top count):
 
@@ -33,12 +33,10 @@ from typing import Any
 import pandas as pd
 from sklearn.metrics import confusion_matrix
 
-from judgekit.calibration.aat import alt_test
 from judgekit.calibration.results import CeilingReport, JudgeReport
 from judgekit.errors import JudgekitError
 from judgekit.labels.majority import (
     TIE,
-    TIE_POLICIES,
     JudgeLabels,
     TiePolicy,
     apply_ties,
@@ -50,14 +48,7 @@ from judgekit.labels.overlap import align_labels
 from judgekit.labels.table import LabelData, as_label_table
 from judgekit.metrics.classification import METRICS, Estimate, ReferenceScorer
 
-__all__ = [
-    "TIE",
-    "TIE_POLICIES",
-    "alt_test",
-    "human_ceiling",
-    "judge_vs_humans",
-    "majority_vote",
-]
+__all__ = ["human_ceiling", "judge_vs_humans"]
 
 
 def _boots(ci: bool, n_resamples: int) -> int:

@@ -5,13 +5,13 @@
 (:func:`judgekit.calibration.judge.human_ceiling`) and the Alternative Annotator Test
 (:func:`judgekit.calibration.aat.alt_test`; Calderon, Reichart & Dror, ACL 2025); a view that
 cannot be computed (one human only, too few items per annotator) is a note, not an error.
-:func:`write_judge_calibration` writes them; ``judgekit.report.calibration`` prints them.
+:func:`judgekit.report.judge.write_judge_calibration` writes them; ``judgekit.report.calibration``
+prints them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -20,8 +20,6 @@ from judgekit.calibration.aat import alt_test
 from judgekit.calibration.confidence import ConfidenceReport, confidence_report
 from judgekit.calibration.judge import human_ceiling, judge_vs_humans
 from judgekit.calibration.results import AltTestResult, CeilingReport, JudgeReport
-from judgekit.data.atomic import write_frame
-from judgekit.data.jsonfile import write_json
 from judgekit.errors import JudgekitError
 from judgekit.labels.majority import judge_labels, majority_vote
 from judgekit.labels.overlap import align_labels
@@ -135,38 +133,3 @@ def calibrate_judge(
                 for m, e in (("ece", conf.ece), ("brier", conf.brier))
             ]  # fmt: skip
     return result
-
-
-def write_judge_calibration(result: JudgeCalibration, signature: dict[str, Any], out: Path) -> None:
-    """Write ``judge_calibration.json`` (signature and every view), ``judge_calibration.csv``
-    (the rows, CI as ``ci_low``/``ci_high``), ``confusion_matrix.csv``, ``per_class.csv`` and,
-    when the alt-test ran, ``alt_test.csv`` to ``out``; with the confidence view,
-    ``reliability.csv`` (the bins) and ``reliability.png`` (the reliability diagram)."""
-    out.mkdir(parents=True, exist_ok=True)
-    payload = {
-        "signature": signature,
-        "judge_vs_humans": result.report.to_dict(),
-        "human_ceiling": (
-            result.ceiling.to_dict() if result.ceiling else {"note": result.ceiling_note}
-        ),
-        "alt_test": result.alt.to_dict() if result.alt else {"note": result.alt_note},
-        "confidence": (
-            result.confidence.to_dict() if result.confidence else {"note": result.confidence_note}
-        ),
-    }
-    write_json(out / "judge_calibration.json", payload)
-    csv_rows = [
-        {k: v for k, v in r.items() if k != "ci"}
-        | {"ci_low": r["ci"][0] if r["ci"] else None, "ci_high": r["ci"][1] if r["ci"] else None}
-        for r in result.rows
-    ]
-    write_frame(pd.DataFrame(csv_rows), out / "judge_calibration.csv", index=False)
-    write_frame(result.report.confusion, out / "confusion_matrix.csv")
-    write_frame(result.report.per_class, out / "per_class.csv", index=False)
-    if result.alt is not None:
-        write_frame(result.alt.per_annotator, out / "alt_test.csv", index=False)
-    if result.confidence is not None:
-        from judgekit.report.reliability import RELIABILITY_PNG, reliability_diagram
-
-        write_frame(pd.DataFrame(result.confidence.bins), out / "reliability.csv", index=False)
-        reliability_diagram(result.confidence, out / RELIABILITY_PNG)

@@ -11,10 +11,9 @@
 
 from __future__ import annotations
 
-import csv
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 import typer
@@ -22,17 +21,14 @@ from typer.core import TyperGroup
 
 from judgekit.cli.output import plain_console
 from judgekit.cli.root import app
-from judgekit.data.atomic import open_output, write_frame, write_text
+from judgekit.data.atomic import write_frame, write_text
 from judgekit.errors import InputError
 
 if TYPE_CHECKING:
-    import pandas as pd
+    pass
 
 console = plain_console()
 DEFAULT_CONFIG = Path("configs/audit.yaml")  # else the shipped one (judgekit init writes it)
-PREFIX = "audit_"
-COLUMNS = ("cs_label", "required_knowledge", "time_sensitive", "subject_category", "evidence",
-           "rationale", "status")  # fmt: skip
 
 
 class _DefaultRun(TyperGroup):
@@ -115,90 +111,19 @@ def audit_validate(
     console.print(f"written: {target / 'validation.csv'}, {target / 'validation.md'}")
 
 
-def _plain(value: Any) -> Any:
-    """A cell as JSON-ready Python: NaN -> None."""
-    if isinstance(value, float) and value != value:
-        return None
-    return value
-
-
-def _annotation_index(path: Path) -> pd.DataFrame:
-    if path.is_dir():
-        path = path / "annotations.jsonl"
-    if not path.is_file():
-        raise InputError(path, "no annotations (a run directory or its annotations.jsonl)")
-    from judgekit.calibration.cultural import read_annotations
-
-    frame = read_annotations(path)
-    missing = {"benchmark", "id", "language", *COLUMNS} - set(frame.columns)
-    if missing:
-        raise InputError(path, f"not an audit annotations file: missing {sorted(missing)}")
-    return frame
-
-
-def _match(items: Any, annotations: pd.DataFrame, path: Path) -> pd.DataFrame:
-    """The annotation row of each item, indexed by id: the rows of the item file's benchmark,
-    else (a renamed file) the rows matched by id alone, or by (id, language)."""
-    same = annotations[annotations["benchmark"] == items.benchmark]
-    if same.empty and not annotations["id"].duplicated().any():
-        same = annotations
-    if same.empty:
-        languages = {it.language for it in items.items}
-        same = annotations[annotations["language"].isin(languages)]
-        if same["id"].duplicated().any():
-            raise InputError(path, "ambiguous annotations: several benchmarks share these ids")
-    return same.drop_duplicates("id").set_index("id")
-
-
 @audit_app.command("split")
 def audit_split(
     items: Path = typer.Argument(..., help="The item file that was audited."),
     annotations: Path = typer.Argument(..., help="The audit run directory or annotations.jsonl."),
     out: Path | None = typer.Option(None, help="Output folder (default: next to ANNOTATIONS)."),
     language: str | None = typer.Option(None, help="Language of items without a language field."),
-    prefix: str = typer.Option(PREFIX, help="Prefix of the added columns."),
+    prefix: str = typer.Option("audit_", help="Prefix of the added columns."),
 ) -> None:
     """Write ITEMS with the audit's columns added, and its CS and CA subsets:
     <name>.annotated.<ext>, <name>.CS.<ext>, <name>.CA.<ext> (and .unlabelled. for the rest)."""
-    from judgekit.data.items import load_items
+    from judgekit.pipelines.cultural_split import split_items
 
-    loaded = load_items(items, language=language or "und")
-    table = _match(loaded, _annotation_index(annotations), annotations)
+    split = split_items(items, annotations, language=language, prefix=prefix)
     target = out or (annotations if annotations.is_dir() else annotations.parent)
-    target.mkdir(parents=True, exist_ok=True)
-    added = [f"{prefix}{c}" for c in COLUMNS]
-    columns = [*loaded.columns, *[c for c in added if c not in loaded.columns]]
-    parts: dict[str, list[dict[str, Any]]] = {"annotated": [], "CS": [], "CA": []}
-    for item, row in zip(loaded.items, loaded.rows, strict=True):
-        found = table.loc[item.id] if item.id in table.index else None
-        values = {f"{prefix}{c}": None if found is None else _plain(found[c]) for c in COLUMNS}
-        full = {**row, **values}
-        parts["annotated"].append(full)
-        label = values[f"{prefix}cs_label"]
-        parts.setdefault(label if label in ("CS", "CA") else "unlabelled", []).append(full)
-    stem = loaded.path.name.split(".")[0]
-    for name, rows in parts.items():
-        path = target / f"{stem}.{name}.{loaded.format}"
-        write_rows(path, rows, columns, loaded.format)
-        console.print(f"{path}: {len(rows)} items")
-
-
-def write_rows(path: Path, rows: list[dict[str, Any]], columns: list[str], fmt: str) -> None:
-    """Write rows as JSONL (one object a line, UTF-8) or CSV/TSV (``columns`` in order; lists
-    and dicts as JSON text)."""
-    if fmt == "jsonl":
-        with open_output(path) as fh:
-            for row in rows:
-                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-        return
-    with open_output(path, newline="") as fh:
-        writer = csv.writer(fh, delimiter="\t" if fmt == "tsv" else ",", lineterminator="\n")
-        writer.writerow(columns)
-        for row in rows:
-            cells = [row.get(c) for c in columns]
-            writer.writerow(
-                [
-                    json.dumps(v, ensure_ascii=False) if isinstance(v, list | dict) else v
-                    for v in cells
-                ]
-            )
+    for path, n in split.write(target):
+        console.print(f"{path}: {n} items")

@@ -16,7 +16,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import math
 from pathlib import Path
 from typing import Any
@@ -32,11 +31,12 @@ from judgekit.cli.output import plain_console
 from judgekit.cli.root import app
 from judgekit.cli.validity import validity_command
 from judgekit.data.atomic import write_frame
+from judgekit.data.digest import file_sha256
+from judgekit.data.vocabulary import canonical_id
 from judgekit.errors import InputError
 from judgekit.labels.files import parse_categories, resolve_labels_path
 from judgekit.labels.majority import TIE_POLICIES
 from judgekit.labels.table import LabelTable, load_labels
-from judgekit.labels.vocabulary import canonical_id
 from judgekit.metrics.agreement import (
     cohen_kappa,
     fleiss_kappa,
@@ -73,7 +73,7 @@ def _signature(command: str, inputs: dict[str, Path], **params: Any) -> dict[str
     files = {}
     for name, path in inputs.items():
         resolved = resolve_labels_path(path)
-        files[name] = {"path": str(resolved), "sha256": _sha256(resolved)}
+        files[name] = {"path": str(resolved), "sha256": file_sha256(resolved)}
     return Signature(
         pipeline=f"calibrate {command}",
         parameters=params,
@@ -83,10 +83,6 @@ def _signature(command: str, inputs: dict[str, Path], **params: Any) -> dict[str
         inputs=files,
         **{k: v for k, v in params.items() if k != "seed"},
     ).as_dict()
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _write(out: Path, stem: str, payload: dict[str, Any], rows: list[dict[str, Any]]) -> None:
@@ -261,8 +257,9 @@ def judge_command(
     probabilities (a run's records with label_probs, or p:LABEL columns), ECE, Brier score,
     the reliability diagram and selective judging."""
     from judgekit.calibration.confidence_inputs import load_label_probs
-    from judgekit.calibration.judge_report import calibrate_judge, write_judge_calibration
+    from judgekit.calibration.judge_report import calibrate_judge
     from judgekit.report.calibration import print_judge_calibration
+    from judgekit.report.judge import write_judge_calibration
 
     _check_choice("--tie-policy", tie_policy, TIE_POLICIES)
     judge_table = _load(judge, format)
@@ -314,8 +311,8 @@ def grid_command(
     heatmap.png, pairwise agreement among cells and Kendall's W of the model rankings.
     """
     from judgekit.calibration.grid import run_grid
-    from judgekit.calibration.grid_config import load_grid, out_dir
-    from judgekit.calibration.grid_report import print_grid
+    from judgekit.calibration.grid.config import load_grid, out_dir
+    from judgekit.report.grid import print_grid, write_grid
 
     def cell_done(name: str, stats: dict[str, int], run: Any) -> None:
         console.print(
@@ -325,7 +322,9 @@ def grid_command(
 
     spec = load_grid(grid, set_, labels)
     result = run_grid(spec, out=out, no_cache=no_cache, on_cell=cell_done)
-    print_grid(result, out_dir(spec, out), console)
+    directory = out_dir(spec, out)
+    write_grid(result, directory, result.stats)
+    print_grid(result, directory, console)
 
 
 # `calibrate validity`, `estimate`, `plan` and `errors` live in their own modules, registered here

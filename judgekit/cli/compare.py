@@ -88,8 +88,8 @@ def compare_command(
     """Which judge? Judges compared against humans and each other: statistics with bootstrap
     CIs, paired permutation tests, rank clusters, per facet."""
     from judgekit.calibration.compare import LEVELS, CompareOptions, compare
-    from judgekit.calibration.compare_report import print_compare, write_compare
     from judgekit.metrics.perm_both import PermutationSettings
+    from judgekit.report.compare import print_compare, write_compare
 
     levels = tuple(_split(level)) or LEVELS
     _check(levels, tie_policy, correction, permutations, n_resamples)

@@ -12,27 +12,28 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from judgekit.data.lines import read_lines
 from judgekit.data.locales import Locale, parse_flores, parse_locale
 from judgekit.data.testsets import Manifest, TestSet, load_manifest, ntrex128_manifest
 from judgekit.errors import InputError
-from judgekit.metrics import mt
 
 
-def _manifest(spec: str) -> Manifest:
+def manifest_of(spec: str) -> Manifest:
+    """The test-set manifest ``spec`` names (``ntrex128`` or a manifest file)."""
     if spec == "ntrex128" and not Path(spec).exists():
         return ntrex128_manifest()
     return load_manifest(spec)
 
 
 def _read_hyp(path: Path, testset: TestSet, n_refs: int) -> list[str]:
-    hyps = mt.read_lines(path)
+    hyps = read_lines(path)
     if len(hyps) != n_refs:
         ref = testset.reference or testset.data
         raise InputError(path, f"has {len(hyps)} lines but the references {ref} have {n_refs}")
     return hyps
 
 
-def _inputs(
+def contrast_inputs(
     manifest: str | None,
     hyp_dir: Path | None,
     pair: dict[str, Path | None],
@@ -45,7 +46,7 @@ def _inputs(
     if manifest is not None:
         if given or hyp_dir is None:
             raise InputError(None, "give --manifest with --hyp-dir, or the single-pair options")
-        found = _manifest(manifest)
+        found = manifest_of(manifest)
         if not hyp_dir.is_dir():
             raise InputError(hyp_dir, "not a folder", field="--hyp-dir")
         hyps: dict[tuple[str, str], list[str]] = {}
@@ -87,11 +88,3 @@ def _inputs(
                 pair[key], sets[set_id], len(sets[set_id].read().references)
             )
     return built, hyps, []
-
-
-def _metrics(spec: str) -> list[str]:
-    names = list(dict.fromkeys(n.strip().lower() for n in spec.split(",") if n.strip()))
-    unknown = [n for n in names if n not in mt.METRICS]
-    if not names or unknown:
-        raise InputError(None, f"choose from {', '.join(mt.METRICS)}", field="--metric")
-    return names

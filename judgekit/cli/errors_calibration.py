@@ -3,8 +3,7 @@
 The command function is registered by ``judgekit/cli/calibrate.py`` as
 ``calibrate_app.command("errors")(errors_command)``; this module registers nothing. The work is
 :func:`judgekit.calibration.error_typing.calibrate_errors` (span P/R/F1, category agreement,
-segment Kendall tau-b and acc_eq, system pairwise accuracy), also run by
-``python -m judgekit.calibration.error_typing calibrate``.
+segment Kendall tau-b and acc_eq, system pairwise accuracy).
 """
 
 from __future__ import annotations

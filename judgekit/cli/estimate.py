@@ -5,7 +5,7 @@ few human labels (prediction-powered inference), and how many labels a CI width 
   PPI++ side by side, per facet with ``--by`` (``judgekit.calibration.estimate``);
 * ``calibrate plan --judge RUN --width W [--pilot LABELS | --kappa K]``: labels needed and a
   seeded random sample of items to label, one item id per line
-  (``judgekit.calibration.estimate_plan``).
+  (``judgekit.calibration.estimate.plan``).
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def estimate_command(
     ),
 ) -> None:
     """The target's mean with CIs: humans only, judge only, PPI and PPI++ (ppi_py)."""
-    from judgekit.calibration.estimate_run import run_estimate
+    from judgekit.calibration.estimate.run import run_estimate
 
     result = run_estimate(
         str(judge), str(human), target=target, by=by, facets=str(facets) if facets else None,
@@ -172,7 +172,7 @@ def plan_command(
     as_json: bool = typer.Option(False, "--json", help="Print the plan as JSON."),
 ) -> None:
     """Human labels needed for a CI of half-width WIDTH, and which items to label (seeded)."""
-    from judgekit.calibration.estimate_plan import run_plan
+    from judgekit.calibration.estimate.plan import run_plan
 
     if (pilot is None) == (kappa is None):
         raise InputError(None, "give exactly one of --pilot LABELS and --kappa K", field="--pilot")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import asdict
 from pathlib import Path
@@ -13,6 +12,7 @@ from rich.table import Table
 
 from judgekit.cli.output import plain_console
 from judgekit.cli.root import app
+from judgekit.data.digest import file_sha256
 from judgekit.metrics import mqm
 
 mqm_app = typer.Typer(
@@ -39,7 +39,7 @@ def score(
     if as_json:
         payload = {
             "file": str(tsv),
-            "file_sha256": hashlib.sha256(tsv.read_bytes()).hexdigest(),
+            "file_sha256": file_sha256(tsv),
             "signature": scheme.signature(),
             "systems": [asdict(s) for s in systems],
         }
@@ -64,3 +64,28 @@ def score(
         for s in seg:
             table.add_row(s.system, s.doc, s.seg_id, str(len(s.rater_scores)), f"{s.score:g}")
         console.print(table)
+
+
+@mqm_app.command("items")
+def items(
+    tsv: Annotated[Path, typer.Argument(help="MQM TSV (google/wmt-mqm-human-evaluation format).")],
+    out: Annotated[Path, typer.Argument(help="The JSONL item file to write.")],
+    systems: Annotated[str, typer.Option(help="Comma-separated system names.")],
+    n_segments: Annotated[int, typer.Option(help="Source segments to draw.")],
+    seed: Annotated[int, typer.Option(help="Random seed of the draw.")] = 0,
+    min_chars: Annotated[int, typer.Option(help="Shortest translation kept.")] = 20,
+    max_chars: Annotated[int, typer.Option(help="Longest translation kept.")] = 200,
+    source_lang: Annotated[str | None, typer.Option(help="Source language name.")] = None,
+    target_lang: Annotated[str | None, typer.Option(help="Target language name.")] = None,
+) -> None:
+    """Items of an errors run sampled from an MQM TSV, as its `mqm_sample:` section samples them:
+    N_SEGMENTS segments rated for every system, one item per (system, segment)."""
+    from judgekit.data.atomic import write_text
+    from judgekit.pipelines.error_typing import items_from_mqm
+
+    chosen = items_from_mqm(
+        tsv, systems=systems.split(","), n_segments=n_segments, seed=seed, min_chars=min_chars,
+        max_chars=max_chars, source_lang=source_lang, target_lang=target_lang,
+    )  # fmt: skip
+    write_text(out, "".join(item.model_dump_json(exclude_none=True) + "\n" for item in chosen))
+    plain_console().print(f"wrote {len(chosen)} items to {out}", highlight=False)

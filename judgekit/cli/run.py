@@ -17,8 +17,8 @@ from judgekit.cli.output import plain_console
 from judgekit.cli.root import app
 
 if TYPE_CHECKING:
-    from judgekit.engine import RunProgress
     from judgekit.results import RunResult
+    from judgekit.run_progress import RunProgress
 
 console = plain_console()
 

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import warnings
-from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated
 
@@ -13,17 +11,9 @@ from rich.table import Table
 
 from judgekit.cli.output import plain_console
 from judgekit.cli.root import app
-from judgekit.errors import InputError, JudgekitError, JudgekitWarning
 from judgekit.metrics import mt
+from judgekit.metrics.scoring import metric_names, score_files
 from judgekit.metrics.spm import FLORES200_ENV
-from judgekit.metrics.tokenizers import tokenizer_for
-
-
-def _metric_names(spec: str) -> list[str]:
-    names = [n.strip().lower() for n in spec.split(",") if n.strip()]
-    if not names:
-        raise JudgekitError("--metric is empty; choose from " + ", ".join(mt.METRICS))
-    return list(dict.fromkeys(names))
 
 
 def _fmt_ci(mean: float | None, ci: float | None) -> str:
@@ -76,55 +66,17 @@ def score(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
 ) -> None:
     """Score a hypothesis file against one or more references with sacrebleu."""
-    if paired not in ("bs", "ar"):
-        raise InputError(None, f"unknown paired test '{paired}'; choose bs or ar", field="--paired")
-    hyps, refs = mt.read_hyp_refs(hyp, ref)
-    base_hyps = None
-    if baseline is not None:
-        base_hyps = mt.read_lines(baseline)
-        if len(base_hyps) != len(hyps):
-            raise InputError(
-                baseline,
-                f"has {len(base_hyps)} lines but the hypothesis file {hyp} has {len(hyps)}",
-            )
-    if target_lang is not None:
-        tokenizer_for(target_lang, field="--target-lang")  # a bad value fails before scoring
-    options = {"tokenize": tokenize, "spm_model": spm_model, "target_lang": target_lang}
-    corpus: list[mt.CorpusScore] = []
-    names: list[str] = []
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", JudgekitWarning)
-        for name in _metric_names(metric):
-            result = mt.corpus_score(name, hyps, refs, **options)
-            if all((c.metric, c.signature) != (result.metric, result.signature) for c in corpus):
-                corpus.append(result)
-                names.append(name)
-    notes = list(dict.fromkeys(str(w.message) for w in caught if w.category is JudgekitWarning))
-    for note in notes:
+    report = score_files(
+        hyp, ref, metric_names(metric), tokenize=tokenize, target_lang=target_lang,
+        spm_model=spm_model, segments=segments, baseline=baseline, paired=paired,
+        n_samples=n_samples,
+    )  # fmt: skip
+    for note in report.warnings:
         typer.echo(f"warning: {note}", err=True)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", JudgekitWarning)  # said once above
-        seg = [mt.segment_scores(n, hyps, refs, **options) for n in names] if segments else []
-        tests = []
-        if base_hyps is not None:
-            tests = [
-                mt.paired_test(
-                    n, hyps, base_hyps, refs, test=paired, n_samples=n_samples, **options
-                )
-                for n in names
-            ]
     if as_json:
-        payload = {
-            "hyp": str(hyp),
-            "refs": [str(r) for r in ref],
-            "scores": [asdict(c) for c in corpus],
-            "segments": [asdict(s) for s in seg],
-            "paired": [asdict(t) | {"baseline": str(baseline)} for t in tests],
-            "warnings": notes,
-        }
-        typer.echo(json.dumps(payload, ensure_ascii=False, indent=2))
+        typer.echo(json.dumps(report.as_dict(), ensure_ascii=False, indent=2))
         return
-    _print_tables(hyp, baseline, corpus, seg, tests)
+    _print_tables(hyp, baseline, report.corpus, report.segments, report.paired)
 
 
 def _print_tables(

@@ -5,7 +5,7 @@ subject category and the language it is written in; every other field is kept in
 written back unchanged (``judgekit audit split``). Accepted spellings:
 
 * id: ``id``, ``sample_id``, ``item_id``, ``qid`` (else the 1-based line number), as NFC text
-  (:func:`judgekit.labels.vocabulary.canonical_id`: a JSON ``1.0`` is ``"1"``);
+  (:func:`judgekit.data.vocabulary.canonical_id`: a JSON ``1.0`` is ``"1"``);
 * choices: a list (JSONL), a JSON or Python list in text (CSV), or columns ``option_a``..,
   ``choice_a``.. or ``A``..;
 * answer: a letter, a 0-based index, or the text of one choice (``answer_index`` otherwise);
@@ -18,15 +18,15 @@ The human votes some items carry are read by :mod:`judgekit.labels.human_votes`.
 from __future__ import annotations
 
 import ast
-import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from judgekit.data.digest import file_sha256
 from judgekit.data.tables import read_table
+from judgekit.data.vocabulary import canonical_id
 from judgekit.errors import InputError
-from judgekit.labels.vocabulary import canonical_id
 
 LETTERS = "ABCDEFGHIJ"
 ID_FIELDS = ("id", "sample_id", "item_id", "qid")
@@ -207,5 +207,5 @@ def load_items(
             )
         )
         kept.append(row)
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    digest = file_sha256(path, 16)
     return ItemFile(path, items, fmt, columns, digest, kept)

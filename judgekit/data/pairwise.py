@@ -23,8 +23,8 @@ from typing import Any
 import pandas as pd
 
 from judgekit.data.tables import read_table
+from judgekit.data.vocabulary import label_text
 from judgekit.errors import InputError
-from judgekit.labels.vocabulary import label_text
 
 VERDICTS = ("1", "2", "tie")
 VERDICT_COLUMNS = ("judge", "subset", "item", "gold", "original", "swapped")
@@ -50,7 +50,7 @@ class PairItem:
 
 def verdict_label(value: Any) -> str | None:
     """A verdict or gold label as ``"1"``, ``"2"`` or ``"tie"``, read in the label vocabulary
-    (:mod:`judgekit.labels.vocabulary`: ``2.0`` is ``"2"``, ``TIE`` is ``"tie"``); None when
+    (:mod:`judgekit.data.vocabulary`: ``2.0`` is ``"2"``, ``TIE`` is ``"tie"``); None when
     missing (None, NaN, ``""``, ``NA``, ``null``, and ``"None"``, as LLMBar's results write one).
 
     Raises:

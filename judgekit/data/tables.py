@@ -12,11 +12,13 @@ must have the header's number of fields. JSONL is one object a line
 from __future__ import annotations
 
 import csv
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from judgekit.data import jsonl_objects
+from judgekit.data.atomic import open_output
 from judgekit.errors import InputError
 
 Format = Literal["jsonl", "csv", "tsv"]
@@ -124,3 +126,29 @@ def _read_delimited(path: Path, fmt: Format, tsv_quotes: bool) -> Table:
         except csv.Error as exc:
             raise InputError(path, f"not {fmt.upper()} ({exc})", line=reader.line_num) from None
     return Table(path, fmt, header, rows)
+
+
+def write_table(path: Path, rows: list[dict[str, Any]], columns: list[str], fmt: Format) -> None:
+    """Write ``rows`` as :func:`read_table` reads them back: JSONL (one object a line, UTF-8) or
+    CSV/TSV (a header of ``columns``, then the cells in that order; lists and dicts as JSON
+    text). The file is replaced atomically (:func:`judgekit.data.atomic.open_output`).
+
+    Raises:
+        OSError: the file cannot be written (the previous version stays in place).
+    """
+    if fmt == "jsonl":
+        with open_output(path) as fh:
+            for row in rows:
+                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+        return
+    with open_output(path, newline="") as fh:
+        writer = csv.writer(fh, delimiter="\t" if fmt == "tsv" else ",", lineterminator="\n")
+        writer.writerow(columns)
+        for row in rows:
+            cells = [row.get(c) for c in columns]
+            writer.writerow(
+                [
+                    json.dumps(v, ensure_ascii=False) if isinstance(v, list | dict) else v
+                    for v in cells
+                ]
+            )

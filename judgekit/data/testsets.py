@@ -28,9 +28,9 @@ from pathlib import Path
 import yaml
 
 from judgekit.data import jsonl_objects, resolve_path
+from judgekit.data.lines import read_lines
 from judgekit.data.locales import Locale, parse_flores, parse_locale
 from judgekit.errors import InputError, JudgekitError
-from judgekit.metrics.mt import read_lines
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 FIELDS = ("id", "src_lang", "tgt_lang", "locale", "original", "source", "reference", "data")

@@ -26,13 +26,13 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
+from judgekit.data.digest import file_sha256
 from judgekit.datasets.home import (
     checked,
     entry,
     licence_shown,
     record,
     set_folder,
-    sha256_of,
     write_licence,
 )
 from judgekit.datasets.registry import DataFile, DataSet
@@ -74,7 +74,7 @@ def ensure_file(
     if found and target.is_file() and target.stat().st_size == found.size:
         return target
     if target.is_file():
-        if item.sha256 and sha256_of(target) == item.sha256:
+        if item.sha256 and file_sha256(target) == item.sha256:
             record(folder, item.path, checked(target, "placed by hand", item.sha256))
             _notice(dataset, folder, echo)
             return target
@@ -204,7 +204,7 @@ def _extract(archive: Path, member: DataFile, target: Path) -> None:
                     if src is None:
                         raise KeyError(member.member)
                     _copy(src, out)
-        if member.sha256 and sha256_of(temp) != member.sha256:
+        if member.sha256 and file_sha256(temp) != member.sha256:
             raise JudgekitError(
                 f"{archive.name}: member {member.member} has not the pinned sha256 "
                 f"{member.sha256}; nothing was kept as {target}"

@@ -12,7 +12,6 @@ size still matches (:mod:`judgekit.datasets.fetch`); ``judgekit data verify`` ha
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from judgekit.data.digest import file_sha256
 from judgekit.data.jsonfile import write_json
 from judgekit.datasets.registry import DataSet
 from judgekit.errors import JudgekitError
@@ -41,15 +41,6 @@ def data_home() -> Path:
 def set_folder(name: str, home: Path | None = None) -> Path:
     """``<home>/<name>`` (not created)."""
     return (home or data_home()) / name
-
-
-def sha256_of(path: Path) -> str:
-    """Hex sha256 of the file's bytes (read in 1 MiB blocks)."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -103,7 +94,7 @@ def record(folder: Path, path: str, value: Entry | None) -> None:
 
 def checked(path: Path, origin: str, pinned: str | None) -> Entry:
     """A fresh stamp entry for the file at ``path`` (hashed now)."""
-    sha = sha256_of(path)
+    sha = file_sha256(path)
     official = None if pinned is None else sha == pinned
     now = datetime.now(UTC).isoformat(timespec="seconds")
     return Entry(sha, path.stat().st_size, origin, official, now)

@@ -13,7 +13,8 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from judgekit.datasets.home import checked, entry, record, set_folder, sha256_of
+from judgekit.data.digest import file_sha256
+from judgekit.datasets.home import checked, entry, record, set_folder
 from judgekit.datasets.registry import DataSet
 
 STATES = ("official", "local copy", "trusted", "unchecked", "changed", "absent")
@@ -71,7 +72,7 @@ def verify(dataset: DataSet, home: Path | None = None) -> list[FileState]:
         if not target.is_file():
             out.append(FileState(item.path, "absent"))
             continue
-        sha = sha256_of(target)
+        sha = file_sha256(target)
         if found is None:
             if item.sha256 and sha == item.sha256:
                 record(folder, item.path, checked(target, "placed by hand", item.sha256))

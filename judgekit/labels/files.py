@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from judgekit.data.tables import table_format
+from judgekit.data.vocabulary import all_numeric, canonical_labels, label_text
 from judgekit.errors import InputError
-from judgekit.labels.vocabulary import all_numeric, canonical_labels, label_text
 
 RUN_LABELS_FILE = "labels.csv"
 Rows = list[tuple[int, dict[str, Any]]]
@@ -53,7 +53,7 @@ def parse_categories(
 ) -> list[Any] | None:
     """A category set given as text (``--categories 1,2``), typed like the labels ``present``
     in a table (numbers when they are all numbers), in the label vocabulary
-    (:mod:`judgekit.labels.vocabulary`).
+    (:mod:`judgekit.data.vocabulary`).
 
     Raises:
         InputError: an empty or repeated category, a non-number for numeric labels, or a label

@@ -18,9 +18,9 @@ import pandas as pd
 
 from judgekit.data.items import BenchmarkItem, load_items
 from judgekit.data.tables import read_table
+from judgekit.data.vocabulary import label_text, nfc
 from judgekit.errors import InputError
 from judgekit.labels.table import LabelTable
-from judgekit.labels.vocabulary import label_text, nfc
 
 PUBLISHED_CS_FIELDS = ("cs_label", "cultural_sensitivity_label")
 
@@ -54,7 +54,7 @@ class HumanVotes:
     def reference_cs(self) -> dict[str, str]:
         """item -> the published CS/CA label where there is one, else the strict majority of
         the CS/CA votes (``<tie>`` on a tie)."""
-        from judgekit.calibration.judge import majority_vote
+        from judgekit.labels.majority import majority_vote
 
         out = majority_vote(self.cs).to_dict()
         if self.published is not None:

@@ -1,7 +1,7 @@
 """The human reference of an item: majority vote with ties reported, never broken silently.
 
 Labels are compared in the text form of the label vocabulary
-(:func:`judgekit.labels.vocabulary.label_text`: ``1``, ``1.0`` and ``"1"`` are one label,
+(:func:`judgekit.data.vocabulary.label_text`: ``1``, ``1.0`` and ``"1"`` are one label,
 ``TRUE`` is ``true``), item ids as NFC text. An item whose top count is
 shared by two or more labels is a tie, marked :data:`TIE`; what happens to it is the caller's
 tie policy (:func:`apply_ties`):
@@ -22,9 +22,9 @@ from typing import Literal
 
 import pandas as pd
 
+from judgekit.data.vocabulary import canonical_id, label_text
 from judgekit.errors import JudgekitError
 from judgekit.labels.table import LabelData, as_label_table
-from judgekit.labels.vocabulary import canonical_id, label_text
 
 TiePolicy = Literal["exclude", "error", "own_class"]
 TIE_POLICIES = ("exclude", "error", "own_class")

@@ -6,7 +6,7 @@ spreadsheet's ``TRUE`` against a judge's ``true`` scores accuracy 0). So ``calib
 :func:`judgekit.calibration.judge.judge_vs_humans` and :func:`align_labels`) check the two label
 sets with :func:`check_label_sets` before any figure:
 
-1. both sides' labels are read in their text form (:func:`judgekit.labels.vocabulary.
+1. both sides' labels are read in their text form (:func:`judgekit.data.vocabulary.
    label_text`: ``TRUE`` is ``true``, ``1.0`` is ``1``, text in NFC); ties (``<tie>``) are left
    out;
 2. **case**: a label of one side and a label of the other that differ in case alone
@@ -31,9 +31,9 @@ from typing import Any
 
 import pandas as pd
 
+from judgekit.data.vocabulary import BOOLEANS, label_text
 from judgekit.errors import InputError, JudgekitWarning
 from judgekit.labels.table import LabelTable
-from judgekit.labels.vocabulary import BOOLEANS, label_text
 
 NOT_LABELS = frozenset({"<tie>", "<judge tie>"})  # tie markers: outcomes, not vocabulary
 

@@ -26,14 +26,14 @@ import pandas as pd
 
 from judgekit.data.atomic import write_frame
 from judgekit.data.tables import read_table
-from judgekit.errors import InputError, JudgekitError
-from judgekit.labels.files import is_jsonl, resolve_labels_path
-from judgekit.labels.vocabulary import (
+from judgekit.data.vocabulary import (
     all_numeric,
     canonical_id,
     canonical_labels,
     label_text,
 )
+from judgekit.errors import InputError, JudgekitError
+from judgekit.labels.files import is_jsonl, resolve_labels_path
 
 LabelFormat = Literal["auto", "long", "wide"]
 LONG_COLUMNS = ("item", "rater", "label")
@@ -307,7 +307,7 @@ def load_labels(
     """Read a label table from a CSV/TSV/JSONL file or a judgekit run directory.
 
     Every id, rater name and label is read in judgekit's label vocabulary
-    (:mod:`judgekit.labels.vocabulary`): ids and names as NFC text; ``TRUE``/``true``/JSON
+    (:mod:`judgekit.data.vocabulary`): ids and names as NFC text; ``TRUE``/``true``/JSON
     ``true`` as ``"true"``; ``1``, ``1.0`` and ``"1"`` as one label; the empty cell, ``NA``,
     ``N/A``, ``NaN``, ``null`` and JSON null as missing, in CSV and JSONL alike.
 

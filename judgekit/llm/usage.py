@@ -95,7 +95,11 @@ def _table_prices(route: str, suffix: str = "", fallback: Prices | None = None) 
 
 @dataclass
 class UsageTotals:
-    """Running totals of this process's records, per ``role|model`` (for live progress)."""
+    """Totals of records per ``role|model``: ``calls``, ``cache_hits``, ``tokens_in``,
+    ``tokens_out``, ``cost_usd`` (known costs), ``cost_unknown`` (calls without a price: not
+    counted as $0) and ``latency_s`` (seconds, summed). The one tally of a run's usage: the
+    client keeps one for live progress, and ``summary.json``'s usage block
+    (:func:`judgekit.run_usage.usage_summary`) adds the run's records to another."""
 
     by_model: dict[str, dict[str, float]] = field(
         default_factory=lambda: defaultdict(lambda: defaultdict(float))
@@ -105,7 +109,6 @@ class UsageTotals:
         """Count one record (anything with role, model, status, tokens, cost, latency)."""
         m = self.by_model[f"{record.role}|{record.model}"]
         m["calls"] += 1
-        m[record.status] += 1
         m["cache_hits"] += int(record.cache_hit)
         m["tokens_in"] += record.tokens_in
         m["tokens_out"] += record.tokens_out

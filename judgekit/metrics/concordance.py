@@ -48,7 +48,7 @@ def pairwise_agreement(verdicts: pd.DataFrame) -> pd.DataFrame:
     """
     if verdicts.shape[1] < 2:
         raise JudgekitError("pairwise agreement needs at least 2 judges (columns)")
-    labels = pd.DataFrame({c: _labels(verdicts[c]) for c in verdicts.columns})
+    labels = pd.DataFrame({c: verdict_labels(verdicts[c]) for c in verdicts.columns})
     rows = []
     for a, b in itertools.combinations(verdicts.columns, 2):
         both = labels[[a, b]].dropna()
@@ -199,7 +199,7 @@ class PositionConsistency:
         return asdict(self)
 
 
-def _labels(values: Sequence | pd.Series | np.ndarray) -> np.ndarray:
+def verdict_labels(values: Sequence | pd.Series | np.ndarray) -> np.ndarray:
     """Verdict labels as strings; None for missing (None, NaN, '', 'None')."""
     out = []
     for v in values:
@@ -222,7 +222,7 @@ def unswap_verdicts(
     is kept. Returns an object array of strings (None for missing).
     """
     swap = {labels[0]: labels[1], labels[1]: labels[0]}
-    return np.array([swap.get(v, v) for v in _labels(verdicts)], dtype=object)
+    return np.array([swap.get(v, v) for v in verdict_labels(verdicts)], dtype=object)
 
 
 def position_consistency(
@@ -250,8 +250,8 @@ def position_consistency(
     """
     if missing not in MISSING_POLICIES:
         raise JudgekitError(f"missing must be one of {MISSING_POLICIES}, got {missing!r}")
-    a, b = _labels(original), _labels(swapped)
-    g = None if gold is None else _labels(gold)
+    a, b = verdict_labels(original), verdict_labels(swapped)
+    g = None if gold is None else verdict_labels(gold)
     if len(a) != len(b) or (g is not None and len(g) != len(a)):
         raise JudgekitError("original, swapped (and gold) verdicts must have equal lengths")
     if len(a) == 0:

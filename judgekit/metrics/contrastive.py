@@ -38,7 +38,7 @@ Hyps = Mapping[tuple[str, str], Sequence[str]]
 """Translations keyed by ``(model, test set id)``, one line per reference line."""
 
 
-def _labels(testsets: Sequence[TestSet]) -> dict[str, str]:
+def set_labels(testsets: Sequence[TestSet]) -> dict[str, str]:
     """Column label per localised set: its locale id, plus the set id if the locale repeats."""
     counts = pd.Series([t.locale.id for t in testsets]).value_counts()
     return {
@@ -47,7 +47,9 @@ def _labels(testsets: Sequence[TestSet]) -> dict[str, str]:
     }
 
 
-class _RefCache:
+class RefCache:
+    """Reference lines per test-set id, read once from the manifest (callable: ``cache(id)``)."""
+
     def __init__(self, manifest: Manifest) -> None:
         self.manifest = manifest
         self._data: dict[str, Segments] = {}
@@ -58,7 +60,9 @@ class _RefCache:
         return self._data[testset_id].references
 
 
-def _check_len(hyps: Sequence[str], refs: Sequence[str], model: str, testset: TestSet) -> None:
+def check_lengths(hyps: Sequence[str], refs: Sequence[str], model: str, testset: TestSet) -> None:
+    """Raise :class:`JudgekitError` naming the model and test set when ``hyps`` and ``refs``
+    differ in length."""
     if len(hyps) != len(refs):
         raise JudgekitError(
             f"model {model}: {len(hyps)} translations for test set {testset.id}, whose "
@@ -99,9 +103,9 @@ def delta_frame(
         JudgekitError: a translation count differs from its references, or a metric error.
         InputError: a reference file is unreadable.
     """
-    refs = _RefCache(manifest)
+    refs = RefCache(manifest)
     pairs = manifest.pairs()
-    labels = _labels([loc for loc, _ in pairs])
+    labels = set_labels([loc for loc, _ in pairs])
     models = sorted({m for m, _ in hyps})
     cache: dict[tuple[str, str, str], mt.CorpusScore] = {}
 
@@ -109,7 +113,7 @@ def delta_frame(
         key = (model, testset.id, metric)
         if key not in cache:
             stream = refs(testset.id)
-            _check_len(hyps[model, testset.id], stream, model, testset)
+            check_lengths(hyps[model, testset.id], stream, model, testset)
             tok = tokenize or (default_tokenizer(testset.tgt_lang) if metric == "bleu" else None)
             cache[key] = mt.corpus_score(
                 metric, hyps[model, testset.id], [stream], tokenize=tok, spm_model=spm_model

@@ -224,7 +224,9 @@ def correlate(
     )
 
 
-def _group_index(groups: np.ndarray) -> list[np.ndarray]:
+def group_index(groups: np.ndarray) -> list[np.ndarray]:
+    """Row positions of each group, groups in order of first appearance (shape: one array per
+    group)."""
     codes, _ = pd.factorize(pd.Series(groups), sort=False)
     order = np.argsort(codes, kind="stable")
     bounds = np.flatnonzero(np.diff(codes[order])) + 1
@@ -263,7 +265,7 @@ def correlate_grouped(
     eps = 0.0 if epsilon is None else float(epsilon)
     x, y, g, dropped = paired_scores(judge, human, groups)
     per_group = np.array(
-        [_statistic(method, x[ix], y[ix], eps)[0] for ix in _group_index(g)], dtype=float
+        [_statistic(method, x[ix], y[ix], eps)[0] for ix in group_index(g)], dtype=float
     )
     defined = per_group[~np.isnan(per_group)]
     if defined.size == 0:

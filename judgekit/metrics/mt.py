@@ -37,10 +37,10 @@ from sacrebleu.metrics import BLEU, CHRF
 from sacrebleu.metrics.base import Metric
 from sacrebleu.significance import PairedTest
 from sacrebleu.tokenizers.tokenizer_spm import SPM_MODELS
-from sacrebleu.utils import smart_open
 
+from judgekit.data.lines import read_lines
 from judgekit.errors import InputError, JudgekitError, JudgekitWarning
-from judgekit.metrics.spm import CUSTOM_SPM_PREFIX, SPBLEU_TOKENIZER, _is_spm, _spm_tokenizer
+from judgekit.metrics.spm import CUSTOM_SPM_PREFIX, SPBLEU_TOKENIZER, is_spm, spm_tokenizer
 from judgekit.metrics.tokenizers import tokenizer_for, warn_if_unsplit
 
 METRICS = ("spbleu", "bleu", "chrf")
@@ -131,18 +131,18 @@ def make_metric(
         raise JudgekitError(f"unknown metric '{name}'; choose from {', '.join(METRICS)}")
     tok = tokenize or (SPBLEU_TOKENIZER if key == "spbleu" else "13a")
     known = [t for t in BLEU.TOKENIZERS if t not in SPM_MODELS]
-    if not _is_spm(tok) and tok not in known:
+    if not is_spm(tok) and tok not in known:
         raise JudgekitError(
             f"unknown tokenizer '{tok}'; choose from {', '.join(known + list(SPM_MODELS))} "
             f"or {CUSTOM_SPM_PREFIX}PATH"
         )
-    if not _is_spm(tok):
+    if not is_spm(tok):
         try:
             metric = BLEU(tokenize=tok, lowercase=lowercase, effective_order=sentence_level)
         except (ImportError, RuntimeError) as exc:
             raise JudgekitError(f"tokenizer '{tok}' is not usable here: {exc}") from exc
         return "BLEU", metric
-    tokenizer = _spm_tokenizer(tok, spm_model)
+    tokenizer = spm_tokenizer(tok, spm_model)
     metric = BLEU(tokenize="none", lowercase=lowercase, effective_order=sentence_level)
     # sacrebleu reads both attributes when scoring and when building the signature.
     metric.tokenizer = tokenizer
@@ -327,31 +327,6 @@ def paired_test(
         p_value=system.p_value,
         signature=signatures[key].format(),
     )
-
-
-def read_lines(path: str | Path) -> list[str]:
-    """Read one segment per line as sacrebleu's command line does (``\\n`` only, rstrip; .gz ok).
-
-    Raises:
-        InputError: the file is missing or not UTF-8 (with the line number).
-    """
-    if not Path(path).is_file():
-        raise InputError(path, "file not found")
-    data = Path(path).read_bytes()
-    if str(path).endswith(".gz"):
-        with smart_open(str(path)) as handle:
-            data = handle.buffer.read() if hasattr(handle, "buffer") else handle.read().encode()
-    lines: list[str] = []
-    for number, raw in enumerate(data.split(b"\n"), 1):
-        try:
-            lines.append(raw.decode("utf-8").rstrip())
-        except UnicodeDecodeError as exc:
-            raise InputError(path, f"not valid UTF-8 ({exc.reason})", line=number) from None
-    if lines and lines[-1] == "" and data.endswith(b"\n"):
-        lines.pop()  # the newline that ends the last line opens no segment
-    if not data:
-        raise InputError(path, "the file is empty: expected one segment per line")
-    return lines
 
 
 def read_hyp_refs(

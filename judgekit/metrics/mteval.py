@@ -15,8 +15,8 @@ from typing import Any
 
 import pandas as pd
 
+from judgekit.data.vocabulary import MISSING_MARKERS
 from judgekit.errors import InputError, JudgekitError
-from judgekit.labels.vocabulary import MISSING_MARKERS
 
 MISSING = MISSING_MARKERS | {"none"}  # the label vocabulary's markers and MT-Metrics-Eval's None
 

@@ -42,7 +42,7 @@ import pandas as pd
 
 from judgekit.errors import JudgekitError
 from judgekit.metrics.bootstrap import bootstrap_ci
-from judgekit.metrics.concordance import _labels, position_consistency
+from judgekit.metrics.concordance import position_consistency, verdict_labels
 
 ResolvePolicy = Literal["tie", "exclude", "first-order"]
 RESOLVE_POLICIES: tuple[str, ...] = ("tie", "exclude", "first-order")
@@ -70,7 +70,7 @@ def resolve_verdicts(
     """
     if policy not in RESOLVE_POLICIES:
         raise JudgekitError(f"inconsistent-verdict policy must be one of {RESOLVE_POLICIES}")
-    a, b = _labels(original), _labels(swapped)
+    a, b = verdict_labels(original), verdict_labels(swapped)
     if len(a) != len(b):
         raise JudgekitError("original and swapped verdicts must have equal lengths")
     resolved = np.empty(len(a), dtype=object)
@@ -94,7 +94,7 @@ def first_position_wins(
     Shown first: output 1 in the original order (verdict ``"1"``), output 2 in the swapped order
     (verdict ``"2"`` in original identities). Ties and missing verdicts are not decisive.
     """
-    a, b = _labels(original), _labels(swapped)
+    a, b = verdict_labels(original), verdict_labels(swapped)
     wins = int(np.sum(a == "1") + np.sum(b == "2"))
     decisive = int(np.isin(a, ["1", "2"]).sum() + np.isin(b, ["1", "2"]).sum())
     return wins, decisive
@@ -158,8 +158,8 @@ def pairwise_stats(
     Raises:
         JudgekitError: no item, inputs of different lengths, or an unknown policy.
     """
-    a, b = _labels(original), _labels(swapped)
-    g = np.full(len(a), None, dtype=object) if gold is None else _labels(gold)
+    a, b = verdict_labels(original), verdict_labels(swapped)
+    g = np.full(len(a), None, dtype=object) if gold is None else verdict_labels(gold)
     if not len(a) == len(b) == len(g):
         raise JudgekitError("original, swapped and gold verdicts must have equal lengths")
     agreement = position_consistency(a, b, missing="as_label")  # LLMBar's `equal`

@@ -11,7 +11,6 @@ any other model file (signature ``spm-<sha256 prefix>``). Used by
 
 from __future__ import annotations
 
-import hashlib
 import os
 from functools import lru_cache
 from pathlib import Path
@@ -19,6 +18,7 @@ from pathlib import Path
 from sacrebleu.tokenizers.tokenizer_base import BaseTokenizer
 from sacrebleu.tokenizers.tokenizer_spm import SPM_MODELS
 
+from judgekit.data.digest import file_sha256
 from judgekit.errors import JudgekitError
 
 SPBLEU_TOKENIZER = "flores200"
@@ -32,7 +32,7 @@ CUSTOM_SPM_PREFIX = "spm:"
 """``tokenize="spm:/path/model"`` tokenizes BLEU with any SentencePiece model file."""
 
 
-class _SPMTokenizer(BaseTokenizer):
+class SPMTokenizer(BaseTokenizer):
     """sacrebleu's SentencePiece tokenizer, loaded from a local file instead of a download."""
 
     def __init__(self, model_path: Path, name: str) -> None:
@@ -105,16 +105,24 @@ def resolve_spm_model(key: str = SPBLEU_TOKENIZER, path: str | Path | None = Non
     )
 
 
-def _spm_tokenizer(tokenize: str, spm_model: str | Path | None) -> _SPMTokenizer:
+def spm_tokenizer(tokenize: str, spm_model: str | Path | None) -> SPMTokenizer:
+    """The SentencePiece tokenizer named by ``tokenize`` (``spm``, a key of ``SPM_MODELS``, or
+    ``spm:/path/model``); its signature name carries the model (``spm-<10 hex digits>`` for a
+    custom file).
+
+    Raises:
+        JudgekitError: a custom model file is not there.
+    """
     if tokenize.startswith(CUSTOM_SPM_PREFIX):
         path = Path(tokenize[len(CUSTOM_SPM_PREFIX) :])
         if not path.is_file():
             raise JudgekitError(f"SentencePiece model not found: {path}")
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()[:10]
-        return _SPMTokenizer(path, f"spm-{digest}")
+        digest = file_sha256(path, 10)
+        return SPMTokenizer(path, f"spm-{digest}")
     key = "flores101" if tokenize == "spm" else tokenize
-    return _SPMTokenizer(resolve_spm_model(key, spm_model), SPM_MODELS[key]["signature"])
+    return SPMTokenizer(resolve_spm_model(key, spm_model), SPM_MODELS[key]["signature"])
 
 
-def _is_spm(tokenize: str) -> bool:
+def is_spm(tokenize: str) -> bool:
+    """True when ``tokenize`` names a SentencePiece tokenizer (spBLEU)."""
     return tokenize in SPM_MODELS or tokenize.startswith(CUSTOM_SPM_PREFIX)

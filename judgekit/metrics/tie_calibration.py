@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from judgekit.errors import JudgekitError
-from judgekit.metrics.correlation import _group_index, paired_scores
+from judgekit.metrics.correlation import group_index, paired_scores
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ def tie_calibration(
         JudgekitError: more than ``max_pairs`` pairs, or no pair at all.
     """
     x, y, g, _ = paired_scores(judge, human, groups)
-    index = [np.arange(len(x))] if g is None else _group_index(g)
+    index = [np.arange(len(x))] if g is None else group_index(g)
     index = [ix for ix in index if len(ix) >= 2]
     sizes = np.array([len(ix) * (len(ix) - 1) // 2 for ix in index], dtype=np.int64)
     total = int(sizes.sum())

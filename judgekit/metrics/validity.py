@@ -23,17 +23,15 @@ In-sample Delta R^2 is never used as a null test: it is non-negative by construc
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import statsmodels.api as sm
 
-from judgekit.errors import InputError, JudgekitError
+from judgekit.errors import JudgekitError
 from judgekit.metrics.bootstrap import bootstrap_ci
 
 LABELS = ("robust", "marginal", "null", "inconclusive")
@@ -145,74 +143,6 @@ def design(
     out["proxy"] = complete[proxy]
     out["family"] = complete[family].astype(str)
     return out.reset_index(drop=True), int(len(values) - len(complete))
-
-
-def read_scores_csv(
-    path: str | Path,
-    *,
-    model: str = "model",
-    family: str = "family",
-    numeric: Sequence[str] = ("params", "proficiency", "native"),
-    positive: Sequence[str] = ("params",),
-) -> pd.DataFrame:
-    """Read a per-model scores CSV, checking every cell the validity analysis uses.
-
-    Args:
-        path: CSV with a header row and one row per model.
-        model: model name column (non-empty, unique).
-        family: model family column (non-empty).
-        numeric: columns that must hold a finite number in every row (native, proxies,
-            parameter count, proficiency, controls).
-        positive: numeric columns that must also be > 0 (the parameter count).
-
-    Returns:
-        DataFrame with the model and family columns as text and ``numeric`` as float; other
-        columns are kept as text.
-
-    Raises:
-        InputError: naming file, line (the header is line 1) and column, for an absent
-            column, an empty or duplicate model name, an empty family, or a missing,
-            non-numeric, non-finite or non-positive value.
-    """
-    path = Path(path)
-    try:
-        raw = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
-    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise InputError(path, f"cannot read CSV: {exc}") from None
-    for col in dict.fromkeys([model, family, *numeric]):
-        if col not in raw.columns:
-            raise InputError(
-                path, f"column not found; header has {list(raw.columns)}", line=1, field=col
-            )
-    out = raw.copy()
-    seen: dict[str, int] = {}
-    for i, name in enumerate(raw[model].str.strip()):
-        line = i + 2
-        if not name:
-            raise InputError(path, "empty model name", line=line, field=model)
-        if name in seen:
-            raise InputError(
-                path, f"model {name!r} already on line {seen[name]}", line=line, field=model
-            )
-        seen[name] = line
-        if not raw[family].iloc[i].strip():
-            raise InputError(path, "empty model family", line=line, field=family)
-    for col in dict.fromkeys(numeric):
-        values = []
-        for i, cell in enumerate(raw[col].str.strip()):
-            try:
-                value = float(cell)
-            except ValueError:
-                what = "missing value" if cell == "" else f"{cell!r} is not a number"
-                raise InputError(path, what, line=i + 2, field=col) from None
-            if not math.isfinite(value) or (col in positive and value <= 0):
-                need = "a finite number > 0" if col in positive else "a finite number"
-                raise InputError(path, f"{cell!r} is not {need}", line=i + 2, field=col)
-            values.append(value)
-        out[col] = values
-    out[model] = raw[model].str.strip()
-    out[family] = raw[family].str.strip()
-    return out
 
 
 def _regressors(frame: pd.DataFrame, controls: Sequence[str], with_proxy: bool) -> pd.DataFrame:
@@ -335,7 +265,8 @@ def proxy_validity(
     alpha: float = 0.05,
     seed: int = 0,
 ) -> ValidityResult:
-    """Nested-OLS incremental validity of ``proxy`` for ``native`` (paper 001).
+    """Nested-OLS incremental validity of ``proxy`` for ``native`` (paper 001), returned as a
+    :class:`ValidityResult` with its evidence label (see the module docstring).
 
     Args:
         frame: one row per model; columns named by the other arguments. Rows with a missing
@@ -352,33 +283,21 @@ def proxy_validity(
         alpha: significance level of the F-test and of the LOFO betas.
         seed: bootstrap seed.
 
-    Returns:
-        A :class:`ValidityResult` with the evidence label (see the module docstring).
-
     Raises:
         JudgekitError: bad columns (see :func:`design`) or too few models to fit the full
             model with at least one residual degree of freedom.
     """
     controls = tuple(controls)
-    data, dropped = design(
-        frame,
-        native=native,
-        proxy=proxy,
-        params=params,
-        proficiency=proficiency,
-        family=family,
-        controls=controls,
-    )
-    x_base = _regressors(data, controls, with_proxy=False)
-    x_full = _regressors(data, controls, with_proxy=True)
+    data, dropped = design(frame, native=native, proxy=proxy, params=params,
+                           proficiency=proficiency, family=family, controls=controls)  # fmt: skip
+    x_base, x_full = (_regressors(data, controls, with_proxy=p) for p in (False, True))
     if len(data) <= x_full.shape[1]:
         raise JudgekitError(
             f"{len(data)} complete models cannot fit {x_full.shape[1]} coefficients; "
             "need more models or fewer controls"
         )
     y = data["native"]
-    base = sm.OLS(y, x_base).fit()
-    full = sm.OLS(y, x_full).fit()
+    base, full = (sm.OLS(y, x).fit() for x in (x_base, x_full))
     f_stat, f_p, df_num = full.compare_f_test(base)
     beta = float(full.params["proxy"])
 

@@ -21,7 +21,7 @@ import pandas as pd
 
 from judgekit.data.testsets import Manifest
 from judgekit.errors import InputError, JudgekitError
-from judgekit.metrics.contrastive import Hyps, _check_len, _labels, _RefCache
+from judgekit.metrics.contrastive import Hyps, RefCache, check_lengths, set_labels
 from judgekit.metrics.tokenizers import default_tokenizer, sacrebleu_tokenizer
 
 
@@ -141,9 +141,9 @@ def recall_frames(
         InputError: the two references of a pair differ in line count (naming both files).
         JudgekitError: see :func:`locale_word_recall`.
     """
-    refs = _RefCache(manifest)
+    refs = RefCache(manifest)
     pairs = manifest.pairs()
-    labels = _labels([loc for loc, _ in pairs])
+    labels = set_labels([loc for loc, _ in pairs])
     summary, detail = [], []
     for model in sorted({m for m, _ in hyps}):
         for loc, orig in pairs:
@@ -157,7 +157,7 @@ def recall_frames(
                     f"{orig.reference or orig.data} have {len(orig_refs)}; word recall needs "
                     "aligned segments",
                 )
-            _check_len(hyps[model, loc.id], loc_refs, model, loc)
+            check_lengths(hyps[model, loc.id], loc_refs, model, loc)
             tok = tokenize or default_tokenizer(loc.tgt_lang)
             result = locale_word_recall(
                 hyps[model, loc.id], orig_refs, loc_refs, tokenize=tok, lowercase=lowercase

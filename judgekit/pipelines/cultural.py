@@ -24,12 +24,12 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from judgekit.calibration.judge import TIE
 from judgekit.config import RunConfig
 from judgekit.data import resolve_path
 from judgekit.data.items import BenchmarkItem, ItemFile, language_name, load_items
 from judgekit.errors import InputError
 from judgekit.labels.human_votes import HumanVotes, load_human_votes
+from judgekit.labels.majority import TIE
 from judgekit.llm.client import LLMClient, Task
 from judgekit.llm.spec import ModelSpec
 from judgekit.pipelines.base import require_models, task_fingerprint, workers

@@ -15,25 +15,20 @@ the item and a short rationale.
 
 from __future__ import annotations
 
-import hashlib
 import unicodedata
 from functools import cache
 from typing import Annotated, Any, ClassVar, Literal
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
     StringConstraints,
-    ValidationError,
     create_model,
     model_validator,
 )
 
-from judgekit.data import rubric_path
-from judgekit.data.yamltext import load_yaml
-from judgekit.errors import InputError
+from judgekit.data.rubrics import read_rubric
 from judgekit.prompts import Prompt, fill_placeholders, load_prompt
 
 MAX_EVIDENCE = 3
@@ -162,20 +157,7 @@ def load_rubric(name: str = "cultural_sensitivity") -> Rubric:
     Raises:
         InputError: file missing, not YAML, or not a valid rubric (naming the field).
     """
-    path = rubric_path(name)
-    if not path.is_file():
-        raise InputError(path, "rubric not found")
-    text = path.read_text(encoding="utf-8")
-    try:
-        rubric = Rubric.model_validate(load_yaml(text))
-    except yaml.YAMLError as exc:
-        raise InputError(path, f"not valid YAML: {exc}") from None
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"]) or None
-        raise InputError(path, err["msg"], field=loc) from None
-    rubric.hash = hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
-    return rubric
+    return read_rubric(name, Rubric)
 
 
 def _quoted(quotes: list[str]) -> str:

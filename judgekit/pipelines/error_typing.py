@@ -25,7 +25,7 @@ from the types' MQM categories.
 
 Items: JSONL/TSV rows of :class:`SegmentItem`, or a sample of a Google MQM TSV drawn with a
 seed by :func:`items_from_mqm` (config ``mqm_sample:``; the run writes them to ``items.jsonl``;
-``python -m judgekit.pipelines.error_typing items-from-mqm TSV OUT`` writes the file alone).
+``judgekit mqm items TSV OUT`` writes the file alone).
 """
 
 from __future__ import annotations
@@ -40,7 +40,6 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from judgekit.config import RunConfig
 from judgekit.data import resolve_path
-from judgekit.data.atomic import open_output
 from judgekit.errors import InputError
 from judgekit.llm.client import LLMClient, Task
 from judgekit.metrics.mqm import MQMError, MQMWeights, read_mqm_tsv
@@ -334,35 +333,3 @@ def items_from_mqm(
                     source_lang=source_lang, target_lang=target_lang)
         for s in systems for doc, seg in picked
     ]  # fmt: skip
-
-
-def main(argv: list[str] | None = None) -> None:
-    """``python -m judgekit.pipelines.error_typing items-from-mqm TSV OUT.jsonl [options]``."""
-    import argparse
-
-    parser = argparse.ArgumentParser(prog="python -m judgekit.pipelines.error_typing")
-    sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("items-from-mqm", help="sample judge items from a Google MQM TSV")
-    p.add_argument("tsv")
-    p.add_argument("out")
-    p.add_argument("--systems", required=True, help="comma-separated system names")
-    p.add_argument("--n-segments", type=int, required=True)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--min-chars", type=int, default=20)
-    p.add_argument("--max-chars", type=int, default=200)
-    p.add_argument("--source-lang")
-    p.add_argument("--target-lang")
-    args = parser.parse_args(argv)
-    items = items_from_mqm(
-        args.tsv, systems=args.systems.split(","), n_segments=args.n_segments, seed=args.seed,
-        min_chars=args.min_chars, max_chars=args.max_chars, source_lang=args.source_lang,
-        target_lang=args.target_lang,
-    )  # fmt: skip
-    with open_output(args.out) as fh:
-        for item in items:
-            fh.write(item.model_dump_json(exclude_none=True) + "\n")
-    print(f"wrote {len(items)} items to {args.out}")
-
-
-if __name__ == "__main__":
-    main()

@@ -18,7 +18,6 @@ cache keys identical across items. A context variable is private to its asyncio 
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -28,7 +27,6 @@ from functools import cache
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -39,9 +37,10 @@ from pydantic import (
     model_validator,
 )
 
-from judgekit.data import resolve_path, rubric_path
+from judgekit.data import resolve_path
+from judgekit.data.digest import file_sha256
+from judgekit.data.rubrics import read_rubric
 from judgekit.data.tables import read_table
-from judgekit.data.yamltext import load_yaml
 from judgekit.errors import InputError
 from judgekit.llm.answers import AnswerBool
 
@@ -80,7 +79,7 @@ def read_records(path: str | Path, model: type[BaseModel]) -> list[Any]:
 
 def sha256_file(path: Path) -> str | None:
     """First 16 hex digits of the file's SHA-256, or None if it does not exist."""
-    return hashlib.sha256(path.read_bytes()).hexdigest()[:16] if path.is_file() else None
+    return file_sha256(path, 16) if path.is_file() else None
 
 
 class SourcePair(BaseModel):
@@ -270,21 +269,7 @@ def load_rubric(name: str = "localisation_errors") -> Rubric:
     Raises:
         InputError: file missing, not YAML, or not a valid rubric (naming the field).
     """
-    path = rubric_path(name)
-    if not path.is_file():
-        raise InputError(path, "rubric not found")
-    text = path.read_text(encoding="utf-8")
-    try:
-        data = load_yaml(text)
-        rubric = Rubric.model_validate(data)
-    except yaml.YAMLError as exc:
-        raise InputError(path, f"not valid YAML: {exc}") from None
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"]) or None
-        raise InputError(path, err["msg"], field=loc) from None
-    rubric.hash = hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
-    return rubric
+    return read_rubric(name, Rubric)
 
 
 class QuoteError(ValueError):

@@ -23,8 +23,8 @@ from typing import Any
 
 from judgekit.data import jsonl_objects
 from judgekit.data.atomic import write_text
+from judgekit.data.vocabulary import canonical_id
 from judgekit.errors import InputError
-from judgekit.labels.vocabulary import canonical_id
 
 TASKS = ("postedit", "meanings", "csca", "mqm")
 CAMPAIGN_FORMAT = "judgekit-review-campaign/1"

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from judgekit.data.vocabulary import canonical_id
 from judgekit.errors import InputError
-from judgekit.labels.vocabulary import canonical_id
 from judgekit.review.campaign import Campaign, ReviewItem
 
 

@@ -20,8 +20,8 @@ import unicodedata
 from pathlib import Path
 from typing import Any
 
+from judgekit.data.vocabulary import canonical_id
 from judgekit.errors import InputError
-from judgekit.labels.vocabulary import canonical_id
 from judgekit.review.campaign import EXPORT_FORMAT, Campaign
 from judgekit.review.checks import Annotation, RaterFile, check_answer, check_item
 from judgekit.review.labelstudio import read_labelstudio

@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from judgekit.data.atomic import write_text
+from judgekit.data.vocabulary import canonical_id
 from judgekit.errors import InputError
-from judgekit.labels.vocabulary import canonical_id
 from judgekit.review.campaign import Campaign, ReviewItem
 from judgekit.review.checks import Annotation, RaterFile, check_answer, check_item
 

@@ -7,7 +7,7 @@ Into the output folder, from the done items of every rater:
   ``labels.csv``); csca: label = CS/CA, plus one column per other question, and
   ``labels.<question>.csv`` per question; mqm: per segment ``no-error`` or the worst severity
   of its errors (``minor``/``major``/``critical``), the scheme the errors judge's labels use in
-  ``judgekit view`` (:func:`judgekit.labels.vocabulary.mqm_segment_label`); postedit: the
+  ``judgekit view`` (:func:`judgekit.data.vocabulary.mqm_segment_label`); postedit: the
   segment's ``kept``/``edited``/``reverted``.
 * mqm: ``human_mqm.tsv``, Google's MQM TSV (Marot's columns ``system doc seg_id rater source
   target category severity``, plus ``type``; a segment without a ``seg_id`` gets its item id
@@ -37,8 +37,8 @@ import pandas as pd
 
 from judgekit.data.atomic import write_frame, write_text
 from judgekit.data.jsonfile import write_json
+from judgekit.data.vocabulary import mqm_segment_label
 from judgekit.errors import InputError, JudgekitError
-from judgekit.labels.vocabulary import mqm_segment_label
 from judgekit.review.campaign import Campaign
 from judgekit.review.checks import Annotation, RaterFile
 

@@ -1,7 +1,7 @@
 """Rank clusters of the judges against the human labels, for ``judgekit view``'s compare mode.
 
 With ``--labels``, the sources (:func:`judgekit.view.compare.sources`) are compared as
-``judgekit calibrate compare`` compares label judges (:func:`judgekit.calibration.compare_labels.
+``judgekit calibrate compare`` compares label judges (:func:`judgekit.calibration.compare.labels.
 label_facet`: accuracy, macro-F1, Cohen's kappa and Gwet's AC1 against the human majority on
 the items every source labelled, bootstrap CIs, paired permutation tests, clusters at alpha
 0.05 without multiplicity correction); the page shows one row per source and statistic with
@@ -34,8 +34,8 @@ def clusters_vs_humans(
     Raises:
         InputError: the labels file is missing or malformed (file, line, field).
     """
-    from judgekit.calibration.compare_labels import label_facet
-    from judgekit.calibration.compare_results import build_family
+    from judgekit.calibration.compare.labels import label_facet
+    from judgekit.calibration.compare.results import build_family
     from judgekit.labels.table import load_labels
 
     sources = [s for s in found if s["labels"]]

@@ -25,10 +25,10 @@ from typing import Any
 import pandas as pd
 
 from judgekit.data.jsonfile import json_safe
+from judgekit.data.vocabulary import canonical_id, label_text
 from judgekit.errors import JudgekitError
 from judgekit.labels.majority import TIE
 from judgekit.labels.overlap import fold
-from judgekit.labels.vocabulary import canonical_id, label_text
 from judgekit.view.data import RunData
 from judgekit.view.humans import MAX_LISTED, ceiling, cells, in_order, votes_and_majority
 from judgekit.view.order import natural_key, ordered

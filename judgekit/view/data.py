@@ -151,10 +151,10 @@ def _read_rows(path: Path) -> list[dict[str, Any]]:
 def _read_labels(path: Path) -> list[tuple[str, str, str]]:
     """The ``item,rater,label`` rows of a run's labels.csv with a label (the one table reader,
     :func:`judgekit.data.tables.read_table`; a run writes each (item, rater) once), in the
-    label vocabulary's text form (:mod:`judgekit.labels.vocabulary`: NFC ids and names,
+    label vocabulary's text form (:mod:`judgekit.data.vocabulary`: NFC ids and names,
     ``TRUE`` as ``true``, ``1.0`` as ``1``; missing markers left out)."""
     from judgekit.data.tables import read_table
-    from judgekit.labels.vocabulary import canonical_id, label_text
+    from judgekit.data.vocabulary import canonical_id, label_text
 
     table = read_table(path)
     header, rows = table.columns, table.rows

@@ -6,7 +6,7 @@ the extra context its detail pane shows.
 * ``label``: a record's answer in one word, for the table and its filter (classify: the label;
   CS/CA: ``cs_label``; spilling judge: ``k of 5 invalid``; errors: ``no-error`` or the worst
   MQM severity, the segment labels ``review import`` writes for an MQM campaign,
-  :func:`judgekit.labels.vocabulary.mqm_segment_label`; pairwise: ``output 1``, ``output 2`` or
+  :func:`judgekit.data.vocabulary.mqm_segment_label`; pairwise: ``output 1``, ``output 2`` or
   ``tie``, the verdict in the original outputs' identities whatever the order shown), None
   where a record has none (generations, failed calls).
 * ``units``: the labelled units of a record in the id space of the run's ``labels.csv``
@@ -20,12 +20,12 @@ the extra context its detail pane shows.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from judgekit.labels.vocabulary import mqm_segment_label
+from judgekit.data.digest import file_sha256
+from judgekit.data.vocabulary import mqm_segment_label
 from judgekit.view.data import RunData
 
 Record = dict[str, Any]
@@ -289,7 +289,7 @@ def _spilling_extras(run: RunData, rows_by_key: dict[str, int]) -> dict[str, Any
     recorded = (run.summary.get("signature") or {}).get("data_sha256") or {}
     for lang in sorted({lang for lang, _ in wanted}):
         path = dictionaries_dir() / f"{lang}.jsonl"
-        if path.is_file() and recorded.get(path.name) not in (None, _sha16(path)):
+        if path.is_file() and recorded.get(path.name) not in (None, file_sha256(path, 16)):
             changed.append(path.name)
         entries = load_dictionary(lang)
         for wlang, word in wanted:
@@ -302,7 +302,3 @@ def _spilling_extras(run: RunData, rows_by_key: dict[str, int]) -> dict[str, Any
             "signature): the entry shown is today's, not necessarily the one the judge saw"
         )
     return out
-
-
-def _sha16(path: Any) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]

@@ -1,5 +1,5 @@
 """PPI++ interval widths with the judge's probabilities and with its hard labels, same draw
-(:mod:`judgekit.calibration.estimate_probs` explains the predictor)."""
+(:mod:`judgekit.calibration.estimate.probs` explains the predictor)."""
 
 from __future__ import annotations
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from judgekit.calibration.compare_results import HUMAN_CEILING, Family, Row
+from judgekit.calibration.compare.results import HUMAN_CEILING, Family, Row
 from judgekit.calibration.judge import human_ceiling
 from judgekit.errors import JudgekitError
 from judgekit.labels.majority import TIE, TiePolicy, apply_ties, majority_vote

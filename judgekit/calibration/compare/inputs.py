@@ -24,7 +24,7 @@ A source is given as ``[NAME=]PATH`` (``--human``, ``--judge``); its kind is rea
 ``{lp}`` in a path is replaced by each ``--lp`` value (a language pair), so one option names
 the files of every pair; a path without it takes its language from an MT-Metrics-Eval file
 name (``en-de.mqm.seg.score.tsv``). Labels are read in judgekit's label vocabulary
-(:mod:`judgekit.labels.vocabulary`, through ``load_labels``) by :func:`read_labels`, and every
+(:mod:`judgekit.data.vocabulary`, through ``load_labels``) by :func:`read_labels`, and every
 judge's labels pass the judge-vs-human label check in :func:`check_overlap`.
 """
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from judgekit.calibration import estimate_intervals as iv
 from judgekit.calibration.estimate import (
     METHODS,
     Estimate,
@@ -15,7 +14,8 @@ from judgekit.calibration.estimate import (
     facet_groups,
     split,
 )
-from judgekit.calibration.estimate_rank import rank_resamples, ranking
+from judgekit.calibration.estimate import intervals as iv
+from judgekit.calibration.estimate.rank import rank_resamples, ranking
 from judgekit.errors import InputError
 from judgekit.signature import Signature
 
@@ -97,7 +97,7 @@ def run_estimate(
     """Read the judge's and the humans' labels, and estimate the target per facet.
 
     Args:
-        judge, human: label files or run directories (:mod:`judgekit.calibration.estimate_inputs`).
+        judge, human: label files or run directories (:mod:`judgekit.calibration.estimate.inputs`).
         target: ``share:LABEL``, ``rate`` or ``mean`` (default: the run's usual quantity).
         by: a facet (``system``, ``lang``, ``language``, a column of ``facets``...).
         facets: an extra table of item facets (an ``item``/``id``/``key`` column).
@@ -106,7 +106,7 @@ def run_estimate(
         rank: ``higher`` or ``lower`` (is better): rank the facet values with PPI++.
         stratified: the human sample was stratified over ``by`` (:func:`estimate_table`).
         interval: ``auto``, ``clt``, ``t`` or ``bootstrap-t``
-            (:mod:`judgekit.calibration.estimate_intervals`); resamples: B of the
+            (:mod:`judgekit.calibration.estimate.intervals`); resamples: B of the
             bootstrap-t (>= 100); seed: its resamples' seed.
         hard_labels: for ``share:LABEL``, use the judge's labels even where its records have
             label probabilities (by default p(LABEL) is the predictor there, and the hard-label
@@ -116,10 +116,10 @@ def run_estimate(
         InputError: bad files, an unknown facet, interval or B, or human items the judge did
             not label.
         LabelSetError: the judge's and the humans' labels share none (share and rate targets:
-            the label check of :func:`judgekit.calibration.estimate_inputs.load_human`).
+            the label check of :func:`judgekit.calibration.estimate.inputs.load_human`).
     """
-    from judgekit.calibration import estimate_inputs as inputs
-    from judgekit.calibration.estimate_facets import item_facets
+    from judgekit.calibration.estimate import inputs
+    from judgekit.calibration.estimate.facets import item_facets
     from judgekit.labels.majority import TIE_POLICIES
 
     if tie_policy not in TIE_POLICIES:

@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 
 from judgekit.calibration.compare import CompareResult
-from judgekit.calibration.compare_results import HUMAN_CEILING
+from judgekit.calibration.compare.results import HUMAN_CEILING
 from judgekit.data.jsonfile import write_json
 from judgekit.signature import Signature
 

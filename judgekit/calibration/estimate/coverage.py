@@ -7,10 +7,10 @@ draw keeps the human labels of ``n`` items chosen at random and hides the rest, 
 method's CI is checked against the full-human mean.
 
 All draws of one setting are computed at once, with the formulas of
-:mod:`judgekit.calibration.estimate_intervals` (``ppi_py``'s estimate, SE and ``lam`` rule,
+:mod:`judgekit.calibration.estimate.intervals` (``ppi_py``'s estimate, SE and ``lam`` rule,
 tested equal to ``ppi_py``): the CLT and t intervals from each draw's sums, and the bootstrap-t
 from the same resamples ``calibrate estimate`` draws with the same seed. The resample indices
-(:func:`~judgekit.calibration.estimate_intervals.resample_indices`) become count matrices, and
+(:func:`~judgekit.calibration.estimate.intervals.resample_indices`) become count matrices, and
 a resample's sums over a draw's items are the count matrix times the draw's values (one matrix
 product for every draw), so each draw's interval is the one ``estimate_mean`` gives on it.
 """
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from judgekit.calibration import estimate_intervals as iv
+from judgekit.calibration.estimate import intervals as iv
 from judgekit.errors import JudgekitError
 
 COVERAGE_METHODS = ("classical", "ppi", "ppi++")

@@ -14,7 +14,7 @@ vectors it needs:
   (``segments.jsonl``: the MQM of every scored segment);
 * :func:`load_human` reads human labels: the same tables, or a Google MQM TSV (segment MQM, the
   mean over raters; :func:`judgekit.metrics.mqm.segment_mqm`);
-* :func:`judgekit.calibration.estimate_facets.item_facets` collects the facets of each item
+* :func:`judgekit.calibration.estimate.facets.item_facets` collects the facets of each item
   (language, model, system, ...).
 
 Several raters: the judge's value of an item is the mean over its raters (a jury's vote share,
@@ -26,7 +26,6 @@ which is never LABEL; a ``mean`` averages the raters' numbers.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from collections.abc import Sequence
@@ -38,12 +37,13 @@ import numpy as np
 import pandas as pd
 
 from judgekit.data import jsonl_objects
+from judgekit.data.digest import file_sha256
+from judgekit.data.vocabulary import canonical_id, label_text
 from judgekit.errors import InputError
 from judgekit.labels.files import resolve_labels_path
 from judgekit.labels.majority import TIE, TiePolicy, apply_ties, majority_vote
 from judgekit.labels.overlap import LabelOverlap, align_labels
 from judgekit.labels.table import LabelTable, load_labels
-from judgekit.labels.vocabulary import canonical_id, label_text
 
 FALSE_WORDS = frozenset({"false", "0", "no", "invalid"})
 TRUE_WORDS = frozenset({"true", "1", "yes", "valid"})
@@ -135,11 +135,6 @@ class Source:
         return out
 
 
-def sha256_of(path: Path) -> str:
-    """Hex sha256 of a file's bytes."""
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def _run_signature(run_dir: Path) -> dict[str, Any] | None:
     summary = run_dir / "summary.json"
     if not summary.is_file():
@@ -200,14 +195,14 @@ def load_judge(
         segments = read_segments(path)
         scored = {canonical_id(s["id"]): float(s["mqm"]) for s in segments
                   if s["status"] == "scored"}  # fmt: skip
-        source = Source(str(path / SEGMENTS_FILE), sha256_of(path / SEGMENTS_FILE),
+        source = Source(str(path / SEGMENTS_FILE), file_sha256(path / SEGMENTS_FILE),
                         _run_signature(path))  # fmt: skip
         if not scored:
             raise InputError(path / SEGMENTS_FILE, "no scored segment: nothing was judged")
         return pd.Series(scored, dtype=float), ["judge"], source
     table = load_labels(path)
     file = resolve_labels_path(path)
-    source = Source(str(file), sha256_of(file), _run_signature(path) if path.is_dir() else None)
+    source = Source(str(file), file_sha256(file), _run_signature(path) if path.is_dir() else None)
     chosen = raters if raters else [str(r) for r in table.raters]
     known = {str(r): r for r in table.raters}
     for rater in chosen:
@@ -218,7 +213,7 @@ def load_judge(
     table = table.select([known[r] for r in chosen])
     values = _rater_values(table, table.raters, target, file)
     if probabilities and target.kind == "share":
-        from judgekit.calibration.estimate_probs import probability_values
+        from judgekit.calibration.estimate.probs import probability_values
 
         values = probability_values(path, chosen, target.label or "", values)
     if values.empty:
@@ -286,10 +281,10 @@ def load_human(
         segments = segment_mqm(read_mqm_tsv(path))
         scores = {canonical_id(f"{s.system}|{s.doc}|{s.seg_id}"): float(s.score)
                   for s in segments}  # fmt: skip
-        return pd.Series(scores, dtype=float), 0, Source(str(path), sha256_of(path))
+        return pd.Series(scores, dtype=float), 0, Source(str(path), file_sha256(path))
     table = load_labels(path)
     file = resolve_labels_path(path)
-    source = Source(str(file), sha256_of(file))
+    source = Source(str(file), file_sha256(file))
     left = [r for r in table.raters if str(r) not in set(exclude)]
     if not left:
         raise InputError(file, "no human rater (every rater is a judge rater)")

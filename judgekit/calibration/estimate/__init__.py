@@ -20,8 +20,8 @@ items are a simple random sample of the judged items (docs/estimates.md). ``effe
 number of human labels the classical interval would need for the same width,
 ``n_labelled * (classical width / width)^2``.
 
-The per-item values come from :mod:`judgekit.calibration.estimate_inputs`;
-:mod:`judgekit.calibration.estimate_plan` says how many labels a CI width needs.
+The per-item values come from :mod:`judgekit.calibration.estimate.inputs`;
+:mod:`judgekit.calibration.estimate.plan` says how many labels a CI width needs.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgekit.calibration import estimate_intervals as iv
+from judgekit.calibration.estimate import intervals as iv
 from judgekit.errors import InputError, JudgekitError
 
 METHODS = ("classical", "judge_only", "ppi", "ppi++")
@@ -55,7 +55,7 @@ class Estimate:
         effective_n: human labels the classical interval would need for this width (None for
             ``judge_only``, or without a CI).
         interval: the interval given: ``clt``, ``t`` or ``bootstrap-t``
-            (:mod:`judgekit.calibration.estimate_intervals`); None without a CI.
+            (:mod:`judgekit.calibration.estimate.intervals`); None without a CI.
         se: the estimate's standard error (``ppi_py``'s, as in the CLT interval).
         note: why the interval is not the one asked for (a bootstrap-t fallback), or None.
     """

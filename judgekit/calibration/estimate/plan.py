@@ -11,7 +11,7 @@ standard deviation of the human value and rho its correlation with the judge's v
   judge's labels are already paid for, so they get a nominal cost of 1e-9).
 
 The interval is the one ``calibrate estimate`` will give (the same rule,
-:mod:`judgekit.calibration.estimate_intervals`): where it is the ``t`` interval, z becomes
+:mod:`judgekit.calibration.estimate.intervals`): where it is the ``t`` interval, z becomes
 Student's t quantile at n - 1 degrees of freedom and n is solved again until it is stable;
 where it is the bootstrap-t (a mean below 100 labels), n is the smallest whose simulated
 bootstrap-t half-width reaches W in :data:`REACH_SHARE` (60%) of :data:`SIMULATIONS` samples of
@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from judgekit.calibration import estimate_intervals as iv
+from judgekit.calibration.estimate import intervals as iv
 from judgekit.errors import InputError
 
 JUDGE_LABEL_COST = 1e-9
@@ -175,7 +175,7 @@ def simulated_size(
     A simulated sample: n pilot pairs drawn with replacement, and the judge's values on N - n
     random items of ``judge`` (all the facet's judged items, shape (N,)) as the unlabelled ones.
     """
-    from judgekit.calibration.estimate_coverage import draw_intervals
+    from judgekit.calibration.estimate.coverage import draw_intervals
 
     pilot_human, pilot_judge = np.asarray(pilot_human, float), np.asarray(pilot_judge, float)
     judge = np.asarray(judge, float)
@@ -297,9 +297,8 @@ def run_plan(
             the judge did not label, an unknown facet, method or interval.
     """
     from judgekit import __version__
-    from judgekit.calibration import estimate_inputs as inputs
-    from judgekit.calibration.estimate import ALL, facet_groups, split
-    from judgekit.calibration.estimate_facets import item_facets
+    from judgekit.calibration.estimate import ALL, facet_groups, inputs, split
+    from judgekit.calibration.estimate.facets import item_facets
 
     _check_plan(pilot, kappa, method, interval)
     goal = inputs.Target.parse(target) if target else inputs.default_target(judge)

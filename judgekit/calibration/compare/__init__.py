@@ -1,11 +1,11 @@
 """``judgekit calibrate compare``: which judge to keep, with significance, per facet.
 
-:func:`compare` reads the human side and the judges (:mod:`judgekit.calibration.compare_inputs`),
+:func:`compare` reads the human side and the judges (:mod:`judgekit.calibration.compare.inputs`),
 splits the items by facet value (``--by``: a column of the label file, the language pair of
 score files, the domain of an MT-Metrics-Eval ``docs`` file), compares the judges in each facet
-value (label judges: :mod:`judgekit.calibration.compare_labels`; score judges:
-:mod:`judgekit.calibration.compare_scores`), ranks them in clusters and tests whether each
-judge's statistic differs between facet values (:func:`judgekit.calibration.compare_results.
+value (label judges: :mod:`judgekit.calibration.compare.labels`; score judges:
+:mod:`judgekit.calibration.compare.scores`), ranks them in clusters and tests whether each
+judge's statistic differs between facet values (:func:`judgekit.calibration.compare.results.
 facet_tests`). Score files of several language pairs are always compared per language pair
 (systems differ between pairs).
 """
@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgekit.calibration.compare_inputs import (
+from judgekit.calibration.compare.inputs import (
     LabelSource,
     SourceSpec,
     check_overlap,
@@ -30,9 +30,9 @@ from judgekit.calibration.compare_inputs import (
     read_labels,
     read_scores,
 )
-from judgekit.calibration.compare_labels import label_facet
-from judgekit.calibration.compare_results import FacetTest, Pair, Row, build_family, facet_tests
-from judgekit.calibration.compare_scores import ScoreMatrix, score_facet
+from judgekit.calibration.compare.labels import label_facet
+from judgekit.calibration.compare.results import FacetTest, Pair, Row, build_family, facet_tests
+from judgekit.calibration.compare.scores import ScoreMatrix, score_facet
 from judgekit.errors import InputError, JudgekitError
 from judgekit.labels.table import LabelTable
 from judgekit.metrics.meta_eval import SPA_PERMUTATIONS, SPA_SEED

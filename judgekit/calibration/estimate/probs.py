@@ -8,7 +8,7 @@ label more closely (a lower mean squared error) gives a narrower one.
 
 * :func:`probability_values`: per item, the mean over the chosen raters of p(LABEL), where the
   rater has probabilities, the hard value elsewhere.
-* :func:`judgekit.calibration.estimate_widths.width_with_and_without`: the PPI++ width with
+* :func:`judgekit.calibration.estimate.widths.width_with_and_without`: the PPI++ width with
   each predictor on the same labelled draw (``bench/estimate_probs.py``, the docs figure).
 """
 
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from judgekit.labels.vocabulary import canonical_id, label_text
+from judgekit.data.vocabulary import canonical_id, label_text
 
 
 def probability_values(

@@ -1,6 +1,6 @@
 """The facets of estimated items (language, model, system...), from the runs and tables of a
 ``calibrate estimate`` or ``plan``: :func:`item_facets` (see its doc for what each input gives).
-Item ids are read as the label vocabulary reads them (:func:`judgekit.labels.vocabulary.
+Item ids are read as the label vocabulary reads them (:func:`judgekit.data.vocabulary.
 canonical_id`), so they match the judge's and the humans' labels.
 """
 
@@ -11,11 +11,11 @@ from typing import Any
 
 import pandas as pd
 
-from judgekit.calibration.estimate_inputs import SEGMENTS_FILE, is_mqm_tsv, read_segments
+from judgekit.calibration.estimate.inputs import SEGMENTS_FILE, is_mqm_tsv, read_segments
 from judgekit.data.tables import read_table
+from judgekit.data.vocabulary import canonical_id
 from judgekit.errors import InputError
 from judgekit.labels.table import LONG_COLUMNS
-from judgekit.labels.vocabulary import canonical_id
 
 
 def item_facets(*paths: str | Path | None, by: str | None = None) -> pd.DataFrame:

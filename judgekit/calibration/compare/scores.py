@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
-from judgekit.calibration.compare_results import Family
+from judgekit.calibration.compare.results import Family
 from judgekit.errors import JudgekitError
 from judgekit.metrics.bootstrap import resample_weights
 from judgekit.metrics.kendall_fast import (

@@ -4,7 +4,7 @@ Paper 002 (Badanin et al., concept spilling, judge ablation) runs 4 judges x 11 
 on a labelled set and reports the human agreement of each cell (best about 0.77), the pairwise
 agreement between judges (84.59-92.61%) and Kendall's W of the model rankings each judge
 induces (W = 0.9176). :func:`run_grid` does the same for any grid file
-(:mod:`judgekit.calibration.grid_config`).
+(:mod:`judgekit.calibration.grid.config`).
 
 Each cell is one ordinary run (``judgekit run``, called in this process) into
 ``OUT/<judge>__<prompt>/``, so cells resume like runs: rerunning a finished grid makes zero
@@ -19,14 +19,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from judgekit.calibration.grid_config import (
+from judgekit.calibration.grid.config import (
     PIPELINE_DEFAULTS,
     Cell,
     GridConfig,
     out_dir,
     plan_cells,
 )
-from judgekit.calibration.grid_report import GridResult, analyse_grid, write_grid
+from judgekit.calibration.grid.report import GridResult, analyse_grid
 from judgekit.config import load_config
 from judgekit.errors import InputError, JudgekitError
 from judgekit.labels.table import load_labels
@@ -121,12 +121,12 @@ def run_grid(
     no_cache: bool = False,
     on_cell: Callable[[str, dict[str, int], RunResult], None] | None = None,
 ) -> GridResult:
-    """Run every cell of ``grid`` (resuming finished ones), score them, write the outputs.
+    """Run every cell of ``grid`` (resuming finished ones) and score them.
 
     Human labels are read and every cell's run config validated before any model is called.
-    Outputs in ``OUT`` (see :func:`judgekit.calibration.grid_report.write_grid`): grid.csv,
+    The cells run in ``OUT``; :func:`judgekit.report.grid.write_grid` writes grid.csv,
     grid.json, heatmap.png, pairwise_agreement.csv, agreement_matrix.csv, kappa_matrix.csv,
-    model_scores.csv.
+    model_scores.csv there (``result.stats`` holds the records shared and new per cell).
 
     Raises:
         InputError: bad labels file or cell config (before anything runs).
@@ -139,5 +139,5 @@ def run_grid(
     pipeline = load_config(grid.base, list(cells[0].overrides)).pipeline
     stats = run_cells(grid, cells, pipeline, no_cache=no_cache, on_cell=on_cell)
     result = analyse_grid(grid, cells, humans, pipeline)
-    write_grid(result, directory, stats)
+    result.stats = stats
     return result

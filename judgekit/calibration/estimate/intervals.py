@@ -28,7 +28,7 @@ A bootstrap-t bound is undefined when more than alpha / 2 of the resamples have 
 
 The resample statistics are computed from resample sums (moments), all B at once; the same
 sums come from gathering resampled values (:func:`resample_sums`, one estimate) or from count
-matrices times values (:mod:`judgekit.calibration.estimate_coverage`, many draws at once).
+matrices times values (:mod:`judgekit.calibration.estimate.coverage`, many draws at once).
 Both draw the resample indices through :func:`resample_indices`, so a seed gives the same
 resamples in both.
 """

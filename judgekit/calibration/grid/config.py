@@ -14,7 +14,7 @@ grid``); the cells they make, each validated as a run config before anything run
     options: {tie_policy: exclude, metric: accuracy, n_resamples: 1000, seed: 0}
 
 Running is :mod:`judgekit.calibration.grid`; scoring and outputs
-:mod:`judgekit.calibration.grid_report`.
+:mod:`judgekit.calibration.grid.report`.
 """
 
 from __future__ import annotations
