@@ -12,11 +12,15 @@ calls it again), and the usage is priced at batch prices. The record is then bui
 JSON and schema violations rejected; booleans by :data:`~judgekit.llm.answers.AnswerBool`),
 and the label probabilities where the request asked for log-probabilities. A batch cannot
 re-ask: an invalid answer is ``unscored`` with its raw text and reason (``--retry-errors``
-redoes it online, with re-asks). Nothing is mapped to a default.
+redoes it online, with re-asks). Nothing is mapped to a default. An answer of another model
+than the configured judge (:func:`other_model`) is not the judge's answer: the importer records
+it ``error`` and names the model.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from typing import Any
 
 from judgekit.llm.endpoint import Completion
@@ -24,6 +28,8 @@ from judgekit.llm.outcome import raise_provider_error
 from judgekit.llm.reply import from_completion
 from judgekit.llm.spec import ModelSpec
 from judgekit.llm.usage import batch_prices_for
+
+_SNAPSHOT = r"-(?:\d{4}-\d{2}-\d{2}|\d{4})"  # a dated snapshot's suffix: -2024-07-18, -0613
 
 
 def usage_of(body: dict[str, Any]) -> tuple[int, int]:
@@ -53,3 +59,24 @@ def completion_of(body: dict[str, Any], spec: ModelSpec, check: bool = True) -> 
     t_in, t_out = usage_of(body)
     cost = batch_prices_for(spec).cost(t_in, t_out)
     return Completion(reply, t_in, t_out, cost, served_by, spec)
+
+
+def other_model(
+    body: dict[str, Any], spec: ModelSpec, same_judge: Iterable[str] = ()
+) -> str | None:
+    """The ``model`` that answered ``body`` when it is not the judge ``spec`` configures, else
+    None.
+
+    The same judge is the configured model id (``spec.model_id``), a dated snapshot of it
+    (``gpt-4o-mini-2024-07-18`` or ``gpt-4-0613`` for ``gpt-4o-mini`` / ``gpt-4``: the id, a
+    hyphen, ``YYYY-MM-DD`` or ``MMDD``), or a model the user named the same judge
+    (``same_judge``: ``judgekit batch import --same-judge MODEL``). A body without a string
+    ``model`` is taken as the configured model's (nothing to compare).
+    """
+    answered = body.get("model")
+    if not isinstance(answered, str) or answered in same_judge:
+        return None
+    configured = spec.model_id
+    if answered == configured or re.fullmatch(re.escape(configured) + _SNAPSHOT, answered):
+        return None
+    return answered

@@ -15,7 +15,9 @@ For each task of the run, in the pipeline's order:
   the reason, as online (``transient: ...``, ``request: <kind>: ...``), so ``--retry-errors``
   calls it again; the record's ``batch`` names the batch (or results file), its cost is at batch
   prices (:func:`judgekit.llm.usage.batch_prices_for`), and an ``ok`` answer is cached as an
-  online answer is;
+  online answer is. An answer of another model than the judge (neither its id nor a dated
+  snapshot of it, nor named ``--same-judge``: :func:`judgekit.batch.answer.other_model`) is
+  recorded ``error`` (``other_model: ...``) with its raw text and counted by model;
 * no result: the response cache's answer if it has one (recorded as an online run records a
   hit), else the task is ``missing`` (no record).
 
@@ -33,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from judgekit.batch.answer import completion_of
+from judgekit.batch.answer import completion_of, other_model
 from judgekit.batch.manifest import expected_requests, run_manifests
 from judgekit.batch.requests import Requests, batch_tasks
 from judgekit.batch.results import BatchResult, ResultIndex
@@ -61,6 +63,8 @@ class ImportCounts:
         tokens_in, tokens_out, cost_usd: of the imported answers (USD at batch prices;
             ``cost_unknown`` answers of unknown price); ``online_cost_usd``: the same tokens
             at online prices.
+        other_models: answers of another model than the judge, by ``(answered, configured)``
+            model (recorded ``error``, see :func:`~judgekit.batch.answer.other_model`).
         seconds: wall time of the import.
     """
 
@@ -80,6 +84,7 @@ class ImportCounts:
     cost_usd: float = 0.0
     online_cost_usd: float = 0.0
     cost_unknown: int = 0
+    other_models: Counter[tuple[str, str]] = field(default_factory=Counter)
     seconds: float = 0.0
 
     def add(self, record: Record, online: float | None) -> None:
@@ -94,9 +99,14 @@ class ImportCounts:
             self.online_cost_usd += online or 0.0
 
 
-def result_record(task: Task, result: BatchResult, session: Any, batch: str) -> Record:
+def result_record(
+    task: Task, result: BatchResult, session: Any, batch: str, other: str | None = None
+) -> Record:
     """The record of ``task`` from its batch ``result`` (see the module doc), built by the
-    online call's builder (:meth:`~judgekit.llm.models.ModelState.record`)."""
+    online call's builder (:meth:`~judgekit.llm.models.ModelState.record`). ``other``: the
+    model that answered when it is not the judge (:func:`~judgekit.batch.answer.other_model`):
+    recorded ``error`` with its raw text, out of the judge's figures, and called again online
+    by ``--retry-errors``."""
     state = session.client.models.get(task.spec)
     base = {**state.base(task), "attempts": 1, "served_by": f"{task.spec.model}@batch",
             "batch": batch}  # fmt: skip
@@ -107,6 +117,16 @@ def result_record(task: Task, result: BatchResult, session: Any, batch: str) -> 
         completion = completion_of(result.body, task.spec)
     except EndpointError as exc:  # no answer, or an error inside the HTTP 200: as online
         return state.record(task, None, {**base, "status": "error", "reason": error_reason(exc)})
+    if other is not None:
+        reason = (
+            f"other_model: answered by {other!r}, not the judge {task.spec.model_id!r} "
+            f"(judgekit batch import --same-judge {other} if it is the same judge)"
+        )
+        return state.record(task, None, {
+            **base, "status": "error", "reason": reason, "raw": completion.reply.text,
+            "tokens_in": completion.tokens_in, "tokens_out": completion.tokens_out,
+            "cost": completion.cost,
+        })  # fmt: skip
     return state.record(task, completion, base, session.client.warn)
 
 
@@ -114,9 +134,10 @@ class _Settler:
     """One pass over the run's tasks (see :func:`settle`)."""
 
     def __init__(self, session: Any, results: ResultIndex | None, expected: dict[str, str],
-                 counts: ImportCounts, batch: str | None) -> None:  # fmt: skip
+                 counts: ImportCounts, batch: str | None,
+                 same_judge: frozenset[str] = frozenset()) -> None:  # fmt: skip
         self.session, self.results, self.expected = session, results, expected
-        self.counts, self.batch = counts, batch
+        self.counts, self.batch, self.same_judge = counts, batch, same_judge
         self.requests = Requests(session.client.models)
         self.matched: set[str] = set()
         self.lookup: list[Task] = []
@@ -160,7 +181,12 @@ class _Settler:
                 self.counts.stale += 1
             self.counts.missing += task.key not in self.session.runlog
             return
-        record = result_record(task, result, self.session, self.batch or result.source)
+        other = None
+        if result.body is not None:
+            other = other_model(result.body, task.spec, self.same_judge)
+            if other is not None:
+                self.counts.other_models[(other, task.spec.model_id)] += 1
+        record = result_record(task, result, self.session, self.batch or result.source, other)
         self.session.client.record(record)
         state = self.session.client.models.get(task.spec)
         entry = state.cache_entry(record)
@@ -196,6 +222,7 @@ def settle(
     *,
     serve_cache: bool = True,
     batch: str | None = None,
+    same_judge: Iterable[str] = (),
 ) -> None:
     """Give the tasks their records from ``results`` and the cache (see the module doc).
 
@@ -207,8 +234,10 @@ def settle(
         counts: updated in place.
         serve_cache: record the cache's answers of tasks without a result.
         batch: the ``batch`` field of the records (None: the result's file).
+        same_judge: models whose answers are the judge's although their name is not
+            (:func:`~judgekit.batch.answer.other_model`).
     """
-    settler = _Settler(session, results, expected, counts, batch)
+    settler = _Settler(session, results, expected, counts, batch, frozenset(same_judge))
     run_stoppable(_settle(settler, tasks, serve_cache))
     if results is not None:
         unknown = [key for key in results if key not in settler.matched]
@@ -238,14 +267,22 @@ class ImportResults:
     Args:
         paths: result files (OpenAI batch output or error files, ``vllm run-batch`` output).
         manifests: manifests besides the run's own (``--manifest``).
+        same_judge: models the user says are the configured judge (``--same-judge``); other
+            models' answers are recorded ``error`` (:func:`~judgekit.batch.answer.other_model`).
 
     Attributes:
         counts: what the import did, once executed.
     """
 
-    def __init__(self, paths: Sequence[Path | str], manifests: Sequence[Path | str] = ()):
+    def __init__(
+        self,
+        paths: Sequence[Path | str],
+        manifests: Sequence[Path | str] = (),
+        same_judge: Sequence[str] = (),
+    ) -> None:
         self.paths = [Path(p) for p in paths]
         self.manifests = [Path(p) for p in manifests]
+        self.same_judge = tuple(same_judge)
         self.counts = ImportCounts()
 
     def execute(self, runner: Any, session: Any, emit: Callable[[str], None]) -> bool:
@@ -264,7 +301,7 @@ class ImportResults:
         counts.files, counts.lines = len(self.paths), results.lines
         counts.duplicates = results.duplicates
         try:
-            settle(tasks, session, results, expected, counts)
+            settle(tasks, session, results, expected, counts, same_judge=self.same_judge)
         finally:
             results.close()
         counts.seconds = time.monotonic() - started
