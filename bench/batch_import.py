@@ -17,13 +17,15 @@ too. Usage::
 
 Ends with ``batch_import: <records/s> records/s (<ratio>x of plain JSON parse ...; target ...)``.
 
-Where the time went (cProfile of the import phase, 20,000 answers, on a loaded shared 2-core
-machine): a third of it in ``os.pread`` of each result line back from its file, 125 us a call
-where 2 us is the cost alone: each ``pread`` releases the GIL and waits for the run log's and
-the cache's writer threads to hand it back. The result files are now memory-mapped
-(``ResultIndex.get``). What remains is the work itself, about evenly: rendering each task's
-prompt (``runner.tasks()``), its request hash (the stale check), decoding the result line, the
-record (validation as online), the run log and the cache entry.
+Where the time goes (cProfile of the import phase, 20,000 answers, loaded shared 2-core
+machine; cProfile inflates every call): rendering each task's prompt (``runner.tasks()``) about
+a quarter, the result line decoded a second time (the index checks every line first, then reads
+each back by offset) and its ``Reply``, the request hash of the stale check (the body built
+again and hashed), the record (``ModelState.record``) and its run-log line and cache entry,
+each a tenth or less. Under cProfile ``os.pread`` of each result line looked the largest part
+(the writer threads holding the GIL): the files are now memory-mapped, but at 100,000 answers
+without the profiler the import costs the same CPU time either way (3,016 and 3,177 records
+per CPU second, loaded shared machine): the pread was the profiler's, not the import's.
 """
 
 from __future__ import annotations

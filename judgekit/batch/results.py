@@ -190,9 +190,8 @@ class ResultIndex:
         return self._where[key][4]
 
     def get(self, key: str) -> BatchResult:
-        """The result of ``key`` (read back from its file, memory-mapped: a slice of a map
-        holds the GIL, where a ``pread`` per result released it and waited for the run log's
-        and the cache's writer threads to hand it back).
+        """The result of ``key`` (read back from its file, memory-mapped: no system call per
+        result).
 
         Raises:
             KeyError: no result for ``key``.
