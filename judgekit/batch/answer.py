@@ -21,9 +21,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
+from pydantic import BaseModel
+
 from judgekit.llm.endpoint import Completion
+from judgekit.llm.models import ModelState
 from judgekit.llm.outcome import raise_provider_error
 from judgekit.llm.reply import from_completion
 from judgekit.llm.spec import ModelSpec
@@ -80,3 +84,35 @@ def other_model(
     if answered == configured or re.fullmatch(re.escape(configured) + _SNAPSHOT, answered):
         return None
     return answered
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What an answer says: ``parsed`` (``model_dump(mode="json")`` of the validated answer)
+    or ``reason`` (why not: ``empty``, ``truncated``, ``malformed_json``, ``schema``,
+    ``provider_error``...), the ``raw`` text, booleans ``normalised``, the ``tokens_in`` /
+    ``tokens_out`` billed, and the ``reasoning`` that came with it."""
+
+    raw: str | None
+    parsed: Any
+    reason: str | None
+    normalised: int
+    tokens_in: int
+    tokens_out: int
+    reasoning: str | None = None
+
+    @property
+    def status(self) -> str:
+        return "ok" if self.reason is None else "unscored"
+
+
+def read_answer(body: dict[str, Any], schema: type[BaseModel], spec: ModelSpec) -> Verdict:
+    """The :class:`Verdict` of one batch answer ``body`` of a task with ``schema``, read as
+    its record is (:meth:`ModelState.answer`; an error inside the HTTP 200 is a
+    ``provider_error`` reason here, where the importer records it ``error``); never raises
+    for a bad answer."""
+    completion = completion_of(body, spec, check=False)
+    fields = ModelState(spec).answer(schema, completion)
+    return Verdict(fields["raw"], fields.get("parsed"), fields.get("reason"),
+                   fields.get("normalised", 0), completion.tokens_in, completion.tokens_out,
+                   fields["reasoning"])  # fmt: skip
