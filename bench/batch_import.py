@@ -10,11 +10,22 @@ phase's rate (records written per second, from the results files to the last rec
 the whole command, report included, is timed too. The baseline, measured in the same run on the
 same files, is the floor any importer pays: each line decoded (``json.loads``), a record built
 from it (pydantic) and appended to a run log, with no matching, no validation of the answer and
-no cache. Usage::
+no cache (issue 38 point 4's "plain JSON parse"); ``json.loads`` of every line alone is shown
+too. Usage::
 
     python bench/batch_import.py [--n 100000]
 
-Ends with ``batch import: <records/s> records/s for <n> answers (...)``.
+Ends with ``batch_import: <records/s> records/s (<ratio>x of plain JSON parse ...; target ...)``.
+
+Where the time goes (cProfile of the import phase, 20,000 answers, loaded shared 2-core
+machine; cProfile inflates every call): rendering each task's prompt (``runner.tasks()``) about
+a quarter, the result line decoded a second time (the index checks every line first, then reads
+each back by offset) and its ``Reply``, the request hash of the stale check (the body built
+again and hashed), the record (``ModelState.record``) and its run-log line and cache entry,
+each a tenth or less. Under cProfile ``os.pread`` of each result line looked the largest part
+(the writer threads holding the GIL): the files are now memory-mapped, but at 100,000 answers
+without the profiler the import costs the same CPU time either way (3,016 and 3,177 records
+per CPU second, loaded shared machine): the pread was the profiler's, not the import's.
 """
 
 from __future__ import annotations
@@ -116,6 +127,17 @@ def baseline(files: list[Path], out: Path) -> tuple[float, int]:
     return time.perf_counter() - started, time.process_time() - cpu, count
 
 
+def plain_parse(files: list[Path]) -> tuple[float, int]:
+    """(wall seconds, lines) of ``json.loads`` of every line of ``files``, nothing else."""
+    started, count = time.perf_counter(), 0
+    for path in files:
+        with open(path, "rb") as handle:
+            for line in handle:
+                json.loads(line)
+                count += 1
+    return time.perf_counter() - started, count
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=100_000, help="items (one answer each)")
@@ -141,6 +163,7 @@ def main() -> None:
         assert counts.imported == {"ok": args.n} and result.summary_data is not None
         assert result.summary_data["items"]["judged"] == args.n
         base_s, base_cpu, base_n = baseline(files, folder / "baseline")
+        parse_s, parse_n = plain_parse(files)
         rate, base_rate = args.n / counts.seconds, base_n / base_s
     print(f"export of {args.n:,} tasks (8 shards, manifest): {export_s:.1f} s "
           f"({args.n / export_s:,.0f} requests/s)")  # fmt: skip
@@ -154,6 +177,13 @@ def main() -> None:
         f"batch import: {rate:,.0f} records/s for {args.n:,} answers (target: none set in "
         f"issue 27; baseline {base_rate:,.0f} records/s in the same run, "
         f"{rate / base_rate:.2f}x of it)"
+    )
+    parse_rate = parse_n / parse_s
+    print(f"plain json.loads of every line alone: {parse_rate:,.0f} lines/s")
+    print(
+        f"batch_import: {rate:,.0f} records/s ({rate / base_rate:.2f}x of plain JSON parse "
+        f"with a record appended, {base_rate:,.0f}/s in the same run; {per_cpu:,.0f} records "
+        "per CPU second; target: none set in issue 38 point 4, which measured 1,567/s, 0.09x)"
     )
 
 

@@ -240,8 +240,7 @@ def _preflight(cfg: RunConfig, on_warning: Callable[[str], None] | None) -> str:
 def _estimate(result: RunResult, runner: Any, session: _Session) -> None:
     from judgekit.llm.estimate import dry_run
 
-    if hasattr(runner, "tasks"):
-        result.estimate = dry_run(runner.tasks(), session.runlog, session.cache)
+    result.estimate = dry_run(runner.tasks(), session.runlog, session.cache)
     result.dry_run_note = getattr(runner, "dry_run_note", None)
 
 

@@ -1,39 +1,97 @@
-"""The one reading of a batch answer: a ``chat.completion`` dict to a parsed answer or a reason.
+"""A batch answer as an online answer that came late: a ``chat.completion`` dict to a
+:class:`~judgekit.llm.endpoint.Completion`.
 
-:func:`read_answer` is the only place a batch answer is validated, and it goes the way an
-online answer goes: the completion becomes a :class:`~judgekit.llm.reply.Reply`
-(:func:`judgekit.llm.reply.from_completion`, as the aiohttp path reads a response), lone
-surrogates replaced (:class:`~judgekit.llm.endpoint.Completion`), then
-:func:`~judgekit.llm.structured.read_reply` against the task's schema (refusals, filtered,
-truncated and provider errors named; a leading ``<think>`` block removed; empty, malformed
-JSON and schema violations rejected; booleans by
-:data:`~judgekit.llm.answers.AnswerBool`, their normalisations counted). A batch cannot
+:func:`completion_of` is the batch's transport: the body becomes a
+:class:`~judgekit.llm.reply.Reply` (:func:`judgekit.llm.reply.from_completion`, as the aiohttp
+path reads a response, lone surrogates replaced), an error inside the HTTP 200 raises the
+online path's :class:`~judgekit.llm.errors.EndpointError`
+(:func:`judgekit.llm.outcome.raise_provider_error`: recorded ``error``, so ``--retry-errors``
+calls it again), and the usage is priced at batch prices. The record is then built by
+:meth:`judgekit.llm.models.ModelState.record`, the online call's builder: validation
+(refusals, filtered, truncated named; a leading ``<think>`` block removed; empty, malformed
+JSON and schema violations rejected; booleans by :data:`~judgekit.llm.answers.AnswerBool`),
+and the label probabilities where the request asked for log-probabilities. A batch cannot
 re-ask: an invalid answer is ``unscored`` with its raw text and reason (``--retry-errors``
-redoes it online, with re-asks). Nothing is mapped to a default.
+redoes it online, with re-asks). Nothing is mapped to a default. An answer of another model
+than the configured judge (:func:`other_model`) is not the judge's answer: the importer records
+it ``error`` and names the model.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, replace
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel
 
-from judgekit.llm.answers import start_noting
 from judgekit.llm.endpoint import Completion
+from judgekit.llm.models import ModelState
+from judgekit.llm.outcome import raise_provider_error
 from judgekit.llm.reply import from_completion
-from judgekit.llm.secrets import redact
 from judgekit.llm.spec import ModelSpec
-from judgekit.llm.structured import InvalidAnswer, read_reply
+from judgekit.llm.usage import batch_prices_for
+
+_SNAPSHOT = r"-(?:\d{4}-\d{2}-\d{2}|\d{4})"  # a dated snapshot's suffix: -2024-07-18, -0613
+
+
+def usage_of(body: dict[str, Any]) -> tuple[int, int]:
+    """``(prompt_tokens, completion_tokens)`` of a ``chat.completion`` dict; 0 where absent
+    or not a number."""
+    usage = body.get("usage")
+    if not isinstance(usage, dict):
+        return 0, 0
+    try:
+        return int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+    except (TypeError, ValueError):
+        return 0, 0
+
+
+def completion_of(body: dict[str, Any], spec: ModelSpec, check: bool = True) -> Completion:
+    """The :class:`Completion` of the batch answer ``body`` of a request made for ``spec``
+    (served by ``<route>@batch``, its cost in USD at batch prices, None where unknown).
+
+    Raises:
+        EndpointError: with ``check``, an error inside the HTTP 200 or a body without choices
+            (``outcome.raise_provider_error``, as online).
+    """
+    reply = from_completion(body)
+    served_by = f"{spec.model}@batch"
+    if check:
+        raise_provider_error(reply, served_by)
+    t_in, t_out = usage_of(body)
+    cost = batch_prices_for(spec).cost(t_in, t_out)
+    return Completion(reply, t_in, t_out, cost, served_by, spec)
+
+
+def other_model(
+    body: dict[str, Any], spec: ModelSpec, same_judge: Iterable[str] = ()
+) -> str | None:
+    """The ``model`` that answered ``body`` when it is not the judge ``spec`` configures, else
+    None.
+
+    The same judge is the configured model id (``spec.model_id``), a dated snapshot of it
+    (``gpt-4o-mini-2024-07-18`` or ``gpt-4-0613`` for ``gpt-4o-mini`` / ``gpt-4``: the id, a
+    hyphen, ``YYYY-MM-DD`` or ``MMDD``), or a model the user named the same judge
+    (``same_judge``: ``judgekit batch import --same-judge MODEL``). A body without a string
+    ``model`` is taken as the configured model's (nothing to compare).
+    """
+    answered = body.get("model")
+    if not isinstance(answered, str) or answered in same_judge:
+        return None
+    configured = spec.model_id
+    if answered == configured or re.fullmatch(re.escape(configured) + _SNAPSHOT, answered):
+        return None
+    return answered
 
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
     """What an answer says: ``parsed`` (``model_dump(mode="json")`` of the validated answer)
-    or ``reason`` (why not: ``empty``, ``truncated``, ``malformed_json``, ``schema``...), the
-    ``raw`` text, booleans ``normalised``, the ``tokens_in`` / ``tokens_out`` billed, and the
-    ``reasoning`` that came with it."""
+    or ``reason`` (why not: ``empty``, ``truncated``, ``malformed_json``, ``schema``,
+    ``provider_error``...), the ``raw`` text, booleans ``normalised``, the ``tokens_in`` /
+    ``tokens_out`` billed, and the ``reasoning`` that came with it."""
 
     raw: str | None
     parsed: Any
@@ -48,32 +106,13 @@ class Verdict:
         return "ok" if self.reason is None else "unscored"
 
 
-def _tokens(body: dict[str, Any]) -> tuple[int, int]:
-    usage = body.get("usage")
-    if not isinstance(usage, dict):
-        return 0, 0
-    try:
-        return int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
-    except (TypeError, ValueError):
-        return 0, 0
-
-
 def read_answer(body: dict[str, Any], schema: type[BaseModel], spec: ModelSpec) -> Verdict:
-    """Validate the answer ``body`` (a ``chat.completion`` dict) of a task with ``schema``
-    (see the module doc); never raises for a bad answer."""
-    t_in, t_out = _tokens(body)
-    reply = from_completion(body)
-    if reply.extra.get("content_not_text") and reply.text is None:  # a number as content
-        content = body["choices"][0]["message"]["content"]
-        text = json.dumps(content, ensure_ascii=False)[:2000]
-        return Verdict(text, None, "empty: the content is not text", 0, t_in, t_out)
-    answer = Completion(reply.text, reply.finish_reason, t_in, t_out, None, "", spec)
-    if answer.raw != reply.text:  # lone surrogates replaced
-        reply = replace(reply, text=answer.raw)
-    noted = start_noting()
-    try:
-        read = read_reply(reply, schema)
-    except InvalidAnswer as exc:
-        return Verdict(exc.raw, None, redact(exc.reason)[:500], 0, t_in, t_out, exc.reasoning)
-    parsed = read.obj.model_dump(mode="json")
-    return Verdict(read.raw, parsed, None, len(noted), t_in, t_out, read.reasoning)
+    """The :class:`Verdict` of one batch answer ``body`` of a task with ``schema``, read as
+    its record is (:meth:`ModelState.answer`; an error inside the HTTP 200 is a
+    ``provider_error`` reason here, where the importer records it ``error``); never raises
+    for a bad answer."""
+    completion = completion_of(body, spec, check=False)
+    fields = ModelState(spec).answer(schema, completion)
+    return Verdict(fields["raw"], fields.get("parsed"), fields.get("reason"),
+                   fields.get("normalised", 0), completion.tokens_in, completion.tokens_out,
+                   fields["reasoning"])  # fmt: skip

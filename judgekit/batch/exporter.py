@@ -25,7 +25,6 @@ from judgekit.batch.requests import Requests, batch_tasks, config_hash, model_di
 from judgekit.data.atomic import open_output
 from judgekit.data.digest import file_sha256
 from judgekit.errors import InputError
-from judgekit.llm.cache import task_key
 from judgekit.llm.spec import ModelSpec
 from judgekit.llm.structured import cached_answer
 from judgekit.llm.task import Task
@@ -77,8 +76,7 @@ def select_pending(
                 todo.append(task)
         hits: dict[str, Any] = {}
         if cache is not None and todo:
-            ckeys = [task_key(models.get(t.spec).format(t.schema)[1], t.messages, t.sample_index)
-                     for t in todo]  # fmt: skip
+            ckeys = [models.get(t.spec).cache_key(t) for t in todo]
             found = cache.get_many(ckeys)
             hits = {t.key: found.get(k) for t, k in zip(todo, ckeys, strict=True)}
         for task in todo:

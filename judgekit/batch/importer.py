@@ -8,12 +8,16 @@ For each task of the run, in the pipeline's order:
   it is not);
 * a result for it: taken only if a manifest of the run lists its key with the hash of the
   request the task makes now (:mod:`judgekit.batch.manifest`), else counted ``unlisted`` or
-  ``stale`` and ignored. An answer is validated by :func:`judgekit.batch.answer.read_answer`
-  (``ok``, else ``unscored`` with its reason); a request that got no answer (refused, expired)
-  is recorded ``error`` with the reason, as online (``transient: ...``, ``request: <kind>:
-  ...``); the record's ``batch`` names the batch (or results file), its cost is at batch
+  ``stale`` and ignored. An answer becomes a record as an online answer does
+  (:mod:`judgekit.batch.answer`, then ``ModelState.record``: ``ok`` with its label
+  probabilities where they were asked for, else ``unscored`` with its reason); a request that
+  got no answer (refused, expired) or an error inside an HTTP 200 is recorded ``error`` with
+  the reason, as online (``transient: ...``, ``request: <kind>: ...``), so ``--retry-errors``
+  calls it again; the record's ``batch`` names the batch (or results file), its cost is at batch
   prices (:func:`judgekit.llm.usage.batch_prices_for`), and an ``ok`` answer is cached as an
-  online answer is;
+  online answer is. An answer of another model than the judge (neither its id nor a dated
+  snapshot of it, nor named ``--same-judge``: :func:`judgekit.batch.answer.other_model`) is
+  recorded ``error`` (``other_model: ...``) with its raw text and counted by model;
 * no result: the response cache's answer if it has one (recorded as an online run records a
   hit), else the task is ``missing`` (no record).
 
@@ -31,20 +35,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from judgekit.batch.answer import read_answer
+from judgekit.batch.answer import completion_of, other_model
 from judgekit.batch.manifest import expected_requests, run_manifests
 from judgekit.batch.requests import Requests, batch_tasks
 from judgekit.batch.results import BatchResult, ResultIndex
 from judgekit.interrupt import run_stoppable
-from judgekit.llm.cache import task_key
 from judgekit.llm.call import error_reason
 from judgekit.llm.errors import EndpointError
-from judgekit.llm.secrets import redact
 from judgekit.llm.task import Task
-from judgekit.llm.usage import batch_prices_for, prices_for
+from judgekit.llm.usage import prices_for
 from judgekit.runlog import Record
 
-_new_record = Record.__pydantic_validator__.validate_python  # Record.model_validate, unwrapped
 _CHUNK = 256
 _SHOWN = 3
 
@@ -62,6 +63,8 @@ class ImportCounts:
         tokens_in, tokens_out, cost_usd: of the imported answers (USD at batch prices;
             ``cost_unknown`` answers of unknown price); ``online_cost_usd``: the same tokens
             at online prices.
+        other_models: answers of another model than the judge, by ``(answered, configured)``
+            model (recorded ``error``, see :func:`~judgekit.batch.answer.other_model`).
         seconds: wall time of the import.
     """
 
@@ -81,6 +84,7 @@ class ImportCounts:
     cost_usd: float = 0.0
     online_cost_usd: float = 0.0
     cost_unknown: int = 0
+    other_models: Counter[tuple[str, str]] = field(default_factory=Counter)
     seconds: float = 0.0
 
     def add(self, record: Record, online: float | None) -> None:
@@ -95,33 +99,45 @@ class ImportCounts:
             self.online_cost_usd += online or 0.0
 
 
-def result_record(task: Task, result: BatchResult, session: Any, batch: str) -> Record:
-    """The record of ``task`` from its batch ``result`` (see the module doc)."""
+def result_record(
+    task: Task, result: BatchResult, session: Any, batch: str, other: str | None = None
+) -> Record:
+    """The record of ``task`` from its batch ``result`` (see the module doc), built by the
+    online call's builder (:meth:`~judgekit.llm.models.ModelState.record`). ``other``: the
+    model that answered when it is not the judge (:func:`~judgekit.batch.answer.other_model`):
+    recorded ``error`` with its raw text, out of the judge's figures, and called again online
+    by ``--retry-errors``."""
     state = session.client.models.get(task.spec)
-    base = {**state.static(task), "key": task.key, "sample_index": task.sample_index,
-            "meta": task.meta, "attempts": 1, "served_by": f"{task.spec.model}@batch",
+    base = {**state.base(task), "attempts": 1, "served_by": f"{task.spec.model}@batch",
             "batch": batch}  # fmt: skip
-    if result.body is None:
-        kind = "timeout" if result.status is None else None  # never sent: the window ran out
-        exc = EndpointError(f"batch: {result.error}", status_code=result.status, kind=kind)
-        return _new_record({**base, "status": "error", "reason": error_reason(exc)})
-    verdict = read_answer(result.body, task.schema, task.spec)
-    cost = batch_prices_for(task.spec).cost(verdict.tokens_in, verdict.tokens_out)
-    return _new_record({
-        **base, "status": verdict.status, "raw": verdict.raw, "parsed": verdict.parsed,
-        "reason": verdict.reason and redact(verdict.reason), "normalised": verdict.normalised,
-        "tokens_in": verdict.tokens_in, "tokens_out": verdict.tokens_out, "cost": cost,
-        "reasoning": verdict.reasoning,
-    })  # fmt: skip
+    try:
+        if result.body is None:
+            kind = "timeout" if result.status is None else None  # never sent: the window ran out
+            raise EndpointError(f"batch: {result.error}", status_code=result.status, kind=kind)
+        completion = completion_of(result.body, task.spec)
+    except EndpointError as exc:  # no answer, or an error inside the HTTP 200: as online
+        return state.record(task, None, {**base, "status": "error", "reason": error_reason(exc)})
+    if other is not None:
+        reason = (
+            f"other_model: answered by {other!r}, not the judge {task.spec.model_id!r} "
+            f"(judgekit batch import --same-judge {other} if it is the same judge)"
+        )
+        return state.record(task, None, {
+            **base, "status": "error", "reason": reason, "raw": completion.reply.text,
+            "tokens_in": completion.tokens_in, "tokens_out": completion.tokens_out,
+            "cost": completion.cost,
+        })  # fmt: skip
+    return state.record(task, completion, base, session.client.warn)
 
 
 class _Settler:
     """One pass over the run's tasks (see :func:`settle`)."""
 
     def __init__(self, session: Any, results: ResultIndex | None, expected: dict[str, str],
-                 counts: ImportCounts, batch: str | None) -> None:  # fmt: skip
+                 counts: ImportCounts, batch: str | None,
+                 same_judge: frozenset[str] = frozenset()) -> None:  # fmt: skip
         self.session, self.results, self.expected = session, results, expected
-        self.counts, self.batch = counts, batch
+        self.counts, self.batch, self.same_judge = counts, batch, same_judge
         self.requests = Requests(session.client.models)
         self.matched: set[str] = set()
         self.lookup: list[Task] = []
@@ -165,12 +181,17 @@ class _Settler:
                 self.counts.stale += 1
             self.counts.missing += task.key not in self.session.runlog
             return
-        record = result_record(task, result, self.session, self.batch or result.source)
+        other = None
+        if result.body is not None:
+            other = other_model(result.body, task.spec, self.same_judge)
+            if other is not None:
+                self.counts.other_models[(other, task.spec.model_id)] += 1
+        record = result_record(task, result, self.session, self.batch or result.source, other)
         self.session.client.record(record)
-        if self.session.cache is not None and record.status == "ok":
-            prefix = self.session.client.models.get(task.spec).format(task.schema)[1]
-            ckey = task_key(prefix, task.messages, task.sample_index)
-            self.entries.append((ckey, {"raw": record.raw, "parsed": record.parsed}))
+        state = self.session.client.models.get(task.spec)
+        entry = state.cache_entry(record)
+        if self.session.cache is not None and entry is not None:
+            self.entries.append((state.cache_key(task), entry))
         online = prices_for(task.spec).cost(record.tokens_in, record.tokens_out)
         self.counts.add(record, online)
 
@@ -180,8 +201,7 @@ class _Settler:
         if cache is None or not chunk:
             self.counts.missing += len(chunk)
             return
-        ckeys = [task_key(models.get(t.spec).format(t.schema)[1], t.messages, t.sample_index)
-                 for t in chunk]  # fmt: skip
+        ckeys = [models.get(t.spec).cache_key(t) for t in chunk]
         found = cache.get_many(ckeys)
         for task, ckey in zip(chunk, ckeys, strict=True):
             hit = found.get(ckey)
@@ -202,6 +222,7 @@ def settle(
     *,
     serve_cache: bool = True,
     batch: str | None = None,
+    same_judge: Iterable[str] = (),
 ) -> None:
     """Give the tasks their records from ``results`` and the cache (see the module doc).
 
@@ -213,8 +234,10 @@ def settle(
         counts: updated in place.
         serve_cache: record the cache's answers of tasks without a result.
         batch: the ``batch`` field of the records (None: the result's file).
+        same_judge: models whose answers are the judge's although their name is not
+            (:func:`~judgekit.batch.answer.other_model`).
     """
-    settler = _Settler(session, results, expected, counts, batch)
+    settler = _Settler(session, results, expected, counts, batch, frozenset(same_judge))
     run_stoppable(_settle(settler, tasks, serve_cache))
     if results is not None:
         unknown = [key for key in results if key not in settler.matched]
@@ -244,14 +267,22 @@ class ImportResults:
     Args:
         paths: result files (OpenAI batch output or error files, ``vllm run-batch`` output).
         manifests: manifests besides the run's own (``--manifest``).
+        same_judge: models the user says are the configured judge (``--same-judge``); other
+            models' answers are recorded ``error`` (:func:`~judgekit.batch.answer.other_model`).
 
     Attributes:
         counts: what the import did, once executed.
     """
 
-    def __init__(self, paths: Sequence[Path | str], manifests: Sequence[Path | str] = ()):
+    def __init__(
+        self,
+        paths: Sequence[Path | str],
+        manifests: Sequence[Path | str] = (),
+        same_judge: Sequence[str] = (),
+    ) -> None:
         self.paths = [Path(p) for p in paths]
         self.manifests = [Path(p) for p in manifests]
+        self.same_judge = tuple(same_judge)
         self.counts = ImportCounts()
 
     def execute(self, runner: Any, session: Any, emit: Callable[[str], None]) -> bool:
@@ -270,7 +301,7 @@ class ImportResults:
         counts.files, counts.lines = len(self.paths), results.lines
         counts.duplicates = results.duplicates
         try:
-            settle(tasks, session, results, expected, counts)
+            settle(tasks, session, results, expected, counts, same_judge=self.same_judge)
         finally:
             results.close()
         counts.seconds = time.monotonic() - started

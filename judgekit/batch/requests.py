@@ -37,7 +37,7 @@ def batch_tasks(runner: Any) -> Iterator[Task]:
             all known in advance), so a batch cannot hold them.
     """
     note = getattr(runner, "dry_run_note", None)
-    if not hasattr(runner, "tasks") or note:
+    if note:
         raise JudgekitError(
             f"the {runner.config.pipeline} pipeline builds its later calls from earlier answers: "
             "batches need a pipeline whose calls are all known in advance (classify, pairwise, "

@@ -65,16 +65,21 @@ def import_command(
     limit: int | None = typer.Option(None, help="Items to run; 0 = all."),
     out: Path | None = typer.Option(None, help="Run directory (default: config 'out')."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the cache."),
+    same_judge: list[str] = typer.Option(
+        [], "--same-judge", help="A model whose answers are the configured judge's (repeatable)."
+    ),
 ) -> None:
     """Record batch answers as the run's records, then write the run's report.
 
     Answers are validated as online answers are (an invalid one is recorded unscored: a
     batch cannot re-ask; --retry-errors on a later online run redoes it). Importing a file
     twice changes nothing; answers for keys the run does not have, or whose request changed
-    since the export, are counted and ignored.
+    since the export, are counted and ignored. Answers of another model than the judge (not
+    its id nor a dated snapshot of it) are recorded error and named, unless --same-judge names
+    that model.
     """
     from judgekit.batch.importer import ImportResults
 
-    executor = ImportResults(results, manifest)
+    executor = ImportResults(results, manifest, same_judge)
     execute(config, set_, limit=limit, out=out, no_cache=no_cache, preflight=False,
             executor=executor)  # fmt: skip

@@ -32,6 +32,7 @@ def print_batch(console: Console, executor: Any, result: Any) -> None:
             f"batch: {executor.submitted} submitted by this run; imported {_imported(counts)}"
         )
     _print_ignored(console, counts)
+    _print_other_models(console, counts)
     if result.summary_data is None:
         console.print(
             f"{counts.missing} tasks of the run have no record yet: import their results, "
@@ -74,6 +75,17 @@ def _print_ignored(console: Console, counts: Any) -> None:
         parts.append(f"{counts.duplicates} repeated lines of a task")
     if parts:
         console.print(Text("ignored: " + "; ".join(parts)))
+
+
+def _print_other_models(console: Console, counts: Any) -> None:
+    for (answered, configured), n in sorted(counts.other_models.items()):
+        console.print(
+            Text(
+                f"{n} answer{'s' * (n != 1)} by {answered}, not the judge {configured}: "
+                f"recorded error, out of the judge's figures (--same-judge {answered} if it is "
+                "the same judge; run --retry-errors to ask the judge online)"
+            )
+        )
 
 
 def _print_export(console: Console, executor: Any) -> None:

@@ -14,28 +14,23 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 from judgekit.errors import JudgekitError
-from judgekit.llm.answers import start_noting
 from judgekit.llm.endpoint import Completion
 from judgekit.llm.models import ModelState
 from judgekit.llm.retry import CALL, CallState, is_transient, retrying
 from judgekit.llm.secrets import redact
-from judgekit.llm.structured import (
-    InvalidAnswer,
-    OutputFormat,
-    parse_answer,
-    read_reply,
-    reask_messages,
-)
+from judgekit.llm.structured import InvalidAnswer, OutputFormat, reask_messages, reaskable
 from judgekit.llm.task import Task
 from judgekit.runlog import Record
 
+_FAILURE = ("raw", "reason", "reasoning", "note")
+
 
 class _Call:
-    """What one task's call adds up across its attempts and re-asks, and its record."""
+    """What one task's call adds up across its attempts and re-asks: the record fields that
+    are the call's own (``ModelState.record`` builds the record) and its latest failure."""
 
     def __init__(self, base: dict[str, Any], state: CallState) -> None:
         self.base = base
@@ -43,58 +38,47 @@ class _Call:
         self.started = time.monotonic()
         self.reasks = self.tokens_in = self.tokens_out = 0
         self.cost: float | None = 0.0
-        self.raw: str | None = None
         self.served: str | None = None
-        self.reasoning: str | None = None
-        self.note: str | None = None
-        self.reason = ""
+        self.failure: dict[str, Any] = {}  # raw, reason, reasoning, note of the latest failure
         self.reask = True  # False once an answer came that no re-ask can fix (a refusal...)
 
-    def record(self, status: str, **fields: Any) -> Record:
-        """The task's record; ``latency_s`` leaves out time queued or paused (seconds)."""
+    @property
+    def reason(self) -> str:
+        return self.failure.get("reason") or ""
+
+    def fields(self, **more: Any) -> dict[str, Any]:
+        """The record fields of the call; ``latency_s`` leaves out time queued or paused
+        (seconds), tokens and cost are the totals over every answer."""
         latency = time.monotonic() - self.started - self.state.queued
-        return Record(
-            **self.base, status=status, raw=self.raw, attempts=self.state.attempts,
-            reasks=self.reasks, latency_s=round(latency, 4), tokens_in=self.tokens_in,
-            tokens_out=self.tokens_out, cost=self.cost, served_by=self.served,
-            reasoning=self.reasoning, note=self.note, **fields,
-        )  # fmt: skip
+        return {
+            **self.base, "attempts": self.state.attempts, "reasks": self.reasks,
+            "latency_s": round(latency, 4), "tokens_in": self.tokens_in,
+            "tokens_out": self.tokens_out, "cost": self.cost, "served_by": self.served, **more,
+        }  # fmt: skip
 
-    def failed(self, exc: InvalidAnswer) -> str:
-        """Keep an invalid answer's raw text, reasoning and reason; returns the reason."""
-        self.raw, self.reason, self.reask = exc.raw, exc.reason, exc.reask
-        self.reasoning, self.note = exc.reasoning, exc.note
-        return exc.reason
+    def ended(self, status: str, reason: str) -> dict[str, Any]:
+        """The fields of a record without a valid answer: the latest invalid answer's raw
+        text, reasoning and note kept, ``reason`` redacted and cut to 500 characters."""
+        return self.fields(**{**self.failure, "status": status, "reason": redact(reason)[:500]})
 
-    def take(
-        self, answer: Completion, fmt: OutputFormat, on_warning: Callable[[str], None] | None
-    ) -> dict[str, Any] | None:
-        """Count ``answer`` and validate it: the parsed answer, or None (``reason`` set)."""
+    def count(self, answer: Completion) -> None:
+        """Add one answer's tokens and cost (None once a price is unknown) and who served it."""
         self.tokens_in += answer.tokens_in
         self.tokens_out += answer.tokens_out
         cost: Any = answer.cost  # None where a price is unknown (kept as None)
         self.cost = None if self.cost is None or cost is None else self.cost + cost
-        self.raw, self.served = answer.raw, answer.served_by
-        failure = None
-        reply = answer.reply
-        if reply is not None and reply.text != answer.raw:  # lone surrogates replaced
-            reply = replace(reply, text=answer.raw)
-        try:
-            if answer.parsed is not None:
-                obj = answer.parsed
-            elif reply is not None:
-                read = read_reply(reply, fmt.schema)
-                obj, self.raw = read.obj, read.raw
-                self.reasoning, self.note = read.reasoning, read.note
-            else:
-                obj = parse_answer(answer.raw, fmt.schema, answer.finish_reason)
-        except InvalidAnswer as exc:
-            failure = self.failed(exc)
-        if answer.health is not None:
-            warning = answer.health.on_answer(fmt.strategy, failure)
-            if warning is not None and on_warning is not None:
-                on_warning(warning)
-        return None if failure is not None else obj.model_dump(mode="json")
+        self.served = answer.served_by
+
+    def failed(self, exc: InvalidAnswer) -> None:
+        """Keep an answer the backend rejected (instructor): raw text, reasoning and reason."""
+        self.failure = {"raw": exc.raw, "reason": exc.reason, "reasoning": exc.reasoning,
+                        "note": exc.note}  # fmt: skip
+        self.reask = exc.reask
+
+    def rejected(self, record: Record) -> None:
+        """Keep an ``unscored`` record's raw text, reasoning and reason for the re-ask."""
+        self.failure = {name: getattr(record, name) for name in _FAILURE}
+        self.reask = reaskable(record.reason)
 
 
 def error_reason(exc: BaseException) -> str:
@@ -141,10 +125,8 @@ async def call_task(
     spec = task.spec
     messages = task.messages
     call = _Call(base, CallState(on_sent=on_attempt))
-    noted = start_noting()  # booleans read from strings (judgekit.llm.answers)
     for reask in range(spec.max_reasks + 1):
         call.reasks = reask
-        noted.clear()
         try:
             answer = await _attempts(model, messages, fmt, call.state)
         except InvalidAnswer as exc:  # tools mode validates inside instructor
@@ -152,29 +134,25 @@ async def call_task(
         except JudgekitError:
             raise
         except Exception as exc:  # transient errors outlasted retries, or a hard refusal
-            return call.record("error", reason=error_reason(exc)), False
+            return model.record(task, None, call.ended("error", error_reason(exc))), False
         else:
-            parsed = call.take(answer, fmt, on_warning)
-            if parsed is not None:
-                probs = {}
-                if model.logprobs is not None:  # label probabilities (judgekit.llm.logprobs)
-                    # the choice's own content: the tokens spell it, <think> block included
-                    choice = answer.reply.choice if answer.reply is not None else None
-                    content = None if choice else answer.raw
-                    probs = model.logprobs.read(choice, task.schema, content, on_warning)
-                record = call.record("ok", parsed=parsed, normalised=len(noted), **probs)
+            call.count(answer)
+            record = model.record(task, answer, call.fields(), on_warning)
+            if record.status == "ok":
                 return record, answer.spec is spec
+            call.rejected(record)
         if reask == spec.max_reasks or not call.reask:  # a refusal, filter, cut: not re-asked
             break
         # bounded re-ask: the original messages plus only the latest answer and correction
         again = reask_messages(
-            task.messages, call.raw, call.reason, window=spec.window(), max_tokens=spec.max_tokens
-        )
+            task.messages, call.failure["raw"], call.reason, window=spec.window(),
+            max_tokens=spec.max_tokens,
+        )  # fmt: skip
         if again is None:
-            call.reason += " (no re-ask: the prompt fills the context window)"
+            call.failure["reason"] += " (no re-ask: the prompt fills the context window)"
             break
         messages = again
-    return call.record("unscored", reason=redact(call.reason)[:500]), False
+    return model.record(task, None, call.ended("unscored", call.reason)), False
 
 
 async def _attempts(

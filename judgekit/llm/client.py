@@ -18,7 +18,7 @@ from typing import Any
 
 from judgekit.errors import JudgekitError
 from judgekit.llm.backends import Sender
-from judgekit.llm.cache import ResponseCache, task_key
+from judgekit.llm.cache import ResponseCache
 from judgekit.llm.call import call_task
 from judgekit.llm.models import ModelRegistry, ModelState
 from judgekit.llm.secrets import redact
@@ -64,7 +64,7 @@ class LLMClient:
     ) -> None:
         self.runlog = runlog
         if runlog.on_warning is None:  # a failed write of a record, and its recovery
-            runlog.on_warning = self._warn
+            runlog.on_warning = self.warn
         self.on_warning = on_warning
         self.warnings: list[str] = []
         self.retry_errors = retry_errors
@@ -76,7 +76,7 @@ class LLMClient:
         self.usage = UsageTotals()
         self.transport = AiohttpTransport()
         self.models = ModelRegistry(Sender(self.transport))
-        self.models.sender.on_notice = self._warn
+        self.models.sender.on_notice = self.warn
         self.models.sender.before_send = runlog.wait_writable
         self._prefetched: dict[str, tuple[str, dict[str, Any] | None]] = {}
         self._running: dict[str, asyncio.Future[Record]] = {}
@@ -104,8 +104,7 @@ class LLMClient:
         for task in tasks:
             if task.key in self.runlog or task.key in self._prefetched:
                 continue
-            prefix = self.models.get(task.spec).format(task.schema)[1]
-            todo.append((task, task_key(prefix, task.messages, task.sample_index)))
+            todo.append((task, self.models.get(task.spec).cache_key(task)))
         found = self.cache.get_many([ckey for _, ckey in todo])
         return [(task, ckey, found.get(ckey)) for task, ckey in todo]
 
@@ -290,29 +289,25 @@ class LLMClient:
         if self.retry_errors:  # an error recorded by this process is not retried by it
             self._called.add(task.key)
         model = self.models.get(task.spec)
-        fmt, prefix = model.format(task.schema)
         ckey = None
         if self.cache is not None:
             ready = self._prefetched.pop(task.key, None)
             if ready is None:
-                ckey = task_key(prefix, task.messages, task.sample_index)
+                ckey = model.cache_key(task)
                 hit = self.cache.get(ckey)
             else:
                 ckey, hit = ready
             cached = self._cached(task, hit)
             if cached is not None:
                 return self._finish(cached)
-        base = self._base(task, model)
         if model.backend is None:
             await self.models.backend(model)
+        fmt = model.format(task.schema)[0]
         record, by_primary = await call_task(
-            task, model, fmt, base, self._count_attempt, self._warn
+            task, model, fmt, model.base(task), self._count_attempt, self.warn
         )
-        if ckey is not None and by_primary and record.status == "ok":
-            entry = {"raw": record.raw, "parsed": record.parsed}
-            if record.label_probs is not None:  # kept with the answer (judgekit.llm.logprobs)
-                entry["label_probs"] = record.label_probs
-                entry["label_probs_bound"] = record.label_probs_bound
+        entry = model.cache_entry(record)
+        if ckey is not None and by_primary and entry is not None:
             self.cache.set(ckey, entry)  # type: ignore[union-attr]
         self._finish(record)
         if record.status == "error":
@@ -333,22 +328,13 @@ class LLMClient:
             for ep in getattr(model.backend, "endpoints", {}).values():
                 warning = ep.health.schema_warning()
                 if warning is not None:
-                    self._warn(warning)
+                    self.warn(warning)
 
-    def _warn(self, message: str) -> None:
+    def warn(self, message: str) -> None:
+        """Keep a warning of this run (``warnings``) and pass it to ``on_warning``."""
         self.warnings.append(message)
         if self.on_warning is not None:
             self.on_warning(message)
-
-    @staticmethod
-    def _base(task: Task, model: ModelState) -> dict[str, Any]:
-        """The record fields every outcome of ``task`` shares."""
-        return {
-            **model.static(task),
-            "key": task.key,
-            "sample_index": task.sample_index,
-            "meta": task.meta,
-        }
 
     def _count_attempt(self) -> None:
         self.calls_made += 1

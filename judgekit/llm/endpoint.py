@@ -7,7 +7,6 @@ An :class:`Endpoint` is one server (or one API route) with its own admission lim
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -23,21 +22,26 @@ from judgekit.llm.spec import Deployment, ModelSpec
 from judgekit.llm.structured import OutputFormat, with_hint
 from judgekit.llm.usage import Prices, prices_for
 
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # JSON can escape one; UTF-8 cannot hold it
-
 
 @dataclass
 class Completion:
-    """One answer as received: raw text, finish reason, usage, and who served it.
+    """One answer as received: the provider's :class:`~judgekit.llm.reply.Reply` (text,
+    reasoning, finish reason, the raw choice; lone surrogates already replaced by
+    ``reply.from_completion``), its usage and who served it.
 
-    A lone UTF-16 surrogate in the text (a server may send the JSON escape ``\\ud800``) is
-    replaced by U+FFFD, as a UTF-8 decoder does with a bad byte: no record, cache entry or
-    report could hold it. A backend's ``parsed`` answer is then dropped, to be parsed again
-    from the replaced text.
+    Attributes:
+        reply: the response as read (``reply.from_completion``).
+        tokens_in, tokens_out: tokens billed (0 where the provider sent no usage).
+        cost: USD at the route's prices; None where no price is known.
+        served_by: the serving endpoint (``route@host``; ``route@batch`` for a batch answer).
+        spec: the spec that answered (a fallback's where a fallback answered).
+        parsed: the backend's validated answer (instructor's ``tools`` mode); dropped when
+            the reply's text was repaired, to be parsed again from the repaired text.
+        health: the serving endpoint's health (set by the sender; None for a batch answer).
+        normalised: booleans the backend's own validation read from strings (``parsed``).
     """
 
-    raw: str | None
-    finish_reason: str | None
+    reply: Reply
     tokens_in: int
     tokens_out: int
     cost: float | None  # None: no price known for the route
@@ -45,11 +49,11 @@ class Completion:
     spec: ModelSpec
     parsed: BaseModel | None = None  # set when the backend validated already (instructor)
     health: EndpointHealth | None = None  # the serving endpoint's (set by the sender)
-    reply: Reply | None = None  # the response as received (``reply.py``), where it was read
+    normalised: int = 0
 
     def __post_init__(self) -> None:
-        if self.raw is not None and _LONE_SURROGATE.search(self.raw):
-            self.raw, self.parsed = _LONE_SURROGATE.sub("\ufffd", self.raw), None
+        if self.reply.extra.get("surrogates_replaced"):
+            self.parsed, self.normalised = None, 0
 
 
 def litellm_route(spec: ModelSpec) -> str:

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from judgekit.llm.cache import ResponseCache, task_key
+from judgekit.llm.cache import ResponseCache
 from judgekit.llm.models import ModelState
 from judgekit.llm.structured import cached_answer
 from judgekit.llm.usage import prices_for
@@ -67,8 +67,7 @@ def dry_run(tasks: Iterable[Any], runlog: RunLog, cache: ResponseCache | None) -
             state = states.get(id(spec))
             if state is None:
                 state = states[id(spec)] = ModelState(spec)
-            prefix = state.format(task.schema)[1]
-            hit = cache.get(task_key(prefix, task.messages, task.sample_index))
+            hit = cache.get(state.cache_key(task))
             if hit is not None and cached_answer(hit, task.schema) is not None:
                 out.cached += 1
                 continue

@@ -12,6 +12,7 @@ provider response.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,7 +46,9 @@ class Reply:
         provider_error: an error in the body, or no choices (None for an answer).
         status_code: the HTTP status of the response (200; None where unknown).
         choice: the raw first choice as a plain dict (log-probabilities are read from here).
-        extra: further facts the builder noted (``answer_from``: where the answer was read).
+        extra: further facts the builder noted (``think_block``: closed or unclosed;
+            ``content_not_text``: the content as JSON text when it was no text, a number...;
+            ``surrogates_replaced``: lone surrogates were replaced by U+FFFD).
     """
 
     text: str | None = None
@@ -60,6 +63,7 @@ class Reply:
 
 
 _THINK_OPEN = "<think>"
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # JSON can escape one; UTF-8 cannot hold it
 _THINK_CLOSE = "</think>"
 _REASONING_FIELDS = ("reasoning_content", "reasoning", "thinking")
 
@@ -115,7 +119,10 @@ def from_completion(data: Any, status_code: int | None = 200) -> Reply:
     ``reasoning`` or ``thinking``, or a leading ``<think>`` block of the content; content as a
     string or a list of parts; the first tool call's arguments as a string or an object (an
     object is given to the parser as its JSON text); ``message.refusal``; an ``error`` member,
-    or a body without choices, as a provider error. Never raises.
+    or a body without choices, as a provider error. A lone UTF-16 surrogate in the text, the
+    reasoning or the refusal (a server may send the JSON escape ``\\ud800``) is replaced by
+    U+FFFD, as a UTF-8 decoder does with a bad byte: no record, cache entry or report could
+    hold it (``extra["surrogates_replaced"]``). Never raises.
     """
     if not isinstance(data, dict):
         error = ProviderError("not a completion object")
@@ -132,8 +139,9 @@ def from_completion(data: Any, status_code: int | None = 200) -> Reply:
         (v for f in _REASONING_FIELDS if isinstance(v := message.get(f), str) and v.strip()), None
     )
     content = _text_of(message.get("content"))
-    if message.get("content") is not None and content is None:
-        extra["content_not_text"] = True
+    if message.get("content") is not None and content is None:  # a number as content...
+        as_json = json.dumps(message["content"], ensure_ascii=False)[:2000]
+        extra["content_not_text"] = _repaired(as_json)
     content, thought, closed = split_think(content)
     if thought is not None:
         reasoning = thought if reasoning is None else f"{reasoning}\n{thought}"
@@ -144,17 +152,25 @@ def from_completion(data: Any, status_code: int | None = 200) -> Reply:
         as_text = isinstance(arguments, str)
         text = arguments if as_text else json.dumps(arguments, ensure_ascii=False)
     refusal = message.get("refusal")
+    refusal = refusal if isinstance(refusal, str) and refusal.strip() else None
     finish = choice.get("finish_reason")
+    if any(v is not None and _LONE_SURROGATE.search(v) for v in (text, reasoning, refusal)):
+        text, reasoning, refusal = (_repaired(v) for v in (text, reasoning, refusal))
+        extra["surrogates_replaced"] = True
     return Reply(
         text=text,
         reasoning=reasoning,
-        refusal=refusal if isinstance(refusal, str) and refusal.strip() else None,
+        refusal=refusal,
         tool_arguments=arguments,
         finish_reason=finish if isinstance(finish, str) else None,
         status_code=status_code,
         choice=choice,
         extra=extra,
     )
+
+
+def _repaired(text: str | None) -> str | None:
+    return None if text is None else _LONE_SURROGATE.sub("\ufffd", text)
 
 
 def _tool_arguments(message: dict[str, Any]) -> str | dict[str, Any] | None:

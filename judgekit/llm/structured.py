@@ -24,6 +24,13 @@ from judgekit.llm.reply import Reply, from_completion
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
 _CHARS_PER_TOKEN = 3  # conservative: more tokens per character than English prose has
 _REASK_RAW_CHARS = 1500
+REASKABLE = ("empty", "malformed_json", "schema")  # the reasons a re-ask may fix
+
+
+def reaskable(reason: str | None) -> bool:
+    """Whether a re-ask may fix an answer rejected for ``reason`` (one of :data:`REASKABLE`:
+    an empty, malformed or off-schema answer; never a refusal, filter, cut or error)."""
+    return reason is not None and reason.startswith(REASKABLE)
 
 
 class InvalidAnswer(Exception):
@@ -51,7 +58,7 @@ class InvalidAnswer(Exception):
         super().__init__(reason)
         self.reason = reason
         self.raw = raw
-        self.reask = reask and not reason.startswith("truncated")
+        self.reask = reask and reaskable(reason)
         self.reasoning = reasoning
         self.note = note
 
@@ -84,6 +91,9 @@ def read_reply(reply: Reply, schema: type[BaseModel]) -> Answer:
     if outcome.kind != "answer":
         reason = outcome.reason or outcome.kind
         raise InvalidAnswer(reason, raw, reask=False, reasoning=reply.reasoning)
+    if outcome.text is None and reply.extra.get("content_not_text"):  # a number as content
+        shown = reply.extra["content_not_text"]
+        raise InvalidAnswer("empty: the content is not text", shown, reasoning=reply.reasoning)
     try:
         obj = parse_answer(outcome.text, schema, None)
     except InvalidAnswer as exc:

@@ -1,50 +1,84 @@
-"""Pipeline registry: name -> runner class, report function and console printer, imported
-lazily (lm-evaluation-harness style), so a new pipeline is an entry here, not a switch statement.
+"""Pipeline registry: one entry per pipeline, naming its four parts, imported lazily
+(lm-evaluation-harness style), so a new pipeline is its own files and one entry here, not a
+switch statement.
 
 The contract (``judgekit.pipelines.base``): a runner is built as ``Runner(config, client)``,
-exposes ``plan()`` (the items it will run) and ``async run(on_item)``; the report function
-``write(run, records, out_dir) -> summary`` writes tables, figures and ``summary.json``; the
-printer ``print(summary, console, run)`` (optional third entry) prints the console summary.
+exposes ``plan()`` (the items it will run), ``tasks()`` (its calls known in advance) and
+``async run(on_item)``; the report function ``write(run, records, out_dir) -> summary`` writes
+tables, figures and ``summary.json``; the printer ``print(summary, console, run)`` prints the
+console summary; the viewer profile (:class:`judgekit.view.profiles.Profile`) tells
+``judgekit view`` what a record of the pipeline judges, its label, units and facets.
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from dataclasses import dataclass, fields
 from typing import Any
 
 from judgekit.errors import JudgekitError
 
-PIPELINES: dict[str, tuple[str, ...]] = {
-    "classify": (
+
+@dataclass(frozen=True)
+class Pipeline:
+    """One pipeline's parts, each as ``module:attribute`` (imported when asked for).
+
+    Attributes:
+        runner: the runner class (:class:`judgekit.pipelines.base.Runner`).
+        report: the report writer ``write(run, records, out_dir) -> summary``.
+        printer: the console printer ``print(summary, console, run)``.
+        profile: the viewer profile (:class:`judgekit.view.profiles.Profile`).
+    """
+
+    runner: str
+    report: str
+    printer: str
+    profile: str
+
+    def parts(self) -> dict[str, str]:
+        """``part name -> module:attribute`` of every part."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+_PROFILES = "judgekit.view.profiles"
+
+PIPELINES: dict[str, Pipeline] = {
+    "classify": Pipeline(
         "judgekit.pipelines.classify:ClassifyRun",
         "judgekit.pipelines.classify:write_report",
         "judgekit.report.console:print_classify",
+        f"{_PROFILES}:CLASSIFY",
     ),
-    "spilling": (
+    "spilling": Pipeline(
         "judgekit.pipelines.spilling:SpillingRun",
         "judgekit.report.spilling:write_report",
         "judgekit.report.console:print_spilling",
+        f"{_PROFILES}:SPILLING",
     ),
-    "cultural": (
+    "cultural": Pipeline(
         "judgekit.pipelines.cultural:CulturalRun",
         "judgekit.report.cultural:write_report",
         "judgekit.report.cultural:print_summary",
+        f"{_PROFILES}:CULTURAL",
     ),
-    "localise": (
+    "localise": Pipeline(
         "judgekit.pipelines.localise:LocaliseRun",
         "judgekit.pipelines.localise:write_pairs",
         "judgekit.report.console:print_localise",
+        f"{_PROFILES}:LOCALISE",
     ),
-    "pairwise": (
+    "pairwise": Pipeline(
         "judgekit.pipelines.pairwise:PairwiseRun",
         "judgekit.report.pairwise:write_report",
         "judgekit.report.pairwise:print_summary",
+        f"{_PROFILES}:PAIRWISE",
     ),
-    "errors": (
+    "errors": Pipeline(
         "judgekit.pipelines.error_typing:ErrorsRun",
         "judgekit.report.error_typing:write_report",
         "judgekit.report.console:print_errors",
+        f"{_PROFILES}:ERRORS",
     ),
 }
 
@@ -62,12 +96,19 @@ def get_pipeline(name: str) -> tuple[type, Callable[..., dict[str, Any]]]:
     """
     if name not in PIPELINES:
         raise JudgekitError(f"unknown pipeline '{name}' (known: {', '.join(sorted(PIPELINES))})")
-    runner, report = PIPELINES[name][:2]
-    return _load(runner), _load(report)
+    entry = PIPELINES[name]
+    return _load(entry.runner), _load(entry.report)
 
 
 def get_printer(name: str) -> Callable[..., None] | None:
     """The console printer ``print(summary, console, run)`` of a registered pipeline, or None
-    where it has none (the engine's own summary line is printed either way)."""
-    entry = PIPELINES.get(name, ())
-    return _load(entry[2]) if len(entry) > 2 else None
+    for an unknown name (the engine's own summary line is printed either way)."""
+    entry = PIPELINES.get(name)
+    return None if entry is None else _load(entry.printer)
+
+
+def get_profile(name: str) -> Any | None:
+    """The viewer profile of a registered pipeline, or None for an unknown name (a run of a
+    pipeline this version does not know: the viewer then keys rows by record)."""
+    entry = PIPELINES.get(name)
+    return None if entry is None else _load(entry.profile)

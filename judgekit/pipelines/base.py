@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from judgekit.config import RunConfig
     from judgekit.llm.client import LLMClient
     from judgekit.llm.spec import ModelSpec
+    from judgekit.llm.task import Task
 
 ItemT = TypeVar("ItemT")
 _MAX_WORKERS = 4096
@@ -45,6 +46,12 @@ class Runner(Protocol):
 
     def plan(self) -> Sequence[Any]:
         """Every item of the run, in order (its length is the progress bar's total)."""
+        ...
+
+    def tasks(self) -> Iterable[Task]:
+        """The calls of the run known before any answer, in order: every call where no call
+        depends on another's answer (a batch can then hold them), else the first stage's (the
+        runner then says what was left out in a ``dry_run_note`` class attribute)."""
         ...
 
     async def run(self, on_item: Callable[[Any], None] | None = None) -> Any:

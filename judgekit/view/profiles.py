@@ -26,6 +26,7 @@ from typing import Any
 
 from judgekit.data.digest import file_sha256
 from judgekit.data.vocabulary import mqm_segment_label
+from judgekit.pipelines import get_profile
 from judgekit.view.data import RunData
 
 Record = dict[str, Any]
@@ -126,6 +127,7 @@ class Profile:
     units: Callable[[Record], list[tuple[str, str]]]
     facets: tuple[str, ...] = ()
     raters: Callable[[Record, bool], list[str]] = sample_raters
+    extras: Callable[[RunData, dict[str, int]], dict[str, Any]] = lambda run, rows: {}
 
 
 def _label_of(field: str) -> Callable[[Record], str | None]:
@@ -136,33 +138,11 @@ def _label_of(field: str) -> Callable[[Record], str | None]:
     return label
 
 
-PROFILES: dict[str, Profile] = {
-    "spilling": Profile(_spilling_item, _spilling_label, _spilling_units, ("lang", "generator")),
-    "classify": Profile(lambda r: str(_meta(r, "item")), _label_of("label"), _single("label"), ()),
-    "cultural": Profile(
-        lambda r: str(_meta(r, "item")), _label_of("cs_label"), _single("cs_label"), ("language",)
-    ),
-    "errors": Profile(lambda r: str(_meta(r, "id")), _errors_label, _errors_units, ("system",)),
-    "pairwise": Profile(
-        lambda r: str(_meta(r, "item")),
-        _pairwise_label,
-        _pairwise_units,
-        ("order",),
-        _pairwise_raters,
-    ),
-    "localise": Profile(
-        lambda r: f"{_meta(r, 'locale')}|{_meta(r, 'id')}",
-        lambda r: None,
-        lambda r: [],
-        ("locale",),
-    ),
-}
-GENERIC = Profile(lambda r: str(r.get("key")), lambda r: None, lambda r: [], ())
-
-
 def profile(pipeline: str) -> Profile:
-    """The profile of ``pipeline`` (a generic one, keyed by record, for any other)."""
-    return PROFILES.get(pipeline, GENERIC)
+    """The profile of ``pipeline`` (its registry entry's, :mod:`judgekit.pipelines`; a generic
+    one, keyed by record, for any other)."""
+    found = get_profile(pipeline)
+    return GENERIC if found is None else found
 
 
 def extras(run: RunData, rows_by_key: dict[str, int]) -> dict[str, Any]:
@@ -179,23 +159,25 @@ def extras(run: RunData, rows_by_key: dict[str, int]) -> dict[str, Any]:
     * localise: ``originals`` (``locale|id`` -> the input pair); CS/CA: ``annotations`` (item
       key -> the item's outcome: status, label, evidence found, rule consistency, per judge).
     """
-    if run.pipeline == "spilling":
-        return _spilling_extras(run, rows_by_key)
-    if run.pipeline in ("classify", "pairwise"):
-        return _judged_items(run)
-    if run.pipeline == "errors":
-        keep = ("source", "translation", "errors", "status", "reason", "mqm")
-        return {"segments": {str(s.get("id")): {k: s.get(k) for k in keep}
-                             for s in run.side.get("segments.jsonl", [])}}  # fmt: skip
-    if run.pipeline == "localise":
-        return {"originals": {f"{p.get('locale')}|{p.get('id')}": {
-            "source": p.get("original_source"), "english": p.get("original_english")}
-            for p in run.side.get("localised.jsonl", [])}}  # fmt: skip
-    if run.pipeline == "cultural":
-        keep = ("subject", "status", "cs_label", "evidence_found", "rule_consistent", "by_judge")
-        return {"annotations": {str(a.get("key")): {k: a.get(k) for k in keep}
-                                for a in run.side.get("annotations.jsonl", [])}}  # fmt: skip
-    return {}
+    return profile(run.pipeline).extras(run, rows_by_key)
+
+
+def _errors_extras(run: RunData, rows_by_key: dict[str, int]) -> dict[str, Any]:
+    keep = ("source", "translation", "errors", "status", "reason", "mqm")
+    return {"segments": {str(s.get("id")): {k: s.get(k) for k in keep}
+                         for s in run.side.get("segments.jsonl", [])}}  # fmt: skip
+
+
+def _localise_extras(run: RunData, rows_by_key: dict[str, int]) -> dict[str, Any]:
+    return {"originals": {f"{p.get('locale')}|{p.get('id')}": {
+        "source": p.get("original_source"), "english": p.get("original_english")}
+        for p in run.side.get("localised.jsonl", [])}}  # fmt: skip
+
+
+def _cultural_extras(run: RunData, rows_by_key: dict[str, int]) -> dict[str, Any]:
+    keep = ("subject", "status", "cs_label", "evidence_found", "rule_consistent", "by_judge")
+    return {"annotations": {str(a.get("key")): {k: a.get(k) for k in keep}
+                            for a in run.side.get("annotations.jsonl", [])}}  # fmt: skip
 
 
 ITEM_FIELDS = {"classify": {"text": "text"},
@@ -203,7 +185,7 @@ ITEM_FIELDS = {"classify": {"text": "text"},
                             "gold": "label", "subset": "subset"}}  # fmt: skip
 
 
-def _judged_items(run: RunData) -> dict[str, Any]:
+def _judged_items(run: RunData, rows_by_key: dict[str, int] | None = None) -> dict[str, Any]:
     """classify / pairwise: the items the judge saw (the run's items.jsonl; for a run made
     before judgekit wrote it, the items file of the signature when its sha256 is the run's)."""
     rows, note = run.side.get("items.jsonl"), None
@@ -302,3 +284,35 @@ def _spilling_extras(run: RunData, rows_by_key: dict[str, int]) -> dict[str, Any
             "signature): the entry shown is today's, not necessarily the one the judge saw"
         )
     return out
+
+
+# The profile of each pipeline (its registry entry names it: judgekit.pipelines.PIPELINES)
+SPILLING = Profile(_spilling_item, _spilling_label, _spilling_units, ("lang", "generator"),
+                   extras=_spilling_extras)  # fmt: skip
+CLASSIFY = Profile(lambda r: str(_meta(r, "item")), _label_of("label"), _single("label"), (),
+                   extras=_judged_items)  # fmt: skip
+CULTURAL = Profile(
+    lambda r: str(_meta(r, "item")),
+    _label_of("cs_label"),
+    _single("cs_label"),
+    ("language",),
+    extras=_cultural_extras,
+)
+ERRORS = Profile(lambda r: str(_meta(r, "id")), _errors_label, _errors_units, ("system",),
+                 extras=_errors_extras)  # fmt: skip
+PAIRWISE = Profile(
+    lambda r: str(_meta(r, "item")),
+    _pairwise_label,
+    _pairwise_units,
+    ("order",),
+    _pairwise_raters,
+    _judged_items,
+)
+LOCALISE = Profile(
+    lambda r: f"{_meta(r, 'locale')}|{_meta(r, 'id')}",
+    lambda r: None,
+    lambda r: [],
+    ("locale",),
+    extras=_localise_extras,
+)
+GENERIC = Profile(lambda r: str(r.get("key")), lambda r: None, lambda r: [], ())

@@ -110,16 +110,16 @@ def reply_of(response: Any) -> Reply:
 
 
 def completion_of(
-    response: Any, reply: Reply, ep: Endpoint, parsed: BaseModel | None
+    response: Any, reply: Reply, ep: Endpoint, parsed: BaseModel | None, normalised: int = 0
 ) -> Completion:
-    """A :class:`Completion` from a litellm ``ModelResponse`` and its :class:`Reply`."""
+    """A :class:`Completion` from a litellm ``ModelResponse`` and its :class:`Reply`
+    (``parsed``: instructor's validated answer, ``normalised`` the booleans it read from
+    strings)."""
     usage = getattr(response, "usage", None)
     t_in = int(getattr(usage, "prompt_tokens", 0) or 0)
     t_out = int(getattr(usage, "completion_tokens", 0) or 0)
     cost = ep.prices.cost(t_in, t_out)
-    return Completion(
-        reply.text, reply.finish_reason, t_in, t_out, cost, ep.id, ep.spec, parsed, reply=reply
-    )
+    return Completion(reply, t_in, t_out, cost, ep.id, ep.spec, parsed, normalised=normalised)
 
 
 def tool_arguments(response: Any) -> str | None:

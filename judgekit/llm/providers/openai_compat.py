@@ -40,9 +40,7 @@ async def chat(
     t_in = int(usage.get("prompt_tokens") or 0)
     t_out = int(usage.get("completion_tokens") or 0)
     cost = ep.prices.cost(t_in, t_out)
-    return Completion(
-        reply.text, reply.finish_reason, t_in, t_out, cost, ep.id, ep.spec, reply=reply
-    )
+    return Completion(reply, t_in, t_out, cost, ep.id, ep.spec)
 
 
 async def server_is_up(transport: AiohttpTransport, ep: Endpoint) -> bool:

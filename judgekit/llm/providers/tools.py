@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from judgekit.llm.answers import start_noting
 from judgekit.llm.endpoint import Completion, Endpoint, litellm_route
 from judgekit.llm.errors import EndpointError
 from judgekit.llm.outcome import classify, raise_provider_error
@@ -43,6 +44,7 @@ class ToolsProvider:
         if self._client is None:
             self._client = instructor.from_litellm(litellm.acompletion, mode=instructor.Mode.TOOLS)
         kwargs = litellm_kwargs(ep, fmt)
+        noted = start_noting()  # booleans instructor's validation reads from strings
         try:
             parsed, response = await self._client.chat.completions.create_with_completion(
                 model=litellm_route(ep.spec), messages=messages, response_model=fmt.schema,
@@ -71,4 +73,4 @@ class ToolsProvider:
             raise
         except Exception as exc:
             raise endpoint_error(exc) from exc
-        return completion_of(response, reply_of(response), ep, parsed)
+        return completion_of(response, reply_of(response), ep, parsed, len(noted))

@@ -1,0 +1,44 @@
+"""A pipeline is one registry entry: runner, report writer, console printer and viewer profile
+together, every part there and of its kind."""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import fields
+
+import pytest
+
+from judgekit.pipelines import PIPELINES, Pipeline, _load, get_pipeline, get_printer, get_profile
+from judgekit.pipelines.base import Runner
+from judgekit.view.profiles import GENERIC, Profile, profile
+
+PARTS = {f.name for f in fields(Pipeline)}
+
+
+def test_every_part_is_named() -> None:
+    assert {"runner", "report", "printer", "profile"} == PARTS
+    assert set(PIPELINES) == {"classify", "spilling", "cultural", "localise", "pairwise", "errors"}
+
+
+@pytest.mark.parametrize("name", sorted(PIPELINES))
+def test_every_entry_has_every_part(name: str) -> None:
+    entry = PIPELINES[name]
+    assert set(entry.parts()) == PARTS and all(entry.parts().values())
+    loaded = {part: _load(path) for part, path in entry.parts().items()}
+    runner = loaded["runner"]
+    assert inspect.isclass(runner)
+    for method in ("plan", "tasks", "run"):  # the Runner protocol, tasks() included
+        assert callable(getattr(runner, method, None)), (name, method)
+    assert {"plan", "tasks", "run"} <= set(dir(Runner))
+    assert inspect.iscoroutinefunction(runner.run)
+    assert list(inspect.signature(loaded["report"]).parameters)[:3] == ["run", "records", "out_dir"]
+    assert len(inspect.signature(loaded["printer"]).parameters) >= 3
+    assert isinstance(loaded["profile"], Profile) and loaded["profile"] is not GENERIC
+    assert get_pipeline(name) == (runner, loaded["report"])
+    assert get_printer(name) is loaded["printer"] and get_profile(name) is loaded["profile"]
+    assert profile(name) is loaded["profile"]
+
+
+def test_an_unknown_pipeline_has_the_generic_profile() -> None:
+    assert get_printer("nope") is None and get_profile("nope") is None
+    assert profile("nope") is GENERIC
