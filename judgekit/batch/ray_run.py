@@ -140,6 +140,7 @@ class RayRun:
             fn_kwargs={"config": session.config},
             compute=ray.data.TaskPoolStrategy(size=self.replicas),
             num_cpus=1,
+            runtime_env={"env_vars": worker_env(session.config)},
         )  # fmt: skip
         written: set[str] = set()
         try:
@@ -178,6 +179,31 @@ class RayRun:
             return False
         done = session.runlog.get(key)
         return done is not None and done.status == "error"
+
+
+def worker_env(config: Any) -> dict[str, str]:
+    """The driver's environment variables a worker needs to call the run's models: those the
+    config names (``api_key_env``...), the providers' own (``*_API_KEY``, ``*_API_BASE``) and
+    judgekit's (``JUDGEKIT_*``). They travel in the job's runtime environment: the cluster sees
+    them, as it sees the requests."""
+    named: set[str] = set()
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+        elif isinstance(value, str) and value in os.environ:
+            named.add(value)
+
+    walk(config.model_dump(mode="json"))
+    return {
+        name: value
+        for name, value in os.environ.items()
+        if name in named or name.startswith("JUDGEKIT_") or name.endswith(("_API_KEY", "_API_BASE"))
+    }
 
 
 def _ray() -> Any:
