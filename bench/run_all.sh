@@ -10,3 +10,4 @@ PY="${PYTHON:-python}"
 "$PY" bench/startup.py
 "$PY" bench/compare.py
 "$PY" bench/batch_import.py
+"$PY" bench/ray_backend.py
