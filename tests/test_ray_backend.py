@@ -44,6 +44,15 @@ def cluster():
     ray_cluster.stop()
 
 
+def test_bad_options_are_refused_before_ray_starts() -> None:
+    from judgekit.errors import InputError
+
+    with pytest.raises(InputError, match="--replicas"):
+        RayRun(0)
+    with pytest.raises(InputError, match="--ray-engine.*http"):
+        RayRun(2, engine="vllm")
+
+
 def records(out: Path) -> list[dict]:
     return [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
 
