@@ -43,6 +43,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "judgekit.cli.dictionaries",
         "Dictionary excerpts for the language-spilling judge (paper 002).",
     ),
+    "drift": (
+        "judgekit.cli.drift",
+        "Judge drift on a frozen anchor set: freeze, rerun the judge, compare, list stale results",
+    ),
+    "gate": (
+        "judgekit.cli.gate",
+        "Decide a gate: each rule's checks pass, fail or are inconclusive; exit 0, 1 or 3.",
+    ),
     "init": (
         "judgekit.cli.init",
         "Write the example run configs to FOLDER/configs/, with the example inputs they name.",

@@ -1,0 +1,108 @@
+"""The anchor set: a frozen list of items with human labels, stored with its hash, and the
+judge's answers on it.
+
+An anchor file is a CSV, TSV or JSONL table with columns ``item`` (unique id), ``human`` (the
+human label or score; for a judge-vs-judge check, the judge's own earlier answer) and optionally
+``language``. :func:`freeze_anchors` writes ``ANCHORS.sha256`` beside it; :func:`load_anchors`
+refuses a file whose bytes no longer match (a changed anchor set cannot be compared with its old
+baseline). An answers file has columns ``item`` and ``answer`` (one judge run on the anchors).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from judgekit.data.atomic import write_text
+from judgekit.data.tables import read_table
+from judgekit.errors import InputError
+from judgekit.signature import file_hash
+
+
+def hash_path(anchors: Path) -> Path:
+    """Where the anchor file's hash is kept: ``ANCHORS.sha256`` beside it."""
+    return anchors.with_name(anchors.name + ".sha256")
+
+
+def freeze_anchors(anchors: str | Path) -> str:
+    """Check an anchor file (:func:`read_rows`) and write its SHA-256 beside it; returns the
+    hash (64 hex digits). Raises InputError on a bad file."""
+    path = Path(anchors)
+    _read(path, ("item", "human"), "anchor")
+    digest = file_hash(path) or ""
+    write_text(hash_path(path), digest + "\n")
+    return digest
+
+
+def _read(path: Path, needed: tuple[str, ...], what: str) -> pd.DataFrame:
+    table = read_table(path, what=f"{what} files")
+    missing = [c for c in needed if c not in table.columns]
+    if missing:
+        raise InputError(path, f"{what} file needs the column(s) {', '.join(missing)}")
+    seen: dict[str, int] = {}
+    rows = []
+    for line, row in table.rows:
+        item = str(row.get("item", "")).strip()
+        if not item:
+            raise InputError(path, "empty item id", line=line, field="item")
+        if item in seen:
+            raise InputError(path, f"item {item!r} repeats line {seen[item]}", line=line,
+                             field="item")  # fmt: skip
+        seen[item] = line
+        rows.append({**row, "item": item})
+    return pd.DataFrame(rows, columns=list(table.columns))
+
+
+def load_anchors(anchors: str | Path) -> tuple[pd.DataFrame, str]:
+    """The anchor items (columns ``item``, ``human``, ``language`` where given) and their hash.
+
+    Raises:
+        InputError: a bad file, no frozen hash beside it (run ``judgekit drift freeze``), or a
+            hash that no longer matches the file.
+    """
+    path = Path(anchors)
+    frame = _read(path, ("item", "human"), "anchor")
+    stored = hash_path(path)
+    if not stored.is_file():
+        raise InputError(path, f"not frozen: no {stored.name} (run `judgekit drift freeze`)")
+    digest = file_hash(path) or ""
+    if stored.read_text(encoding="utf-8").strip() != digest:
+        raise InputError(path, f"changed since it was frozen (hash differs from {stored.name})")
+    return frame, digest
+
+
+def load_answers(answers: str | Path) -> pd.Series:
+    """One judge run's answers on the anchors: a Series ``item -> answer``, from an answers
+    file (columns ``item``, ``answer``) or a run directory / labels file with one judge rater
+    (its ``labels.csv``; unscored items have no answer). Raises InputError on a bad file
+    (missing column, empty or repeated item, naming the line)."""
+    path = Path(answers)
+    if path.is_dir():
+        from judgekit.labels.majority import judge_labels
+        from judgekit.labels.table import load_labels
+
+        return judge_labels(load_labels(path))
+    frame = _read(path, ("item", "answer"), "answers")
+    return frame.set_index("item")["answer"]
+
+
+def anchor_frame(anchors: pd.DataFrame, before: pd.Series, after: pd.Series,
+                 kind: str) -> pd.DataFrame:  # fmt: skip
+    """The frame :func:`judgekit.drift.compare_answers` takes: one row per anchor item, group
+    = its language (``all`` without one), human, before, after (NaN where a run has no answer;
+    empty answers count as missing). For ``score``, values that are not numbers are missing."""
+    frame = pd.DataFrame({
+        "group": anchors["language"].to_numpy() if "language" in anchors else "all",
+        "human": anchors["human"].to_numpy(),
+        "before": before.reindex(anchors["item"]).to_numpy(),
+        "after": after.reindex(anchors["item"]).to_numpy(),
+    }, index=anchors["item"].to_numpy())  # fmt: skip
+    frame = frame.replace("", pd.NA)
+    if kind == "score":
+        for col in ("human", "before", "after"):
+            frame[col] = pd.to_numeric(frame[col], errors="coerce")
+    else:
+        for col in ("human", "before", "after"):
+            frame[col] = frame[col].map(lambda v: v if pd.isna(v) else str(v).strip())
+    return frame
