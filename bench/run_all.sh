@@ -11,3 +11,4 @@ PY="${PYTHON:-python}"
 "$PY" bench/compare.py
 "$PY" bench/compare.py --labels
 "$PY" bench/batch_import.py
+"$PY" bench/ray_backend.py

@@ -16,9 +16,13 @@ def print_batch(console: Console, executor: Any, result: Any) -> None:
     did in the run ``result``."""
     from judgekit.batch.exporter import ExportBatch
     from judgekit.batch.importer import ImportResults
+    from judgekit.batch.ray_run import RayRun
 
     if isinstance(executor, ExportBatch):
         _print_export(console, executor)
+        return
+    if isinstance(executor, RayRun):
+        _print_ray(console, executor)
         return
     counts = executor.counts
     if isinstance(executor, ImportResults):
@@ -106,4 +110,17 @@ def _print_export(console: Console, executor: Any) -> None:
     console.print(
         f"manifest {manifest.directory}/manifest.json (export {manifest.export_id}); once "
         "answered, run: judgekit batch import CONFIG RESULTS..."
+    )
+
+
+def _print_ray(console: Console, executor: Any) -> None:
+    """What ``judgekit run --backend ray`` did (:class:`judgekit.batch.ray_run.RayRun`)."""
+    c = executor.counts
+    status = c.imported
+    rate = sum(status.values()) / c.seconds if c.seconds else 0.0
+    console.print(
+        f"ray: {c.pending} tasks sent ({c.recorded} recorded already, {c.cached} cached); "
+        f"recorded {sum(status.values())} (ok {status['ok']}, unscored {status['unscored']}, "
+        f"error {status['error']}) in {c.seconds:.1f}s ({rate:,.1f} records/s); "
+        f"{c.duplicates} duplicate answers dropped, {c.missing} missing"
     )

@@ -54,6 +54,14 @@ def run_command(
     batch_poll: float = typer.Option(
         30.0, "--batch-poll", help="Seconds between two looks at the batches (with --batch)."
     ),
+    backend: str = typer.Option(
+        "online", "--backend", help="online (this process calls the models) or ray (Ray Data)."
+    ),
+    replicas: int = typer.Option(1, "--replicas", help="Ray tasks judging at once (ray)."),
+    ray_engine: str = typer.Option("http", "--ray-engine", help="How Ray workers judge (ray)."),
+    ray_address: str | None = typer.Option(
+        None, "--ray-address", help="Ray cluster address (default: RAY_ADDRESS, else local)."
+    ),
 ) -> None:
     """Run CONFIG's pipeline; writes records.jsonl, tables, figures and summary.json to OUT.
 
@@ -64,6 +72,15 @@ def run_command(
         from judgekit.batch.submit import SubmitBatch
 
         executor = SubmitBatch(poll_s=batch_poll, retry_errors=retry_errors)
+    elif backend == "ray" and not dry_run:
+        from judgekit.batch.ray_run import RayRun
+
+        executor = RayRun(replicas, engine=ray_engine, address=ray_address,
+                          retry_errors=retry_errors)  # fmt: skip
+    elif backend not in ("online", "ray"):
+        from judgekit.errors import InputError
+
+        raise InputError(None, f"must be online or ray, got {backend!r}", field="--backend")
     execute(config, set_, limit=limit, out=out, no_cache=no_cache, retry_errors=retry_errors,
             dry_run=dry_run, preflight=not no_preflight, executor=executor)  # fmt: skip
 

