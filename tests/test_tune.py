@@ -7,6 +7,7 @@ import pytest
 
 from judgekit.calibration.tune import (
     choose,
+    few_shot_examples,
     read_looks,
     record_look,
     report_on_test,
@@ -89,3 +90,14 @@ def test_report_finds_a_real_gain_with_kappa_and_tau_b():
     ranking = choose({"far": far, "near": near}, scores, s.select, "tau_b")
     rep = report_on_test({"far": far, "near": near}, scores, s.test, ranking, "far", n_boot=200)
     assert ranking.chosen == "near" and rep.gain_ci[0] > 0
+
+
+def test_few_shot_examples_come_only_from_tune():
+    ids, langs, _human = _items(n=90)
+    s = split_items(ids, langs, seed=4)
+    for seed in range(20):
+        shots = few_shot_examples(s, 5, seed=seed)
+        assert len(set(shots)) == 5 and set(shots) <= set(s.tune)
+        assert not set(shots) & (set(s.select) | set(s.test))
+    with pytest.raises(ValueError, match="tune split has"):
+        few_shot_examples(s, len(s.tune) + 1)

@@ -4,6 +4,7 @@ from judgekit.calibration.tune.choose import Ranking, choose, statistic
 from judgekit.calibration.tune.report import TestReport, report_on_test
 from judgekit.calibration.tune.splits import (
     Splits,
+    few_shot_examples,
     read_looks,
     record_look,
     split_items,
@@ -15,6 +16,7 @@ __all__ = [
     "Splits",
     "TestReport",
     "choose",
+    "few_shot_examples",
     "read_looks",
     "record_look",
     "report_on_test",

@@ -114,3 +114,12 @@ def record_look(run_dir: Path, hash_: str, command: str) -> int:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     return int(data["looks"])
+
+
+def few_shot_examples(splits: Splits, k: int, seed: int = 0) -> tuple[str, ...]:
+    """``k`` few-shot example item ids drawn (seeded) from the tune split only, so that no
+    example ever appears in select or test. Raises ValueError if tune has fewer than ``k``."""
+    if k > len(splits.tune):
+        raise ValueError(f"{k} few-shot examples asked, tune split has {len(splits.tune)} items")
+    rng = np.random.default_rng(seed)
+    return tuple(sorted(rng.choice(sorted(splits.tune), size=k, replace=False).tolist()))
