@@ -101,3 +101,22 @@ def test_few_shot_examples_come_only_from_tune():
         assert not set(shots) & (set(s.select) | set(s.test))
     with pytest.raises(ValueError, match="tune split has"):
         few_shot_examples(s, len(s.tune) + 1)
+
+
+def test_llmbar_quick_resplits_cover_the_all_items_gain():
+    """bench/tune.py with 8 resplits (the bench runs 200): LLMBar's 12 recorded judge x prompt
+    candidates, choice on select, test-gain interval vs the all-items gain."""
+    import importlib.util
+    import sys
+
+    from conftest import REPO, shared_path
+
+    shared_path("judge-vs-human", "llmbar", "llm_judge_verdicts.tsv")
+    spec = importlib.util.spec_from_file_location("bench_tune", REPO / "bench" / "tune.py")
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules["bench_tune"] = bench
+    spec.loader.exec_module(bench)
+    cands, gold, _strata = bench.load()
+    assert len(cands) == 12 and len(gold) == 419
+    coverage, optimism, _naive = bench.run(resplits=8, boot=150)
+    assert coverage >= 0.75 and abs(optimism) <= 0.05
