@@ -120,3 +120,27 @@ def test_llmbar_quick_resplits_cover_the_all_items_gain():
     assert len(cands) == 12 and len(gold) == 419
     coverage, optimism, _naive = bench.run(resplits=8, boot=150)
     assert coverage >= 0.75 and abs(optimism) <= 0.05
+
+
+def test_tune_writers_print_looks_and_round_trip(tmp_path):
+    import csv
+    import json
+
+    from judgekit.report.tune import tune_lines, write_tune_csv, write_tune_json
+
+    ids, _langs, human = _items(n=120)
+    good = dict(human)
+    bad = {i: "0" for i in ids}
+    s = split_items(ids, [human[i] for i in ids], seed=1)
+    ranking = choose({"bad": bad, "good": good}, human, s.select)
+    rep = report_on_test(
+        {"bad": bad, "good": good}, human, s.test, ranking, "bad", looks=3, n_boot=50
+    )
+    lines = tune_lines(rep)
+    assert lines[-1] == "looks at the sealed test split: 3" and "chosen good" in lines[0]
+    write_tune_json(rep, tmp_path / "t.json")
+    data = json.loads((tmp_path / "t.json").read_text())
+    assert data["looks"] == 3 and data["gain"] == rep.gain and len(data["gain_ci"]) == 2
+    write_tune_csv(rep, tmp_path / "t.csv")
+    (row,) = list(csv.DictReader((tmp_path / "t.csv").open()))
+    assert float(row["gain_ci_lo"]) == rep.gain_ci[0] and row["chosen"] == "good"
