@@ -1,0 +1,46 @@
+"""Writers for a tune result (issue 35): console lines, JSON and CSV of a TestReport."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+from pathlib import Path
+
+from judgekit.calibration.tune.report import TestReport
+
+
+def tune_dict(rep: TestReport) -> dict[str, object]:
+    """A JSON-ready dict of ``rep`` (intervals as two-element lists)."""
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(rep).items()}
+
+
+def tune_lines(rep: TestReport) -> list[str]:
+    """Console lines: test-only figure and CI, paired gain with CI and p, optimism, looks."""
+    return [
+        f"chosen {rep.chosen} ({rep.statistic} on test, n={rep.n_test}): "
+        f"{rep.test_figure:.3f} [{rep.test_ci[0]:.3f}, {rep.test_ci[1]:.3f}]",
+        f"gain over {rep.baseline}: {rep.gain:+.3f} [{rep.gain_ci[0]:+.3f}, {rep.gain_ci[1]:+.3f}]"
+        f", {rep.test_name} p={rep.p_value:.2g}",
+        f"optimism (select - test): {rep.optimism:+.3f}",
+        f"looks at the sealed test split: {rep.looks}",
+    ]
+
+
+def write_tune_json(rep: TestReport, path: Path) -> None:
+    """Write :func:`tune_dict` of ``rep`` to ``path`` (UTF-8, indented)."""
+    Path(path).write_text(json.dumps(tune_dict(rep), indent=2) + "\n", encoding="utf-8")
+
+
+def write_tune_csv(rep: TestReport, path: Path) -> None:
+    """Write one header row and one value row of ``rep`` (intervals as _lo/_hi columns)."""
+    row: dict[str, object] = {}
+    for key, value in tune_dict(rep).items():
+        if isinstance(value, list):
+            row[f"{key}_lo"], row[f"{key}_hi"] = value
+        else:
+            row[key] = value
+    with Path(path).open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(row))
+        writer.writeheader()
+        writer.writerow(row)

@@ -1,0 +1,146 @@
+"""Honest judge tuning (issue 35): sealed splits, looks, choice on select, report on test."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from judgekit.calibration.tune import (
+    choose,
+    few_shot_examples,
+    read_looks,
+    record_look,
+    report_on_test,
+    split_items,
+    test_hash,
+)
+
+
+def _items(n=200, seed=1):
+    rng = np.random.default_rng(seed)
+    ids = [f"it{i:03d}" for i in range(n)]
+    langs = [["cs", "ca", "de"][i % 3] for i in range(n)]
+    human = {i: str(rng.integers(0, 2)) for i in ids}
+    return ids, langs, human
+
+
+def test_split_is_seeded_disjoint_and_stratified():
+    ids, langs, human = _items()
+    strata = [f"{lang}|{human[i]}" for i, lang in zip(ids, langs, strict=True)]
+    a = split_items(ids, strata, seed=7)
+    assert a == split_items(list(reversed(ids)), list(reversed(strata)), seed=7)
+    assert a != split_items(ids, strata, seed=8)
+    parts = [set(a.tune), set(a.select), set(a.test)]
+    assert sum(map(len, parts)) == len(ids) and set().union(*parts) == set(ids)
+    assert not (parts[0] & parts[1] or parts[0] & parts[2] or parts[1] & parts[2])
+    sizes = (len(a.tune), len(a.select), len(a.test))
+    assert all(abs(n - t) <= 6 for n, t in zip(sizes, (80, 60, 60), strict=True))  # 6 strata
+    by = dict(zip(ids, strata, strict=True))
+    for stratum in set(strata):
+        n = strata.count(stratum)
+        in_test = sum(by[i] == stratum for i in a.test)
+        assert abs(in_test - 0.3 * n) <= 1
+    assert a.test_hash == test_hash(list(reversed(a.test)))
+    with pytest.raises(ValueError, match="duplicate"):
+        split_items(["x", "x"], ["a", "a"])
+
+
+def test_looks_are_counted_and_bound_to_the_test_hash(tmp_path):
+    assert read_looks(tmp_path) == 0
+    assert record_look(tmp_path, "h1", "calibrate tune") == 1
+    assert record_look(tmp_path, "h1", "calibrate estimate") == 2
+    assert read_looks(tmp_path) == 2
+    with pytest.raises(ValueError, match="recorded test hash"):
+        record_look(tmp_path, "h2", "calibrate tune")
+
+
+def test_memorising_judge_wins_on_select_gains_nothing_on_test():
+    """Leakage: a stub that answers the human label for items it has seen (tune + select)."""
+    ids, langs, human = _items(n=300)
+    rng = np.random.default_rng(3)
+    strata = [f"{lang}|{human[i]}" for i, lang in zip(ids, langs, strict=True)]
+    s = split_items(ids, strata, seed=0)
+    # an honest judge right 75% of the time; the memoriser is that judge plus a lookup table
+    honest = {i: human[i] if rng.random() < 0.75 else str(1 - int(human[i])) for i in ids}
+    seen = set(s.tune) | set(s.select)
+    memoriser = {i: human[i] if i in seen else honest[i] for i in ids}
+    cands = {"honest": honest, "memoriser": memoriser}
+    ranking = choose(cands, human, s.select, "accuracy")
+    assert ranking.chosen == "memoriser" and dict(ranking.figures)["memoriser"] == 1.0
+    rep = report_on_test(cands, human, s.test, ranking, baseline="honest", looks=1, n_boot=200)
+    assert rep.gain == 0.0 and rep.gain_ci[0] <= 0.0 <= rep.gain_ci[1]
+    assert rep.optimism > 0.15 and rep.test_name == "McNemar exact" and rep.p_value == 1.0
+    assert rep.looks == 1 and rep.n_test == len(s.test)
+
+
+def test_report_finds_a_real_gain_with_kappa_and_tau_b():
+    ids, _langs, human = _items(n=240)
+    rng = np.random.default_rng(5)
+    good = {i: human[i] if rng.random() < 0.9 else str(1 - int(human[i])) for i in ids}
+    bad = {i: human[i] if rng.random() < 0.6 else str(1 - int(human[i])) for i in ids}
+    s = split_items(ids, [human[i] for i in ids], seed=2)
+    ranking = choose({"bad": bad, "good": good}, human, s.select, "kappa")
+    assert ranking.chosen == "good"
+    rep = report_on_test({"bad": bad, "good": good}, human, s.test, ranking, "bad", n_boot=200)
+    assert rep.gain > 0.3 and rep.gain_ci[0] > 0 and rep.p_value < 0.01
+    assert rep.test_name == "paired permutation"
+    scores = {i: float(rng.normal()) for i in ids}
+    near = {i: scores[i] + float(rng.normal(0, 0.3)) for i in ids}
+    far = {i: scores[i] + float(rng.normal(0, 3)) for i in ids}
+    ranking = choose({"far": far, "near": near}, scores, s.select, "tau_b")
+    rep = report_on_test({"far": far, "near": near}, scores, s.test, ranking, "far", n_boot=200)
+    assert ranking.chosen == "near" and rep.gain_ci[0] > 0
+
+
+def test_few_shot_examples_come_only_from_tune():
+    ids, langs, _human = _items(n=90)
+    s = split_items(ids, langs, seed=4)
+    for seed in range(20):
+        shots = few_shot_examples(s, 5, seed=seed)
+        assert len(set(shots)) == 5 and set(shots) <= set(s.tune)
+        assert not set(shots) & (set(s.select) | set(s.test))
+    with pytest.raises(ValueError, match="tune split has"):
+        few_shot_examples(s, len(s.tune) + 1)
+
+
+def test_llmbar_quick_resplits_cover_the_all_items_gain():
+    """bench/tune.py with 8 resplits (the bench runs 200): LLMBar's 12 recorded judge x prompt
+    candidates, choice on select, test-gain interval vs the all-items gain."""
+    import importlib.util
+    import sys
+
+    from conftest import REPO, shared_path
+
+    shared_path("judge-vs-human", "llmbar", "llm_judge_verdicts.tsv")
+    spec = importlib.util.spec_from_file_location("bench_tune", REPO / "bench" / "tune.py")
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules["bench_tune"] = bench
+    spec.loader.exec_module(bench)
+    cands, gold, _strata = bench.load()
+    assert len(cands) == 12 and len(gold) == 419
+    coverage, optimism, _naive = bench.run(resplits=8, boot=150)
+    assert coverage >= 0.75 and abs(optimism) <= 0.05
+
+
+def test_tune_writers_print_looks_and_round_trip(tmp_path):
+    import csv
+    import json
+
+    from judgekit.report.tune import tune_lines, write_tune_csv, write_tune_json
+
+    ids, _langs, human = _items(n=120)
+    good = dict(human)
+    bad = {i: "0" for i in ids}
+    s = split_items(ids, [human[i] for i in ids], seed=1)
+    ranking = choose({"bad": bad, "good": good}, human, s.select)
+    rep = report_on_test(
+        {"bad": bad, "good": good}, human, s.test, ranking, "bad", looks=3, n_boot=50
+    )
+    lines = tune_lines(rep)
+    assert lines[-1] == "looks at the sealed test split: 3" and "chosen good" in lines[0]
+    write_tune_json(rep, tmp_path / "t.json")
+    data = json.loads((tmp_path / "t.json").read_text())
+    assert data["looks"] == 3 and data["gain"] == rep.gain and len(data["gain_ci"]) == 2
+    write_tune_csv(rep, tmp_path / "t.csv")
+    (row,) = list(csv.DictReader((tmp_path / "t.csv").open()))
+    assert float(row["gain_ci_lo"]) == rep.gain_ci[0] and row["chosen"] == "good"
