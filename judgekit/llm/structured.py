@@ -19,7 +19,7 @@ from pydantic import BaseModel, ValidationError
 
 from judgekit.llm.answers import lax_bool_fields
 from judgekit.llm.outcome import classify
-from judgekit.llm.reply import Reply, from_completion
+from judgekit.llm.reply import Reply
 
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
 _CHARS_PER_TOKEN = 3  # conservative: more tokens per character than English prose has
@@ -240,19 +240,6 @@ def cached_answer(hit: Any, schema: type[BaseModel]) -> tuple[str, Any] | None:
     except Exception:  # whatever the entry holds, it is not an answer to use
         return None
     return (raw, parsed) if isinstance(raw, str) else None
-
-
-def answer_of(completion: dict[str, Any]) -> tuple[str | None, str | None]:
-    """(answer text, finish_reason) of an OpenAI ``chat.completion`` dict, read by
-    ``reply.from_completion`` (the reasoning and refusal are in its :class:`Reply`).
-
-    Raises:
-        InvalidAnswer: the object has no choices or carries an error (``provider_error``).
-    """
-    reply = from_completion(completion)
-    if reply.provider_error is not None:
-        raise InvalidAnswer(f"provider_error: {reply.provider_error.message}", None, reask=False)
-    return reply.text, reply.finish_reason
 
 
 def estimate_tokens(messages: list[dict[str, Any]]) -> int:
