@@ -304,7 +304,9 @@ def test_cli_json_has_the_exact_shape(tmp_path):
         "ci_high",
         "rank",
     }
-    assert set(doc["pairs"][0]) == {"a", "b", "facet", "level", "statistic", "delta", "p_value"}
+    assert set(doc["pairs"][0]) == {"a", "b", "facet", "level", "statistic", "delta", "p_value",
+                                    "p_adjusted", "n_permutations"}  # fmt: skip
+    assert all(p["p_value"] > 0 for p in doc["pairs"])  # (k + 1) / (n + 1): never 0
     stats_seen = {r["statistic"] for r in doc["rows"]}
     assert stats_seen == {"accuracy", "macro_f1", "kappa", "ac1"}
     top = {r["judge"]: r for r in doc["rows"] if r["statistic"] == "accuracy"}
@@ -356,3 +358,24 @@ def test_label_judges_pass_the_label_check(tmp_path):
     bad = runner.invoke(app, [*args, "--judge", f"alien={tmp_path / 'j.csv'}::alien"])
     assert isinstance(bad.exception, LabelSetError)
     assert "share no label" in str(bad.exception) and "'yes'" in str(bad.exception)
+
+
+def test_permutation_p_is_never_zero_and_says_how_many_ran() -> None:
+    """Issue 32.3: a judge right on all 60 items against one always wrong, early stopping at
+    the first block of 100: p was 0.0 (k / n); it is 1 / 101 with 100 permutations beside it,
+    and the MT-Metrics-Eval rule stays available."""
+    from judgekit.errors import JudgekitError
+    from judgekit.metrics.perm_both import PermutationSettings, pair_rng, swap_test
+
+    a, b = np.ones(60), np.zeros(60)
+
+    def mean(rows: np.ndarray) -> np.ndarray:
+        return np.asarray(rows, dtype=float).mean(axis=-1)
+
+    plus_one = swap_test(mean, a, b, PermutationSettings(), pair_rng(0, "a", "b"))
+    assert (plus_one.p_value, plus_one.n_permutations) == (pytest.approx(1 / 101), 100)
+    settings = PermutationSettings(p_rule="mtme")
+    mtme = swap_test(mean, a, b, settings, pair_rng(0, "a", "b"))
+    assert (mtme.p_value, mtme.n_permutations) == (0.0, 100)
+    with pytest.raises(JudgekitError, match="unknown p-value rule"):
+        PermutationSettings(p_rule="exact")

@@ -74,7 +74,8 @@ def krippendorff_alpha(
     ``level`` is the level of measurement ("nominal", "ordinal", "interval", "ratio") and is
     stated in the result. Ordinal uses the order of ``categories`` (numbers: by value; text
     labels with no declared order are refused, never sorted alphabetically); interval and
-    ratio need numeric labels. Units with fewer than 2 values drop out (``n_items`` counts the rest).
+    ratio need numeric labels. Units with fewer than 2 values drop out (``n_items`` counts the
+    rest).
     A CI (``ci=True`` or ``n_resamples > 0``) is a seeded percentile bootstrap over units.
     ``categories``: the category set and order (default: the labels present); NaN with the
     reason in ``note`` when every value is the same ("no variation": D_e = 0).

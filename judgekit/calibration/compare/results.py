@@ -71,8 +71,10 @@ class Pair:
     n_permutations: int = 0
 
     def public(self) -> dict[str, Any]:
-        """The ``--json`` form: a, b, facet, level, statistic, delta, p_value."""
-        keys = ("a", "b", "facet", "level", "statistic", "delta", "p_value")
+        """The ``--json`` form: a, b, facet, level, statistic, delta, p_value, p_adjusted and
+        the permutations run (``n_permutations``: a p-value is read beside them)."""
+        keys = ("a", "b", "facet", "level", "statistic", "delta", "p_value", "p_adjusted",
+                "n_permutations")  # fmt: skip
         return {k: getattr(self, k) for k in keys}
 
 
