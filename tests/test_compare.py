@@ -379,3 +379,39 @@ def test_permutation_p_is_never_zero_and_says_how_many_ran() -> None:
     assert (mtme.p_value, mtme.n_permutations) == (0.0, 100)
     with pytest.raises(JudgekitError, match="unknown p-value rule"):
         PermutationSettings(p_rule="exact")
+
+
+def test_a_judge_with_partial_coverage_changes_no_other_judges_figures() -> None:
+    """Issue 32.4 (MT-Metrics-Eval's rule): each judge on the cells it and the humans scored,
+    each pair tested on its common cells, the cells said; --common keeps the like-for-like
+    table."""
+    from judgekit.calibration.compare.scores import ScoreMatrix, score_facet
+
+    rng = np.random.default_rng(5)
+    human = rng.normal(size=(6, 40))
+    judges = {name: ScoreMatrix(human + rng.normal(scale=noise, size=human.shape))
+              for name, noise in (("a", 0.5), ("b", 1.0), ("c", 0.7))}  # fmt: skip
+    judges["c"].seg[:, 20:] = np.nan  # c scored half the segments
+    kw = {"facet": "all", "levels": ("segment",), "n_resamples": 50,
+          "permutations": PermutationSettings(200)}  # fmt: skip
+
+    def values(facet) -> dict[tuple[str, str], float]:
+        return {(f.statistic, j): v for f in facet.families for j, v in f.values.items()}
+
+    alone = values(score_facet(ScoreMatrix(human), {k: judges[k] for k in "ab"}, **kw))
+    mixed = score_facet(ScoreMatrix(human), judges, **kw)
+    both = values(mixed)
+    for key, value in alone.items():
+        assert both[key] == pytest.approx(value)  # a and b untouched by c's coverage
+    tau = next(f for f in mixed.families if f.statistic == "tau_b")
+    assert tau.n_by_judge == {"a": 240, "b": 240, "c": 120}
+    c_only = values(
+        score_facet(ScoreMatrix(human[:, :20]), {"c": ScoreMatrix(judges["c"].seg[:, :20])}, **kw)
+    )
+    assert both["tau_b", "c"] == pytest.approx(c_only["tau_b", "c"])
+    assert tau.test("a", "c").p_value is not None
+    said = " ".join(mixed.notes)
+    assert "coverage differs" in said and "a 240, b 240, c 120" in said
+    assert "pair a / c: tested on the 120 cells both scored" in said
+    common = values(score_facet(ScoreMatrix(human), judges, common=True, **kw))
+    assert common["tau_b", "a"] != pytest.approx(alone["tau_b", "a"])  # a on c's 120 cells

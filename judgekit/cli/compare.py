@@ -89,6 +89,9 @@ def compare_command(
         help="Systems left out (WMT23: the reference, synthetic_ref).",
     ),
     all_systems: bool = typer.Option(False, "--all-systems", help="Keep every system."),
+    common: bool = typer.Option(
+        False, "--common", help="Every judge on the cells all judges scored (like for like)."
+    ),
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     out: Path | None = typer.Option(None, help="Write compare.json, CSVs and compare.png here."),
 ) -> None:
@@ -106,7 +109,7 @@ def compare_command(
         correction=correction,
         permutations=PermutationSettings(permutations, early_stop=early_stop, seed=seed,
                                          p_rule=p_rule.replace("-", "_")),
-        exclude_systems=() if all_systems else tuple(_split([exclude_systems])),
+        exclude_systems=() if all_systems else tuple(_split([exclude_systems])), common=common,
     )  # fmt: skip
     result = compare(human, judge, options)
     if json_out:

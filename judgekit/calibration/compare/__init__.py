@@ -62,6 +62,7 @@ class CompareOptions:
     spa_permutations: int = SPA_PERMUTATIONS
     spa_seed: int = SPA_SEED
     exclude_systems: tuple[str, ...] = WMT_EXCLUDED
+    common: bool = False
 
     def parameters(self) -> dict[str, Any]:
         out = asdict(self)
@@ -304,6 +305,7 @@ def compare_scores(human: SourceSpec, judges: list[SourceSpec], options: Compare
                 permutations=options.permutations,
                 spa_permutations=options.spa_permutations,
                 spa_seed=options.spa_seed,
+                common=options.common,
             )
             tables[facet] = {}
             _families(result.families, facet, options, rows, pairs, tables[facet])

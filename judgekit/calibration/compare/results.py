@@ -92,6 +92,7 @@ class Family:
     n: int
     delta_dist: Callable[[str, str], np.ndarray] | None = None
     notes: dict[str, str] = field(default_factory=dict)
+    n_by_judge: dict[str, int] = field(default_factory=dict)  # a judge's own n, where it differs
 
 
 def _ci(dist: np.ndarray | None, confidence: float) -> tuple[float | None, float | None]:
@@ -144,7 +145,7 @@ def build_family(
                 low,
                 high,
                 ranks[judge],
-                family.n,
+                family.n_by_judge.get(judge, family.n),
                 family.notes.get(judge, ""),
             )
         )
