@@ -303,6 +303,8 @@ def test_cli_json_has_the_exact_shape(tmp_path):
         "ci_low",
         "ci_high",
         "rank",
+        "n",
+        "note",
     }
     assert set(doc["pairs"][0]) == {"a", "b", "facet", "level", "statistic", "delta", "p_value",
                                     "p_adjusted", "n_permutations"}  # fmt: skip
@@ -415,3 +417,29 @@ def test_a_judge_with_partial_coverage_changes_no_other_judges_figures() -> None
     assert "pair a / c: tested on the 120 cells both scored" in said
     common = values(score_facet(ScoreMatrix(human), judges, common=True, **kw))
     assert common["tau_b", "a"] != pytest.approx(alone["tau_b", "a"])  # a on c's 120 cells
+
+
+def test_an_undefined_statistic_says_why_and_no_library_warning_reaches_the_user(tmp_path):
+    """Issue 32.5: a judge giving every segment the same score: Pearson and tau were "-" with no
+    reason and numpy RuntimeWarnings reached stderr."""
+    rng = np.random.default_rng(0)
+    rows = [(f"sys{s}", g, rng.normal() + 0.3 * s) for s in range(5) for g in range(20)]
+    files = {}
+    for name, score in (("human", lambda v: v), ("good", lambda v: v + rng.normal()),
+                        ("flat", lambda v: 5.0)):  # fmt: skip
+        files[name] = tmp_path / f"{name}.tsv"
+        lines = ["system\tsegment\tscore"] + [f"{s}\t{g}\t{score(v)}" for s, g, v in rows]
+        files[name].write_text("\n".join(lines) + "\n", encoding="utf-8")
+    cmd = [sys.executable, "-W", "default", "-m", "judgekit", "calibrate", "compare", "--human",
+           str(files["human"]), "--judge", f"good={files['good']}", "--judge",
+           f"flat={files['flat']}", "--n-resamples", "50", "--permutations", "100"]  # fmt: skip
+    done = subprocess.run(cmd + ["--json"], capture_output=True, text=True, check=True)
+    assert "Warning" not in done.stderr, done.stderr
+    flat = {r["statistic"]: r for r in json.loads(done.stdout)["rows"] if r["judge"] == "flat"}
+    for name, n in (("pearson", 5), ("tau_b", 100), ("tau_b_item", 100)):
+        assert flat[name]["value"] is None
+        assert flat[name]["note"] == (f"undefined: all {n} of the judge's scores are 5 (no "
+                                      "variance: the coefficient is 0/0)")  # fmt: skip
+    printed = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    assert "Warning" not in printed.stderr
+    assert "- flat tau_b: undefined: all 100 of the judge's scores are 5" in printed.stdout

@@ -46,8 +46,10 @@ class Row:
     note: str = ""
 
     def public(self) -> dict[str, Any]:
-        """The ``--json`` form: judge, facet, level, statistic, value, ci_low, ci_high, rank."""
-        keys = ("judge", "facet", "level", "statistic", "value", "ci_low", "ci_high", "rank")
+        """The ``--json`` form: judge, facet, level, statistic, value, ci_low, ci_high, rank,
+        n and note (why an undefined value is undefined; an acc_eq's epsilon)."""
+        keys = ("judge", "facet", "level", "statistic", "value", "ci_low", "ci_high", "rank",
+                "n", "note")  # fmt: skip
         return {k: getattr(self, k) for k in keys}
 
 
