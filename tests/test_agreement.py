@@ -490,3 +490,13 @@ def test_cli_ordinal_alpha_on_text_labels_needs_categories(tmp_path) -> None:
     subprocess.run(cmd + ["--categories", "low,medium,high"], capture_output=True, check=True)
     rows = pd.read_csv(tmp_path / "out" / "agreement.csv").set_index("statistic")
     assert rows.loc["Krippendorff's alpha", "value"] == pytest.approx(0.640625)
+
+
+def test_missing_markers_are_missing_in_the_python_api_too() -> None:
+    """Issue 32.8: '' was a category in the Python API (alpha 0.333 where 1.0 is right); every
+    missing spelling is missing in every statistic, as the file readers already read them."""
+    rows = [["a", "a", ""], ["b", "b", "NA"], ["a", "a", "N/A"], ["b", "b", None],
+            ["a", "a", "null"], ["b", "b", float("nan")], ["a", "a", " n/a "]]  # fmt: skip
+    for statistic in (krippendorff_alpha, fleiss_kappa, gwet_ac1, percent_agreement):
+        assert statistic(rows).value == pytest.approx(1.0), statistic.__name__
+    assert LabelTable(pd.DataFrame(rows)).categories == ["a", "b"]

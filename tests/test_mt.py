@@ -409,25 +409,27 @@ def test_cli_score_target_lang_and_the_13a_warning(tmp_path):
     assert isinstance(bad.exception, InputError) and bad.exception.field == "--target-lang"
 
 
-def test_nfd_hypothesis_against_nfc_reference_scores_as_written_and_warns() -> None:
+def test_texts_are_scored_in_one_normal_form_line_by_line_and_say_so() -> None:
+    """Issue 32.8: a hypothesis file and a reference file mixing NFC and NFD from line to line
+    (each file as a whole neither all NFC nor all NFD) scored far from 100 with nothing said;
+    every segment is now compared in NFC (100) with a warning counting those normalised."""
     import unicodedata
     import warnings
 
-    from sacrebleu.metrics import BLEU, CHRF
+    from sacrebleu.metrics import CHRF
 
     from judgekit.errors import JudgekitWarning
 
-    ref = ["Le café est très bon à Genève, déjà vu."]
-    hyp = [unicodedata.normalize("NFD", ref[0])]  # the same sentence, é as e + U+0301
-    with pytest.warns(JudgekitWarning, match="reference stream 1 is in Unicode NFC but the hyp"):
-        bleu = mt.corpus_score("bleu", hyp, [ref])
-    with pytest.warns(JudgekitWarning, match="normal form"):
-        chrf = mt.corpus_score("chrf", hyp, [ref])
-    # scored as written, as sacrebleu itself scores it (docs/mt-scoring.md: 9.86 and 33.78)
-    assert bleu.score == pytest.approx(BLEU().corpus_score(hyp, [ref]).score)
-    assert chrf.score == pytest.approx(CHRF().corpus_score(hyp, [ref]).score)
-    assert (round(bleu.score, 2), round(chrf.score, 2)) == (9.86, 33.78)
+    text = ["Le café est très bon à Genève, déjà vu.", "Ça dépend: élève, fenêtre, où.",
+            "Übermäßig schön, naïve Straße."]  # fmt: skip
+    nfd = [unicodedata.normalize("NFD", t) for t in text]
+    hyp = [text[0], nfd[1], text[2]]
+    ref = [nfd[0], text[1], nfd[2]]
+    assert CHRF().corpus_score(hyp, [ref]).score < 50  # as written: the forms never match
+    with pytest.warns(JudgekitWarning, match=r"1 of 3 hypotheses, 2 of 3 segments of reference"):
+        assert mt.corpus_score("chrf", hyp, [ref]).score == 100.0
+    with pytest.warns(JudgekitWarning, match="not in Unicode NFC"):
+        assert mt.segment_scores("bleu", hyp, [ref]).scores == pytest.approx((100.0,) * 3)
     with warnings.catch_warnings():
-        warnings.simplefilter("error", JudgekitWarning)  # both NFC (or both NFD): no warning
-        assert mt.corpus_score("chrf", ref, [ref]).score == 100.0
-        assert mt.corpus_score("chrf", hyp, [hyp]).score == 100.0
+        warnings.simplefilter("error", JudgekitWarning)  # all NFC: scored as sacrebleu, no warning
+        assert mt.corpus_score("chrf", text, [text]).score == 100.0
