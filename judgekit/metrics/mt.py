@@ -245,6 +245,15 @@ def corpus_score(
     """
     check_streams(hyps, refs)
     hyps, refs = in_one_form(hyps, refs)
+    empty = sum(not h.strip() for h in hyps)
+    if empty:
+        what = (
+            "every hypothesis is empty"
+            if empty == len(hyps)
+            else f"{empty} of {len(hyps)} hypotheses are empty"
+        )
+        warnings.warn(f"{what}: an empty segment scores 0 (nothing was translated there)",
+                      JudgekitWarning, stacklevel=2)  # fmt: skip
     tokenize = bleu_tokenizer(name, tokenize, target_lang, refs)
     label, metric = make_metric(name, tokenize=tokenize, spm_model=spm_model, lowercase=lowercase)
     result = metric.corpus_score(list(hyps), [list(r) for r in refs])
