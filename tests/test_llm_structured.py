@@ -128,3 +128,32 @@ def test_a_validator_that_raises_on_an_odd_answer_makes_it_invalid_not_a_crash()
     with pytest.raises(InvalidAnswer, match="schema: a validator raised AttributeError"):
         parse_answer('{"label": 5}', Label, "stop")
     assert parse_answer('{"label": " pos "}', Label, "stop").label == "pos"
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        '{"label": "yes", "note": "fine"}\n\nI chose yes because the answer is right.',
+        '```json\n{"label": "yes", "note": "fine"}\n```',
+        'Here is my verdict:\n```\n{"label": "yes", "note": "fine"}\n```\nThanks!',
+        'Verdict: {"label": "yes", "note": "fine"} (final)',
+        '{"label": "yes",\n "note": "fi\tne"} and more',
+    ],
+)
+def test_the_first_complete_json_value_is_the_answer_whatever_surrounds_it(raw: str) -> None:
+    """Issue 32.7(b): prose after the object, a fence, a sentence before it are one class."""
+    assert parse_answer(raw, Verdict, "stop").label == "yes"
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        ('{"label": "yes", "note": "he said "hi""}', "malformed_json"),  # unescaped quotes
+        ('{"label": "yes", "note": "cut', "malformed_json"),  # no complete value
+        ("I cannot decide.", "malformed_json"),
+    ],
+)
+def test_no_complete_json_value_is_malformed_and_re_asked(raw: str, reason: str) -> None:
+    with pytest.raises(InvalidAnswer) as caught:
+        parse_answer(raw, Verdict, "stop")
+    assert caught.value.reason.startswith(reason) and caught.value.raw == raw

@@ -40,7 +40,7 @@ from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel
 
-from judgekit.llm.reply import split_think
+from judgekit.llm.reply import json_span, split_think
 
 _WS = re.compile(r"[ \t\n\r]*")
 _HEX_BYTES = re.compile(r"\\x([0-9a-fA-F]{2})")
@@ -179,9 +179,12 @@ def token_steps(choice: Mapping[str, Any]) -> list[Step] | None:
 
 def value_offset(text: str, key: str) -> tuple[int, Any] | None:
     """``(character offset, value)`` of top-level ``key``'s value in the JSON object ``text``
-    (a fenced answer's object too); None when the text is not such an object or lacks it."""
-    start = text.find("{") if text.lstrip().startswith("```") else 0
-    i = _WS.match(text, max(start, 0)).end()
+    (the answer's first complete JSON value, as the parser reads it:
+    :func:`judgekit.llm.reply.json_span`); None when the text has no such object or lacks it."""
+    span = json_span(text)
+    if span is None:
+        return None
+    i = span[0]
     if text[i : i + 1] != "{":
         return None
     i += 1
