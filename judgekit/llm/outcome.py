@@ -108,7 +108,8 @@ def classify(reply: Reply) -> Outcome:
     finish = (reply.finish_reason or "").casefold()
     if reply.refusal is not None or finish in REFUSAL_FINISHES:
         why = reply.refusal or reply.text or f"finish_reason={reply.finish_reason}"
-        return Outcome("refusal", f"refusal: {why}"[:300], reply.text)
+        short = why if len(why) <= 280 else why[:280] + "..."  # the whole text is the raw
+        return Outcome("refusal", f"refusal: {short}", reply.refusal or reply.text)
     if finish in FILTER_FINISHES:
         return Outcome(
             "filtered", f"content_filter: finish_reason={reply.finish_reason}", reply.text
