@@ -249,3 +249,23 @@ def test_a_refusal_keeps_its_whole_text_as_the_raw() -> None:
         read_reply(from_completion(body), judge_schema(5))
     assert caught.value.raw == text and not caught.value.reask
     assert caught.value.reason == f"refusal: {text[:280]}..."
+
+
+def test_a_reply_cut_by_max_tokens_names_the_reasoning_tokens_usage_reports() -> None:
+    """Issue 32.7(d): where usage reports reasoning tokens, the truncated reason names them."""
+    from judgekit.llm.outcome import classify
+    from judgekit.llm.reply import from_completion
+
+    usage = {"completion_tokens": 512, "completion_tokens_details": {"reasoning_tokens": 498}}
+    cut = {"choices": [{"message": {"content": '{"valid": [tr'}, "finish_reason": "length"}],
+           "usage": usage}  # fmt: skip
+    assert classify(from_completion(cut)).reason == (
+        "truncated: finish_reason=length (raise max_tokens, 498 of them reasoning)"
+    )
+    empty = {"choices": [{"message": {"content": ""}, "finish_reason": "length"}], "usage": usage}
+    assert classify(from_completion(empty)).reason == (
+        "truncated: the reasoning used the whole max_tokens budget (raise max_tokens, 498 of "
+        "them reasoning)"
+    )
+    cut["usage"] = {"completion_tokens": 512}  # not reported: not guessed
+    assert classify(from_completion(cut)).reason.endswith("(raise max_tokens)")

@@ -53,6 +53,8 @@ class Reply:
             ``gpt-4o-mini-2024-07-18``, or a served name), None where absent.
         system_fingerprint: the provider's ``system_fingerprint`` (its backend configuration;
             OpenAI's API reference), None where absent.
+        reasoning_tokens: ``usage.completion_tokens_details.reasoning_tokens`` where the
+            provider reports it (OpenAI, litellm's mapping of others), else None.
     """
 
     text: str | None = None
@@ -66,6 +68,7 @@ class Reply:
     extra: dict[str, Any] = field(default_factory=dict)
     served_model: str | None = None
     system_fingerprint: str | None = None
+    reasoning_tokens: int | None = None
 
 
 _THINK_OPEN = "<think>"
@@ -175,7 +178,14 @@ def from_completion(data: Any, status_code: int | None = 200) -> Reply:
         extra=extra,
         served_model=_short_text(data.get("model")),
         system_fingerprint=_short_text(data.get("system_fingerprint")),
+        reasoning_tokens=_reasoning_tokens(data.get("usage")),
     )
+
+
+def _reasoning_tokens(usage: Any) -> int | None:
+    details = usage.get("completion_tokens_details") if isinstance(usage, dict) else None
+    found = details.get("reasoning_tokens") if isinstance(details, dict) else None
+    return found if isinstance(found, int) and not isinstance(found, bool) and found >= 0 else None
 
 
 _LAX = json.JSONDecoder(strict=False)  # a raw line break or tab inside a string is still clear
