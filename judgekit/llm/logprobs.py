@@ -275,8 +275,28 @@ def _label_probs(
     head = content.encode("utf-8")[:v]
     targets = {lab: head + json.dumps(lab, ensure_ascii=False)[1:].encode() for lab in labels}
     if not generated.startswith(targets[chosen]):
-        steps = _realign(steps, targets[chosen])
+        steps = _answer_steps(steps, generated, targets[chosen])
     return _walk(steps, targets, chosen, v)
+
+
+def _answer_steps(steps: list[Step], generated: bytes, answer: bytes) -> list[Step]:
+    """The steps of the answer where the token stream holds more than the answer's text: a
+    vLLM or sglang reasoning parser moves the reasoning out of ``content`` but the
+    log-probabilities still cover every generated token, reasoning first. The answer up to its
+    label (``answer``) is then found as the last place where a token starts it. Otherwise the
+    tokens lost bytes of a split character (:func:`_realign`).
+
+    Raises:
+        LogprobsMismatch: the tokens spell the answer nowhere.
+    """
+    at = generated.rfind(answer)
+    if at > 0:
+        offset = 0
+        for n, step in enumerate(steps):
+            if offset == at:
+                return steps[n:]
+            offset += len(step.text)
+    return _realign(steps, answer)
 
 
 def _realign(steps: list[Step], answer: bytes) -> list[Step]:
