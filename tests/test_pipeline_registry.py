@@ -10,6 +10,7 @@ import pytest
 
 from judgekit.pipelines import PIPELINES, Pipeline, _load, get_pipeline, get_printer, get_profile
 from judgekit.pipelines.base import Runner
+from judgekit.view.headline import items_rows
 from judgekit.view.profiles import GENERIC, Profile, profile
 
 PARTS = {f.name for f in fields(Pipeline)}
@@ -37,6 +38,21 @@ def test_every_entry_has_every_part(name: str) -> None:
     assert get_pipeline(name) == (runner, loaded["report"])
     assert get_printer(name) is loaded["printer"] and get_profile(name) is loaded["profile"]
     assert profile(name) is loaded["profile"]
+    # the profile is the pipeline's whole view: its own headline and detail-pane context
+    assert loaded["profile"].headline is not items_rows, name
+    assert loaded["profile"].extras is not GENERIC.extras, name
+    assert callable(loaded["profile"].headline) and callable(loaded["profile"].extras)
+
+
+def test_the_viewer_has_no_pipeline_branches() -> None:
+    from pathlib import Path
+
+    import judgekit.view
+
+    for path in Path(judgekit.view.__file__).parent.glob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        for name in PIPELINES:
+            assert f'pipeline == "{name}"' not in text, (path.name, name)
 
 
 def test_an_unknown_pipeline_has_the_generic_profile() -> None:

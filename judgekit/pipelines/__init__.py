@@ -6,7 +6,7 @@ The contract (``judgekit.pipelines.base``): a runner is built as ``Runner(config
 exposes ``plan()`` (the items it will run), ``tasks()`` (its calls known in advance) and
 ``async run(on_item)``; the report function ``write(run, records, out_dir) -> summary`` writes
 tables, figures and ``summary.json``; the printer ``print(summary, console, run)`` prints the
-console summary; the viewer profile (:class:`judgekit.view.profiles.Profile`) tells
+console summary; the viewer profile (:class:`judgekit.view.profile.Profile`) tells
 ``judgekit view`` what a record of the pipeline judges, its label, units and facets.
 """
 
@@ -28,7 +28,7 @@ class Pipeline:
         runner: the runner class (:class:`judgekit.pipelines.base.Runner`).
         report: the report writer ``write(run, records, out_dir) -> summary``.
         printer: the console printer ``print(summary, console, run)``.
-        profile: the viewer profile (:class:`judgekit.view.profiles.Profile`).
+        profile: the viewer profile (:class:`judgekit.view.profile.Profile`).
     """
 
     runner: str
@@ -41,44 +41,42 @@ class Pipeline:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
-_PROFILES = "judgekit.view.profiles"
-
 PIPELINES: dict[str, Pipeline] = {
     "classify": Pipeline(
         "judgekit.pipelines.classify:ClassifyRun",
         "judgekit.pipelines.classify:write_report",
         "judgekit.report.console:print_classify",
-        f"{_PROFILES}:CLASSIFY",
+        "judgekit.report.classify_view:PROFILE",
     ),
     "spilling": Pipeline(
         "judgekit.pipelines.spilling:SpillingRun",
         "judgekit.report.spilling:write_report",
         "judgekit.report.console:print_spilling",
-        f"{_PROFILES}:SPILLING",
+        "judgekit.report.spilling_view:PROFILE",
     ),
     "cultural": Pipeline(
         "judgekit.pipelines.cultural:CulturalRun",
         "judgekit.report.cultural:write_report",
         "judgekit.report.cultural:print_summary",
-        f"{_PROFILES}:CULTURAL",
+        "judgekit.report.cultural_view:PROFILE",
     ),
     "localise": Pipeline(
         "judgekit.pipelines.localise:LocaliseRun",
         "judgekit.pipelines.localise:write_pairs",
         "judgekit.report.console:print_localise",
-        f"{_PROFILES}:LOCALISE",
+        "judgekit.report.localise_view:PROFILE",
     ),
     "pairwise": Pipeline(
         "judgekit.pipelines.pairwise:PairwiseRun",
         "judgekit.report.pairwise:write_report",
         "judgekit.report.pairwise:print_summary",
-        f"{_PROFILES}:PAIRWISE",
+        "judgekit.report.pairwise_view:PROFILE",
     ),
     "errors": Pipeline(
         "judgekit.pipelines.error_typing:ErrorsRun",
         "judgekit.report.error_typing:write_report",
         "judgekit.report.console:print_errors",
-        f"{_PROFILES}:ERRORS",
+        "judgekit.report.error_typing_view:PROFILE",
     ),
 }
 
