@@ -75,3 +75,19 @@ def test_which_judge_tab_shows_the_library_figures_as_text(page, tmp_path: Path)
         )
         with pytest.raises(NoAlertPresentException):
             driver.switch_to.alert.text  # noqa: B018 (no alert fired)
+
+
+def test_each_run_card_names_its_model_and_route(page) -> None:
+    """The signature line reads ``models`` as summary.json writes it: two judges' cards differ."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    *_, out = page
+    with chrome() as driver:
+        driver.get(out.as_uri())
+        WebDriverWait(driver, 30).until(
+            lambda d: d.execute_script("return document.documentElement.dataset.ready") == "1"
+        )
+        lines = [p.text for p in driver.find_elements("css selector", "#tab-summary .signature")]
+    assert len(lines) == 2
+    assert "judge hosted_vllm/judge-a (judge-a)" in lines[0]
+    assert "judge hosted_vllm/judge-b (judge-b)" in lines[1]
