@@ -30,6 +30,7 @@ SCRIPTS = (  # one classic script, in order
     "humans.js",
     "clusters.js",
     "confidence.js",
+    "which.js",
 )
 _PLACEHOLDER = re.compile(r"\{\{([A-Z]+)\}\}")
 CSP_MARK = "{{CSP}}"  # where a page's template puts its policy (see with_policy)

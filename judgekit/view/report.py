@@ -37,6 +37,7 @@ from judgekit.view.page import data_uri, notes_html, render_page
 from judgekit.view.profiles import extras, profile
 from judgekit.view.rows import add_facet, encode_rows
 from judgekit.view.summary import signature_line, summary_blocks
+from judgekit.view.which_judge import which_judge_sources
 
 
 @dataclass(frozen=True)
@@ -125,7 +126,7 @@ def build_report(
         raise InputError(out, "an input of this report (it would be overwritten): give another -o")
     found, links = sources(data)
     pairs = compare_sources(found, links, n_resamples=n_resamples, seed=seed)
-    humans = clusters = None
+    humans = clusters = which = None
     confidence: list[dict[str, Any]] = []
     if labels is not None:
         humans = against_humans(found, links, labels, tie_policy=tie_policy,
@@ -134,6 +135,8 @@ def build_report(
                                       n_resamples=n_resamples, seed=seed)  # fmt: skip
         confidence = confidence_vs_humans(found, data, labels, n_resamples=n_resamples,
                                           seed=seed)  # fmt: skip
+        which = which_judge_sources(found, labels, tie_policy=tie_policy,
+                                    n_resamples=n_resamples, seed=seed)  # fmt: skip
     payload = {
         "judgekit": __version__,
         "built": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
@@ -147,6 +150,7 @@ def build_report(
         "humans": humans,
         "clusters": clusters,
         "confidence": confidence,
+        "which": which,
     }
     for index, run in enumerate(data):
         part = payload["runs"][index]

@@ -95,21 +95,37 @@ def signature_line(signature: dict[str, Any]) -> str:
     """One line naming what made the numbers: judgekit version, pipeline, models (route and
     name), prompts (id and hash), samples and sizes; the full signature is shown below it."""
     parts = [f"judgekit {signature.get('judgekit', '?')}", str(signature.get("pipeline", "?"))]
-    for role in ("judge", "judges", "generators", "translator"):
-        specs = signature.get(role)
-        specs = [specs] if isinstance(specs, dict) else specs or []
-        named = [f"{s.get('route')} ({s.get('name')})" for s in specs if isinstance(s, dict)]
-        if named:
-            parts.append(f"{role} " + ", ".join(named))
+    parts += _model_parts(signature)
     prompts = signature.get("prompts") or signature.get("prompt")
     if isinstance(prompts, dict) and "id" in prompts:
         prompts = {prompts["id"]: prompts.get("hash") or prompts.get("sha256")}
     if isinstance(prompts, dict):
         parts.append("prompts " + ", ".join(f"{k}@{str(v)[:8]}" for k, v in prompts.items()))
-    for key, value in signature.items():
+    parameters = signature.get("parameters")
+    sized = {**(parameters if isinstance(parameters, dict) else {}), **signature}
+    for key, value in sized.items():
         if key.startswith("n_") or key in ("samples", "seed"):
             parts.append(f"{key} {value}")
     return " · ".join(parts)
+
+
+def _model_parts(signature: dict[str, Any]) -> list[str]:
+    """ "<role> <route> (<name>), ..." per role, from ``models`` ([{role, name, route}], as
+    ``judgekit run`` writes it) and the older per-role keys (judge, judges, generators...)."""
+    by_role: dict[str, list[str]] = {}
+    models = signature.get("models")
+    for spec in models if isinstance(models, list) else []:
+        if isinstance(spec, dict):
+            by_role.setdefault(str(spec.get("role") or "model"), []).append(
+                f"{spec.get('route')} ({spec.get('name')})"
+            )
+    for role in ("judge", "judges", "generators", "translator"):
+        specs = signature.get(role)
+        specs = [specs] if isinstance(specs, dict) else specs or []
+        for spec in specs if isinstance(specs, list) else []:
+            if isinstance(spec, dict):
+                by_role.setdefault(role, []).append(f"{spec.get('route')} ({spec.get('name')})")
+    return [f"{role} " + ", ".join(dict.fromkeys(named)) for role, named in by_role.items()]
 
 
 def summary_blocks(summary: dict[str, Any], pipeline: str = "") -> list[Block]:

@@ -134,7 +134,7 @@ function drawPair(body, p) {
 }
 
 function showTab(name) {
-  ["summary", "items", "compare", "humans"].forEach(function (t) {
+  ["summary", "items", "compare", "humans", "which"].forEach(function (t) {
     var sec = document.getElementById("tab-" + t), btn = document.querySelector('#tabs [data-tab="' + t + '"]');
     if (sec) sec.hidden = t !== name;
     if (btn) btn.classList.toggle("active", t === name);
@@ -187,8 +187,9 @@ function onKey(ev) {
 
 function start() {
   var tabs = document.getElementById("tabs");
-  [["summary", "Summary"], ["items", "Items"], ["compare", "Compare"], ["humans", "Judge vs humans"]].forEach(function (t) {
+  [["summary", "Summary"], ["items", "Items"], ["compare", "Compare"], ["humans", "Judge vs humans"], ["which", "Which judge?"]].forEach(function (t) {
     if (t[0] === "humans" && !DATA.humans) return;
+    if (t[0] === "which" && !DATA.which) return;
     tabs.appendChild(el("button", { text: t[1], data: { tab: t[0] }, on: { click: function () { showTab(t[0]); } } }));
   });
   document.getElementById("built").textContent = "judgekit " + DATA.judgekit + " \u00b7 built " + DATA.built;
@@ -208,6 +209,7 @@ function start() {
   renderCompare();
   renderClusters();
   if (DATA.humans) { renderHumans(); renderConfidence(); }
+  if (DATA.which) renderWhich();
   if (!openDeepLink()) showTab("summary");
   document.documentElement.dataset.ready = "1";
   window.judgekitReady = performance.now();

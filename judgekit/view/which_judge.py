@@ -1,0 +1,232 @@
+"""The data of the "Which judge?" tab: per facet (overall first, then each facet value such as a
+language), each judge's agreement with humans and its CI on the same items, the human ceiling on
+those items, the paired difference to the best judge with its p-value and rank cluster, ``n``
+beside every figure, CIs wider than a stated share marked, plain statistic names with a one-line
+meaning, and every note about labels and raters beside the facet it affects.
+
+The figures are those of ``judgekit calibrate compare`` (:func:`judgekit.calibration.compare.
+compare`: percentile bootstrap CIs, paired permutation tests, WMT-style rank clusters; Kocmi et
+al. 2021, "To Ship or Not to Ship", section 4; Deutsch et al. 2023, "Ties Matter", for the
+pairwise accuracy of score judges); the notes are the warnings and notes that call raises and
+returns (the same source the command line prints), not a copy of their rules.
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from judgekit.calibration.compare import ALL, CompareOptions, CompareResult, compare
+from judgekit.calibration.compare.results import HUMAN_CEILING, Pair, Row, build_family
+from judgekit.errors import JudgekitWarning
+
+WIDE_SHARE = 0.2  # a CI wider than this share of the statistic's 0..1 range is marked wide
+
+STATISTICS: dict[str, tuple[str, str]] = {  # statistic -> (plain name, one-line meaning)
+    "accuracy": ("Agreement", "share of items where the judge gives the humans' label"),
+    "macro_f1": ("Balanced F1", "F1 per label averaged over labels, so rare labels count"),
+    "kappa": ("Cohen's kappa", "agreement beyond what chance label frequencies give (0 = chance)"),
+    "ac1": ("Gwet's AC1", "chance-corrected agreement that stays stable when one label dominates"),
+    "pearson": ("Pearson r", "linear correlation of the judge's scores with the humans'"),
+    "kendall": ("Kendall tau", "share of pairs ordered alike minus share ordered oppositely"),
+    "acc_eq": ("Pairwise accuracy", "share of pairs ordered as humans order them, ties counted"),
+    "spa": ("Soft pairwise accuracy", "how well the judge's system ranking keeps human margins"),
+}
+
+
+def _meaning(statistic: str) -> dict[str, str]:
+    name, meaning = STATISTICS.get(statistic, (statistic, ""))
+    return {"key": statistic, "name": name, "meaning": meaning}
+
+
+def _figure(row: Row, wide_share: float) -> dict[str, Any]:
+    width = None if row.ci_low is None or row.ci_high is None else row.ci_high - row.ci_low
+    return {
+        "judge": row.judge,
+        "value": row.value,
+        "ci_low": row.ci_low,
+        "ci_high": row.ci_high,
+        "n": row.n,
+        "rank": row.rank,
+        "wide": width is not None and width > wide_share,
+        "note": row.note,
+    }
+
+
+def _versus_best(best: str, judge: str, pairs: list[Pair]) -> dict[str, Any] | None:
+    for pair in pairs:
+        if {pair.a, pair.b} == {best, judge}:
+            sign = -1.0 if pair.a == best else 1.0  # delta = value(a) - value(b)
+            bounds = [None if b is None else sign * b for b in (pair.ci_low, pair.ci_high)]
+            low, high = bounds if sign > 0 or None in bounds else bounds[::-1]
+            return {
+                "best": best,
+                "delta": sign * pair.delta,
+                "ci_low": low,
+                "ci_high": high,
+                "p_value": pair.p_value,
+                "p_adjusted": pair.p_adjusted,
+            }
+    return None
+
+
+def _table(rows: list[Row], pairs: list[Pair], wide_share: float) -> dict[str, Any]:
+    judges = sorted(
+        (r for r in rows if r.judge != HUMAN_CEILING),
+        key=lambda r: (r.rank is None, r.rank or 0, -r.value),
+    )
+    ceiling = [r for r in rows if r.judge == HUMAN_CEILING]
+    best = judges[0].judge if judges else None
+    out = []
+    for row in judges:
+        figure = _figure(row, wide_share)
+        figure["versus_best"] = (
+            None if best is None or row.judge == best else _versus_best(best, row.judge, pairs)
+        )
+        out.append(figure)
+    return {
+        "statistic": _meaning(rows[0].statistic),
+        "level": rows[0].level,
+        "judges": out,
+        "ceiling": _figure(ceiling[0], wide_share) if ceiling else None,
+    }
+
+
+def _facet_order(facets: list[str]) -> list[str]:
+    return sorted(dict.fromkeys(facets), key=lambda f: (f != ALL, f))
+
+
+def tab_data(
+    result: CompareResult,
+    label_notes: list[str] | tuple[str, ...] = (),
+    wide_share: float = WIDE_SHARE,
+) -> dict[str, Any]:
+    """The tab's document from a comparison: ``{"kind", "wide_share", "notes", "facets": [{"facet",
+    "items", "ties", "notes", "tables": [{"statistic": {"key", "name", "meaning"}, "level",
+    "judges": [{"judge", "value", "ci_low", "ci_high", "n", "rank", "wide", "note",
+    "versus_best"}], "ceiling"}]}]}``; values in the statistic's own units (0..1 for agreement,
+    -1..1 for kappa, AC1 and correlations); ``versus_best`` is None for the best judge (rank 1,
+    highest value) and holds ``delta`` (this judge minus the best, <= 0), its paired CI where
+    computed and the one-sided permutation ``p_value``. ``label_notes`` (the warnings the
+    comparison raised) go to the top-level ``notes``, as they affect every facet; the
+    comparison's own notes (``"<facet>: ..."``) go beside their facet.
+
+    Raises:
+        ValueError: ``wide_share`` not in (0, 2].
+    """
+    if not 0 < wide_share <= 2:
+        raise ValueError(f"wide_share must be in (0, 2], got {wide_share}")
+    facets = []
+    for facet in _facet_order([r.facet for r in result.rows]):
+        groups: dict[tuple[str, str], list[Row]] = {}
+        for row in result.rows:
+            if row.facet == facet:
+                groups.setdefault((row.level, row.statistic), []).append(row)
+        pairs = [p for p in result.pairs if p.facet == facet]
+        tables = [
+            _table(rows, [p for p in pairs if (p.level, p.statistic) == key], wide_share)
+            for key, rows in groups.items()
+        ]
+        prefix = f"{facet}: "
+        counts = result.counts.get(facet, {})
+        facets.append(
+            {
+                "facet": "overall" if facet == ALL else facet,
+                "items": counts.get("items"),
+                "ties": counts.get("ties"),
+                "notes": [n[len(prefix) :] for n in result.notes if n.startswith(prefix)],
+                "tables": tables,
+            }
+        )
+    other = [n for n in result.notes if not any(n.startswith(f"{f}: ") for f in
+             {r.facet for r in result.rows})]  # fmt: skip
+    return {
+        "kind": result.kind,
+        "wide_share": wide_share,
+        "notes": [*label_notes, *other],
+        "facets": facets,
+    }
+
+
+def which_judge(
+    human: str,
+    judges: list[str],
+    options: CompareOptions | None = None,
+    wide_share: float = WIDE_SHARE,
+) -> dict[str, Any]:
+    """Compare ``judges`` against ``human`` (``[NAME=]PATH`` specs, as ``calibrate compare``
+    takes them) and return :func:`tab_data` of the result, with every label and rater warning
+    the comparison raised (folded spellings, labels on one side only, raters left out) as notes.
+
+    Raises:
+        InputError, JudgekitError: as :func:`judgekit.calibration.compare.compare`.
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", JudgekitWarning)
+        result = compare(human, judges, options)
+    notes = list(
+        dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, JudgekitWarning))
+    )
+    for w in caught:  # other warnings keep their way to the user
+        if not issubclass(w.category, JudgekitWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return tab_data(result, notes, wide_share)
+
+
+def which_judge_sources(
+    found: list[dict[str, Any]],
+    labels_path: str | Path,
+    *,
+    tie_policy: str = "exclude",
+    n_resamples: int = 1000,
+    seed: int = 0,
+    wide_share: float = WIDE_SHARE,
+) -> dict[str, Any] | None:
+    """:func:`tab_data` of ``judgekit view``'s label sources (:func:`judgekit.view.compare.
+    sources`: dicts with ``id``, ``name``, ``rater`` and ``labels`` {item: label}) against the
+    human ``labels_path`` (long ``item,rater,label``), compared as ``calibrate compare`` compares
+    label judges (:func:`judgekit.calibration.compare.labels.label_facet`, alpha 0.05, no
+    multiplicity correction), judges named by their source name; a human rater that is also a
+    judge is left out of the humans with a note; every label warning is a note. None without a
+    labelled source; ``{"note"}`` when nothing can be compared.
+
+    Raises:
+        InputError: the labels file is missing or malformed (file, line, field).
+    """
+    from judgekit.calibration.compare.labels import label_facet
+    from judgekit.errors import JudgekitError
+    from judgekit.labels.table import load_labels
+
+    sources = [s for s in found if s["labels"]]
+    if not sources:
+        return None
+    humans = load_labels(labels_path, format="long", numeric=False)
+    names = [str(s["name"]) for s in sources]
+    if len(set(names)) < len(names):  # two sources of one name: told apart by their id
+        names = [f"{n} #{s['id']}" for n, s in zip(names, sources, strict=True)]
+    judges = {n: pd.Series(s["labels"], dtype=object) for n, s in zip(names, sources, strict=True)}
+    shared = [r for r in humans.raters if str(r) in {str(s["rater"]) for s in sources}]
+    notes = [f"rater '{r}' is a judge here: left out of the humans" for r in shared]
+    humans = humans.drop(shared)
+    rows: list[Row] = []
+    pairs: list[Pair] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", JudgekitWarning)
+        try:
+            facet = label_facet(judges, humans, facet=ALL, tie_policy=tie_policy,  # type: ignore[arg-type]
+                                n_resamples=n_resamples, seed=seed)  # fmt: skip
+        except JudgekitError as exc:
+            return {"note": f"no comparison: {exc}"}
+    for family in facet.families:
+        r, p = build_family(family, ALL, alpha=0.05, correction="none", confidence=0.95)
+        rows += r
+        pairs += p
+    rows += facet.ceiling
+    notes += [str(w.message) for w in caught if issubclass(w.category, JudgekitWarning)]
+    notes += list(facet.notes)
+    counts = {ALL: {"items": facet.n_items, "ties": facet.n_ties}}
+    result = CompareResult("labels", rows, pairs, [], counts, [], {})
+    return tab_data(result, list(dict.fromkeys(notes)), wide_share)

@@ -1,0 +1,93 @@
+"""The "Which judge?" tab of ``judgekit view`` in headless Chromium (Debian's, tests/browser.py):
+its figures equal ``judgekit.view.which_judge`` (the library ``calibrate compare`` uses), the
+ceiling on the same items, the difference to the best judge, the rater note beside the figures,
+and a hostile run name shown as text."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from browser import chrome
+from view_runs import classify_runs, cli
+
+HOSTILE = "<img src=x onerror=alert(1)>"
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path, Path]:
+    base = tmp_path_factory.mktemp("which")
+    a, b, humans = classify_runs(base)
+    hostile = base / HOSTILE
+    shutil.copytree(b, hostile)
+    with humans.open("a", encoding="utf-8") as f:  # the judge's rater among the humans
+        f.write("r00,judge-a,positive\n")
+    out = base / "which.html"
+    cli("view", str(a), str(hostile), "--labels", str(humans), "-o", str(out),
+        "--n-resamples", "200")  # fmt: skip
+    return a, hostile, humans, out
+
+
+def test_which_judge_tab_shows_the_library_figures_as_text(page, tmp_path: Path) -> None:
+    from selenium.common.exceptions import NoAlertPresentException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from judgekit.view.compare import sources
+    from judgekit.view.data import read_run
+    from judgekit.view.which_judge import which_judge_sources
+
+    a, hostile, humans, out = page
+    found, _ = sources([read_run(a), read_run(hostile)])
+    expected = which_judge_sources(found, humans, n_resamples=200)
+    assert expected is not None and "facets" in expected
+    with chrome() as driver:
+        driver.get(out.as_uri())
+        WebDriverWait(driver, 30).until(
+            lambda d: d.execute_script("return document.documentElement.dataset.ready") == "1"
+        )
+        driver.find_element("css selector", '#tabs [data-tab="which"]').click()
+        root = driver.find_element("css selector", "#tab-which")
+        assert root.is_displayed()
+        assert (
+            "rater 'judge-a' is a judge here"
+            in root.find_element("css selector", ".which-notes").text
+        )
+        table = root.find_element("css selector", '.which-table[data-statistic="accuracy"]')
+        rows = table.find_elements("css selector", "tbody tr")
+        acc = next(
+            t for t in expected["facets"][0]["tables"] if t["statistic"]["key"] == "accuracy"
+        )
+        names = [r.find_element("css selector", "td").text for r in rows]
+        assert names == [f["judge"] for f in acc["judges"]] + ["human ceiling"]
+        assert any(HOSTILE in n for n in names)  # the hostile run name, as text
+        best, other = acc["judges"]
+        cells = rows[1].find_elements("css selector", "td")
+        assert cells[2].text == str(other["n"])
+        assert cells[4].text.startswith(f"{other['versus_best']['delta']:.4f} (p ")
+        assert rows[0].find_elements("css selector", "td")[4].text == "best"
+        assert "wide CI" in cells[1].text if other["wide"] else "wide CI" not in cells[1].text
+        assert acc["ceiling"]["n"] == other["n"] == best["n"]  # the same items
+        shot = tmp_path / "which.png"
+        driver.save_screenshot(str(shot))
+        assert (
+            driver.execute_script("return document.querySelectorAll('img[src=\"x\"]').length") == 0
+        )
+        with pytest.raises(NoAlertPresentException):
+            driver.switch_to.alert.text  # noqa: B018 (no alert fired)
+
+
+def test_each_run_card_names_its_model_and_route(page) -> None:
+    """The signature line reads ``models`` as summary.json writes it: two judges' cards differ."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    *_, out = page
+    with chrome() as driver:
+        driver.get(out.as_uri())
+        WebDriverWait(driver, 30).until(
+            lambda d: d.execute_script("return document.documentElement.dataset.ready") == "1"
+        )
+        lines = [p.text for p in driver.find_elements("css selector", "#tab-summary .signature")]
+    assert len(lines) == 2
+    assert "judge hosted_vllm/judge-a (judge-a)" in lines[0]
+    assert "judge hosted_vllm/judge-b (judge-b)" in lines[1]
