@@ -146,10 +146,11 @@ def stratified_ppi(
         if lab.sum() < 2:
             raise ValueError(f"stratum {h!r} has {int(lab.sum())} label(s); it needs at least 2")
         share = pop.mean()
-        lo, hi = (
-            float(np.ravel(b)[0]) for b in ppi_mean_ci(y[lab], f[lab], f_all[pop], alpha=alpha)
-        )
-        point += share * float(np.ravel(ppi_mean_pointestimate(y[lab], f[lab], f_all[pop]))[0])
+        # a judge constant in the stratum predicts nothing there: lam = 0, the classical mean
+        lam = 0.0 if np.ptp(f_all[pop]) == 0 else None
+        args = (y[lab], f[lab], f_all[pop])
+        lo, hi = (float(np.ravel(b)[0]) for b in ppi_mean_ci(*args, alpha=alpha, lam=lam))
+        point += share * float(np.ravel(ppi_mean_pointestimate(*args, lam=lam))[0])
         var += (share * (hi - lo) / (2 * z)) ** 2
         w[lab] = pop.sum() / lab.sum()
     half = float(z * np.sqrt(var))
