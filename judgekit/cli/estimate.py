@@ -63,9 +63,17 @@ def estimate_command(
         None,
         help="Write estimate.json, .csv and .md here (a run directory: judgekit view shows it).",
     ),
+    selection: Path | None = typer.Option(None, help="selection.csv of calibrate plan --design."),
 ) -> None:
     """The target's mean with CIs: humans only, judge only, PPI and PPI++ (ppi_py)."""
     from judgekit.calibration.estimate.run import run_estimate
+
+    if selection is not None:
+        from judgekit.cli.design import design_estimate
+
+        return design_estimate(judge, human, selection, as_json, target=target,
+                               raters=judge_rater or None, alpha=alpha, by=by,
+                               facets=str(facets) if facets else None)  # fmt: skip
 
     result = run_estimate(
         str(judge), str(human), target=target, by=by, facets=str(facets) if facets else None,
@@ -153,7 +161,7 @@ def _print_ranking(ranking: list[dict], spec: dict, rank: str | None) -> None:
 
 def plan_command(
     judge: Path = typer.Option(..., help="The judge's run directory or labels file."),
-    width: float = typer.Option(..., help="Target CI half-width, in the target's unit."),
+    width: float | None = typer.Option(None, help="Target CI half-width, in the target's unit."),
     pilot: Path | None = typer.Option(None, help="Pilot human labels on some judged items."),
     kappa: float | None = typer.Option(
         None, help="Without a pilot: the judge's kappa vs humans (taken as their correlation)."
@@ -170,9 +178,26 @@ def plan_command(
     resamples: int = typer.Option(2000, help="Bootstrap-t resamples B of the estimate."),
     items_out: Path | None = typer.Option(None, help="Write the items to label, one id a line."),
     as_json: bool = typer.Option(False, "--json", help="Print the plan as JSON."),
+    design: str | None = typer.Option(None, help="Label design: uniform|stratified|active."),
+    budget: int | None = typer.Option(None, help="With --design: labels to draw (expected)."),
+    uncertainty: str = typer.Option("auto", help="Active: auto|top|entropy|disagreement|column:C"),
+    floor: float = typer.Option(0.2, help="Active: the uniform design's share (min probability)."),
+    previous: Path | None = typer.Option(None, help="Sequential: an earlier round's selection."),
+    selection_out: Path | None = typer.Option(None, help="With --design: selection.csv path."),
 ) -> None:
     """Human labels needed for a CI of half-width WIDTH, and which items to label (seeded)."""
     from judgekit.calibration.estimate.plan import run_plan
+
+    if design is not None:
+        from judgekit.cli.design import design_plan
+
+        return design_plan(judge, design, budget, selection_out, target=target,
+                           raters=judge_rater or None, kind=uncertainty, floor=floor, by=by,
+                           facets=str(facets) if facets else None,
+                           pilot=str(pilot) if pilot else None,
+                           exclude=str(previous) if previous else None, seed=seed)  # fmt: skip
+    if width is None:
+        raise InputError(None, "give --width W (or --design with --budget)", field="--width")
 
     if (pilot is None) == (kappa is None):
         raise InputError(None, "give exactly one of --pilot LABELS and --kappa K", field="--pilot")

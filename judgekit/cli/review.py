@@ -41,12 +41,22 @@ def make(
     ] = None,
     gold: Annotated[Path | None, Opt(help="Gold answers (JSONL of {item, expected}).")] = None,
     show_judge: Annotated[bool, Opt(help="Pre-fill the judge's answers (default: blind).")] = False,
+    selection: Annotated[
+        Path | None, Opt(help="selection.csv of calibrate plan --design: exactly its items.")
+    ] = None,
 ) -> None:
     """Write RATER's annotation page for TASK over SOURCE, and the campaign file."""
     from judgekit.data import text_lines
+    from judgekit.errors import InputError
     from judgekit.review.make import build_campaign, make_page
+    from judgekit.review.selection import keep_with_campaign, selection_items
 
     ids = None
+    if selection is not None:
+        if items is not None or sample is not None:
+            raise InputError(None, "give --selection alone, without --items or --sample",
+                             field="--selection")  # fmt: skip
+        ids = selection_items(selection)
     if items is not None:
         # @FILE: one id a line (ids may hold commas), lines end at "\n" only, a BOM dropped
         lines = text_lines(Path(items[1:])) if items.startswith("@") else items.split(",")
@@ -54,6 +64,8 @@ def make(
     campaign = build_campaign(source, task, guidelines=guidelines, sample=sample, seed=seed,
                               items=ids, gold=gold)  # fmt: skip
     made = make_page(campaign, rater, out, show_judge=show_judge)
+    if selection is not None:
+        console.print(f"kept {keep_with_campaign(selection, made.campaign_file)} (probabilities)")
     console.print(
         f"wrote {made.page} ({task}, {len(campaign.items)} items, {made.n_gold} gold, "
         f"{'judge shown' if show_judge else 'blind'}) for rater {rater}; campaign "
@@ -76,6 +88,11 @@ def import_(
 
     found = read_campaign(campaign)
     summary = write_outputs(found, read_files(list(files), found), out)
+    from judgekit.review.selection import carry_to_labels
+
+    kept = carry_to_labels(campaign, found, out)
+    if kept is not None:
+        summary["files"] = [*summary["files"], kept.name]
     table = Table(title=f"review import: campaign {found.id} ({found.task})")
     csca = found.task == "csca"
     columns = ["rater", "done", "not done", "median s/item", "gold", "gold accuracy", "judge"]

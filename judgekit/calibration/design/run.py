@@ -1,0 +1,159 @@
+"""Plan a label design on a judge's run and estimate from labels drawn under it.
+
+* :func:`plan_design`: the judge's value and uncertainty of every item, then the draw
+  (:func:`judgekit.calibration.design.selection.draw`) for a budget of labels;
+* :func:`estimate_design`: human labels joined to ``selection.csv``'s probabilities and the
+  matching estimator (:mod:`judgekit.calibration.design.estimators`). A weighted estimate from
+  labels that lack their probability is refused, naming the items.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from judgekit.calibration.design.estimators import DesignEstimate, stratified_ppi, weighted_ppi
+from judgekit.calibration.design.probabilities import uncertainty
+from judgekit.calibration.design.selection import Selected, draw, read_selection
+from judgekit.calibration.estimate.inputs import Target, default_target, load_human, load_judge
+from judgekit.errors import InputError
+
+AUTO = "auto"
+
+
+def _target(judge: str, target: str | None) -> Target:
+    return Target.parse(target) if target else default_target(judge)
+
+
+def judge_uncertainty(
+    judge: str, values: pd.Series, kind: str, raters: list[str], facets: pd.DataFrame | None,
+    goal: Target,
+) -> np.ndarray:  # fmt: skip
+    """Uncertainty per item of ``values``' index (shape (N,)).
+
+    ``auto``: ``sqrt(f (1 - f))`` for a judge value f in [0, 1] (a label probability: the
+    expected error of a calibrated soft label, Zrnic & Candès 2024, Sec. 6), else
+    ``|f - median(f)|`` distance to the decision boundary scaled to the largest; ``top`` and
+    ``entropy`` from the run's ``label_probs``; ``disagreement`` from the raters' hard values;
+    ``column:NAME``: a numeric --facets column (e.g. an MQM judge's score spread over samples).
+    Raises InputError when the source lacks what the kind needs.
+    """
+    items = values.index
+    if kind == AUTO:
+        f = values.to_numpy(float)
+        if ((f >= 0) & (f <= 1)).all():
+            return np.sqrt(f * (1 - f))
+        d = np.abs(f - np.median(f))
+        return 1 - d / d.max() if d.max() > 0 else np.ones(len(f))
+    if kind in ("top", "entropy"):
+        from judgekit.calibration.confidence_inputs import load_label_probs
+
+        probs, _ = load_label_probs(judge, raters[0] if len(raters) == 1 else None)
+        if probs.empty:
+            raise InputError(
+                judge, "no label probabilities: use --uncertainty auto", field="--uncertainty"
+            )
+        probs = probs.reindex(items).fillna(1.0 / probs.shape[1])
+        return uncertainty(kind, probs.to_numpy(float))
+    if kind == "disagreement":
+        if len(raters) < 2:
+            raise InputError(
+                judge, "disagreement needs 2 or more judge raters", field="--uncertainty"
+            )
+        per = [load_judge(judge, goal, [r], probabilities=False)[0].reindex(items) for r in raters]
+        return uncertainty("disagreement", np.stack([v.fillna(-1).to_numpy() for v in per], axis=1))
+    if kind.startswith("column:"):
+        name = kind.split(":", 1)[1]
+        if facets is None or name not in facets.columns:
+            raise InputError(None, f"no --facets column '{name}'", field="--uncertainty")
+        return facets[name].reindex(items).astype(float).fillna(0.0).to_numpy()
+    raise InputError(None, f"unknown uncertainty '{kind}'", field="--uncertainty")
+
+
+def population_strata(values: pd.Series, table: pd.DataFrame | None, by: str | None) -> pd.Series:
+    """Stratum (text) of every judged item: the ``by`` facet's value, else the judge's rounded
+    value (its label). The plan and the estimate both use this one rule."""
+    from judgekit.calibration.estimate import facet_groups
+
+    if by:
+        return facet_groups(values.index, table, by).astype(str)
+    return values.round().astype(str)
+
+
+def plan_design(
+    judge: str, design: str, budget: int, *, target: str | None = None,
+    raters: list[str] | None = None, kind: str = AUTO, floor: float = 0.2,
+    by: str | None = None, facets: str | None = None, pilot: str | None = None,
+    exclude: str | None = None, seed: int = 0,
+) -> list[Selected]:  # fmt: skip
+    """The items to label under ``design`` for ``budget`` labels (expected, or exact when
+    stratified), seeded.
+
+    Stratified: strata are the ``by`` facet's values (default: the judge's rounded value, i.e.
+    its label), with Neyman allocation from the ``pilot``'s residual standard deviation per
+    stratum (without a pilot: the judge's own standard deviation per stratum). ``exclude``: a
+    previous round's ``selection.csv`` (sequential mode: its items are not drawn again).
+    Raises InputError on a bad input file or option.
+    """
+    from judgekit.calibration.estimate.facets import item_facets
+
+    goal = _target(judge, target)
+    values, chosen, _ = load_judge(judge, goal, raters)
+    table = item_facets(judge, facets, by=by) if (facets or by) else None
+    items = [str(i) for i in values.index]
+    done = {r.item for r in read_selection(Path(exclude))} if exclude else set()
+    if design == "active":
+        u = judge_uncertainty(judge, values, kind, chosen, table, goal)
+        return draw(items, design, budget, uncertainty=u, floor=floor, exclude=done, seed=seed)
+    if design != "stratified":
+        return draw(items, design, budget, exclude=done, seed=seed)
+    strata = population_strata(values, table, by)
+    if pilot:
+        human, _, _ = load_human(pilot, goal)
+        resid = (human - values.reindex(human.index)).dropna()
+        sig = resid.groupby(strata.reindex(resid.index)).std().dropna().to_dict()
+    else:
+        sig = values.groupby(strata).std().fillna(0).to_dict()
+    sigmas = {str(k): float(v) for k, v in sig.items()}
+    return draw(items, design, budget, strata=list(strata), sigmas=sigmas, exclude=done, seed=seed)
+
+
+def estimate_design(
+    judge: str, human: str, selection: str, *, target: str | None = None,
+    raters: list[str] | None = None, alpha: float = 0.05, by: str | None = None,
+    facets: str | None = None,
+) -> DesignEstimate:  # fmt: skip
+    """The mean under the design of ``selection`` (a ``selection.csv``), from the human labels
+    in ``human`` and the judge's values on all its items. A stratified design needs the plan's
+    ``by`` and ``facets`` to place every item in its stratum.
+
+    Raises InputError when a human-labelled item has no probability in the selection (a
+    weighted estimate is refused: the weights would be unknown), or none is labelled.
+    """
+    goal = _target(judge, target)
+    values, _, source = load_judge(judge, goal, raters)
+    rows = {r.item: r for r in read_selection(Path(selection))}
+    y, _, _ = load_human(human, goal, judge_labels=source.labels)
+    y = y[y.index.isin(values.index)]
+    lacking = [str(i) for i in y.index if str(i) not in rows]
+    design = next(iter(rows.values())).design if rows else "uniform"
+    if lacking and design != "uniform":
+        raise InputError(selection, f"{len(lacking)} labelled item(s) lack their inclusion "
+                         f"probability (e.g. {', '.join(lacking[:3])}): a weighted estimate "
+                         "is refused", field="inclusion_probability")  # fmt: skip
+    y = y[[str(i) in rows for i in y.index]]
+    f = values.reindex(y.index).to_numpy(float)
+    pi = np.array([rows[str(i)].probability for i in y.index])
+    if design == "stratified":
+        lab = np.array([rows[str(i)].stratum for i in y.index])
+        from judgekit.calibration.estimate.facets import item_facets
+
+        table = item_facets(judge, facets, by=by) if (facets or by) else None
+        pop = population_strata(values, table, by).to_numpy()
+        if set(lab) - set(pop):
+            msg = "strata of the selection are not the judge's: give the plan's --by and --facets"
+            raise InputError(selection, msg, field="stratum")
+        return stratified_ppi(y.to_numpy(float), f, lab, values.to_numpy(float), pop, alpha)
+    return weighted_ppi(y.to_numpy(float), f, values.to_numpy(float), pi, alpha, design)

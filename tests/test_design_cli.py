@@ -1,0 +1,75 @@
+"""``calibrate plan --design`` and ``calibrate estimate --selection`` end to end (subprocess)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from test_estimate import write_long
+from typer.testing import CliRunner
+
+from judgekit.calibration.design.run import estimate_design
+from judgekit.cli import app
+from judgekit.cli import calibrate as _  # noqa: F401  (registers `calibrate`)
+from judgekit.errors import InputError
+
+
+def judgekit(*args: str):
+    """The command in-process (CliRunner): subprocess start-up would cost seconds a call."""
+    result = CliRunner().invoke(app, list(args))
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result
+
+
+@pytest.fixture()
+def population(tmp_path: Path) -> tuple[Path, dict[str, bool]]:
+    """A judge with label probabilities (p: columns) over 400 items, and the true labels."""
+    rng = np.random.default_rng(7)
+    n = 400
+    langs = np.where(np.arange(n) < 200, "de", "fr")
+    sure = rng.random(n) < 0.7
+    p_cs = np.where(rng.random(n) < 0.5, 0.0, 1.0)
+    p_cs = np.where(sure, np.abs(p_cs - 0.05), np.abs(p_cs - 0.4))
+    truth = rng.random(n) < p_cs
+    rows = [(f"x{k}", "judge", "CS" if p_cs[k] > 0.5 else "CA", langs[k], p_cs[k], 1 - p_cs[k])
+            for k in range(n)]  # fmt: skip
+    judge = tmp_path / "judge.csv"
+    pd.DataFrame(rows, columns=["item", "rater", "label", "language", "p:CS", "p:CA"]).to_csv(
+        judge, index=False
+    )
+    return judge, {f"x{k}": bool(truth[k]) for k in range(n)}
+
+
+@pytest.mark.parametrize("design", ["active", "stratified", "uniform"])
+def test_plan_design_then_estimate(population, tmp_path: Path, design: str) -> None:
+    judge, truth = population
+    sel = tmp_path / "selection.csv"
+    extra = ["--by", "language"] if design == "stratified" else []
+    plan = judgekit("calibrate", "plan", "--judge", str(judge), "--target", "share:CS", "--design",
+                    design, "--budget", "80", "--selection-out", str(sel), *extra)  # fmt: skip
+    assert plan.exit_code == 0, plan.output
+    table = pd.read_csv(sel)
+    assert list(table.columns) == ["item", "inclusion_probability", "stratum", "reason", "design"]
+    assert (table["design"] == design).all() and table["inclusion_probability"].between(0, 1).all()
+    if design == "stratified":
+        assert len(table) == 80 and set(table["stratum"]) == {"de", "fr"}
+    human = write_long(tmp_path / "human.csv",
+                       [(i, "h1", "CS" if truth[i] else "CA") for i in table["item"]])  # fmt: skip
+    est = judgekit("calibrate", "estimate", "--judge", str(judge), "--human", str(human),
+                   "--target", "share:CS", "--selection", str(sel), "--json", *extra)  # fmt: skip
+    assert est.exit_code == 0, est.output
+    payload = json.loads(est.output)
+    assert payload["signature"]["design"] == design and payload["n"] == len(table)
+    assert payload["low"] < payload["estimate"] < payload["high"]
+    assert payload["uniform_half_width"] > 0
+    # a label outside the selection has no probability: the weighted estimate is refused
+    if design != "uniform":
+        outside = next(i for i in truth if i not in set(table["item"]))
+        write_long(
+            human, [(i, "h1", "CS" if truth[i] else "CA") for i in [*table["item"], outside]]
+        )
+        with pytest.raises(InputError, match="lack their inclusion probability"):
+            estimate_design(str(judge), str(human), str(sel), target="share:CS")
