@@ -1,0 +1,148 @@
+"""`judgekit calibrate tune TUNE.yaml` end to end against a real OpenAI-compatible stub server on
+127.0.0.1 (tests/fault_server.py): candidates run as grid cells, choice on select, report on the
+sealed test split, best.yaml that `judgekit run` takes; bad tune files exit 2 naming file, line
+and field."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+from fault_server import FaultServer, correct_content, message_hash
+
+from judgekit.calibration.tune import choose, statistic, test_hash
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def judgekit(*args: str, code: int = 0) -> subprocess.CompletedProcess:
+    proc = subprocess.run(
+        [sys.executable, "-m", "judgekit", *args],
+        cwd=REPO, capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+    assert proc.returncode == code, proc.stdout + proc.stderr
+    return proc
+
+
+def answer(body: dict) -> str:
+    key = f"{body.get('model')}|{message_hash(body.get('messages'))}"
+    return correct_content(body, int(hashlib.sha256(key.encode()).hexdigest()[:12], 16))
+
+
+def base_config(url: str) -> str:
+    gens = "\n".join(f"  - {{model: hosted_vllm/gen-{m}, api_base: {url}}}" for m in "xyz")
+    return (
+        f"pipeline: spilling\ncache: {{enabled: false}}\ngenerator:\n{gens}\n"
+        f"judge: {{model: hosted_vllm/stub-a, api_base: {url}}}\n"
+        "spilling: {words: [head, line], languages: [de, fr], backcheck: false}\n"
+    )
+
+
+def tune_file(url: str, extra: str = "") -> str:
+    judges = "\n".join(f"  - {{model: hosted_vllm/stub-{j}, api_base: {url}}}" for j in "ab")
+    return (
+        "base: base.yaml\nlabels: humans.csv\ngenerations: labelled\n"
+        f"judges:\n{judges}\n"
+        "prompts: {key: spilling.judge_prompt, values: [default, strict]}\n"
+        "tune: {statistic: accuracy, baseline: stub-b__strict, seed: 3, n_boot: 200}\n" + extra
+    )
+
+
+def test_tune_chooses_on_select_reports_on_test_and_writes_a_runnable_best(
+    tmp_path: Path,
+) -> None:
+    with FaultServer(answer_fn=answer) as server:
+        url = server.base_url
+        (tmp_path / "base.yaml").write_text(base_config(url))
+        judgekit("run", str(tmp_path / "base.yaml"), "--out", str(tmp_path / "labelled"))
+        labelled = pd.read_csv(tmp_path / "labelled" / "labels.csv", dtype=str)
+        # humans: the labelled judge's labels with every 4th item flipped (one rater)
+        flip = {"true": "false", "false": "true"}
+        humans = [
+            (item, "ann1", flip[label] if k % 4 == 0 else label)
+            for k, (item, label) in enumerate(zip(labelled["item"], labelled["label"], strict=True))
+        ]
+        pd.DataFrame(humans, columns=["item", "rater", "label"]).to_csv(
+            tmp_path / "humans.csv", index=False
+        )
+        (tmp_path / "tune.yaml").write_text(tune_file(url))
+        out = tmp_path / "tune"
+        proc = judgekit("calibrate", "tune", str(tmp_path / "tune.yaml"), "--out", str(out))
+        assert "looks at the sealed test split: 1" in proc.stdout
+        splits = json.loads((out / "splits.json").read_text())
+        tune, select, test = (set(splits[k]) for k in ("tune", "select", "test"))
+        assert not (tune & select or tune & test or select & test)
+        assert len(tune | select | test) == 60
+        assert splits["test_hash"] == test_hash(splits["test"])
+
+        # the ranking on select, recomputed by hand from the cells' labels
+        gold = {i: lab for i, _, lab in humans}
+        cells = {}
+        for cell in ("stub-a__default", "stub-a__strict", "stub-b__default", "stub-b__strict"):
+            frame = pd.read_csv(out / cell / "labels.csv", dtype=str)
+            cells[cell] = frame.set_index("item")["label"].to_dict()
+        expected = choose(cells, gold, sorted(select), "accuracy")
+        ranking = json.loads((out / "ranking.json").read_text())
+        assert [name for name, _ in ranking["select"]] == [n for n, _ in expected.figures]
+        report = json.loads((out / "tune.json").read_text())
+        assert report["chosen"] == expected.chosen
+        test_ids = sorted(test)
+        figure = statistic("accuracy", [cells[expected.chosen][i] for i in test_ids],
+                           [gold[i] for i in test_ids])  # fmt: skip
+        assert report["test_figure"] == pytest.approx(figure)
+        assert report["optimism"] == pytest.approx(dict(expected.figures)[expected.chosen] - figure)
+        assert report["n_test"] == len(test) and report["looks"] == 1
+        assert report["test_ci"][0] <= figure <= report["test_ci"][1]
+
+        # best.yaml is a run config: `judgekit run` takes it and judges with the chosen cell
+        best = yaml.safe_load((out / "best.yaml").read_text())
+        chosen_judge = expected.chosen.split("__")[0]
+        assert best["judge"]["model"] == f"hosted_vllm/{chosen_judge}"
+        assert f"tuned_test_hash: {splits['test_hash']}" in (out / "best.yaml").read_text()
+        judgekit("run", str(out / "best.yaml"), "--out", str(tmp_path / "again"), "--limit", "2")
+
+        # rerun: every candidate resumes (no model calls), one more look counted
+        calls = server.total_requests
+        proc = judgekit("calibrate", "tune", str(tmp_path / "tune.yaml"), "--out", str(out))
+        assert server.total_requests == calls
+        assert "looks at the sealed test split: 2" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("extra", "field", "line"),
+    [
+        ("tune: {statistic: f1}\n", "tune.statistic", 8),
+        ("tune: {fractions: [0.5, 0.5, 0.5]}\n", "tune.fractions", 8),
+        ("bogus: 1\n", "bogus", 8),
+    ],
+)
+def test_bad_tune_files_exit_2_naming_file_line_and_field(
+    tmp_path: Path, extra: str, field: str, line: int
+) -> None:
+    (tmp_path / "base.yaml").write_text(base_config("http://127.0.0.1:9/v1"))
+    text = tune_file("http://127.0.0.1:9/v1").replace(
+        "tune: {statistic: accuracy, baseline: stub-b__strict, seed: 3, n_boot: 200}\n", ""
+    )
+    (tmp_path / "tune.yaml").write_text(text + extra)
+    proc = judgekit("calibrate", "tune", str(tmp_path / "tune.yaml"), code=2)
+    message = proc.stdout + proc.stderr
+    assert "tune.yaml" in message and field in message and f"tune.yaml:{line}:" in message
+    assert "Traceback" not in message
+
+
+def test_missing_tune_file_and_unknown_baseline_exit_2(tmp_path: Path) -> None:
+    proc = judgekit("calibrate", "tune", str(tmp_path / "nope.yaml"), code=2)
+    assert "nope.yaml" in proc.stdout + proc.stderr
+    (tmp_path / "base.yaml").write_text(base_config("http://127.0.0.1:9/v1"))
+    (tmp_path / "humans.csv").write_text("item,rater,label\nx,a,true\n")
+    text = tune_file("http://127.0.0.1:9/v1").replace("stub-b__strict", "stub-c__strict")
+    (tmp_path / "tune.yaml").write_text(text)
+    proc = judgekit("calibrate", "tune", str(tmp_path / "tune.yaml"), code=2)
+    message = proc.stdout + proc.stderr
+    assert "stub-c__strict" in message and "Traceback" not in message
