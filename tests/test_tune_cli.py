@@ -107,11 +107,35 @@ def test_tune_chooses_on_select_reports_on_test_and_writes_a_runnable_best(
         assert f"tuned_test_hash: {splits['test_hash']}" in (out / "best.yaml").read_text()
         judgekit("run", str(out / "best.yaml"), "--out", str(tmp_path / "again"), "--limit", "2")
 
+        # calibrate estimate refuses the tuned judge's test labels unless told; then a look
+        estimate = ["calibrate", "estimate", "--judge", str(out / expected.chosen),
+                    "--human", str(tmp_path / "humans.csv"), "--tuned", str(out)]  # fmt: skip
+        proc = judgekit(*estimate, code=2)
+        assert "sealed test items" in proc.stdout + proc.stderr
+        assert json.loads((out / "looks.json").read_text())["looks"] == 1
+        judgekit(*estimate, "--allow-test-labels")
+        assert json.loads((out / "looks.json").read_text())["looks"] == 2
+
         # rerun: every candidate resumes (no model calls), one more look counted
         calls = server.total_requests
         proc = judgekit("calibrate", "tune", str(tmp_path / "tune.yaml"), "--out", str(out))
         assert server.total_requests == calls
-        assert "looks at the sealed test split: 2" in proc.stdout
+        assert "looks at the sealed test split: 3" in proc.stdout
+
+
+def test_guard_refuses_test_items_counts_a_look_when_allowed(tmp_path: Path) -> None:
+    from judgekit.calibration.tune import read_looks
+    from judgekit.calibration.tune.guard import check_human_sample
+    from judgekit.errors import InputError
+
+    doc = {"test_hash": test_hash(["t1", "t2"]), "test": ["t1", "t2"], "tune": [], "select": []}
+    (tmp_path / "splits.json").write_text(json.dumps(doc))
+    assert check_human_sample(tmp_path, ["a", "b"], False, "x") == 0
+    with pytest.raises(InputError, match="1 of the human labels"):
+        check_human_sample(tmp_path, ["a", "t2"], False, "x")
+    assert read_looks(tmp_path) == 0
+    assert check_human_sample(tmp_path, ["t1", "t2"], True, "x") == 2
+    assert read_looks(tmp_path) == 1
 
 
 @pytest.mark.parametrize(

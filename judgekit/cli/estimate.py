@@ -29,6 +29,7 @@ TARGET_HELP = (
 BY_HELP = "Facet to break the figure down by (system, lang, model, language, a --facets column)."
 FACETS_HELP = "Extra item facets: a CSV/TSV/JSONL table with an item (or id, key) column."
 RATER_HELP = "The judge's rater(s) in --judge (repeat; default all, averaged)."
+TUNED_HELP = "The calibrate tune output the judge came from: its sealed test labels are refused."
 INTERVAL_HELP = (
     "CI: auto (mean: bootstrap-t below 100 labels, else CLT; share/rate: t below 50), clt, t, "
     "bootstrap-t."
@@ -63,9 +64,21 @@ def estimate_command(
         None,
         help="Write estimate.json, .csv and .md here (a run directory: judgekit view shows it).",
     ),
+    tuned: Path | None = typer.Option(None, help=TUNED_HELP),
+    allow_test_labels: bool = typer.Option(
+        False, help="Use a tuned judge's sealed test labels anyway (counted as a look)."
+    ),
 ) -> None:
     """The target's mean with CIs: humans only, judge only, PPI and PPI++ (ppi_py)."""
     from judgekit.calibration.estimate.run import run_estimate
+
+    if tuned is not None:
+        from judgekit.calibration.tune.guard import check_human_sample
+        from judgekit.labels.table import load_labels
+
+        items = load_labels(human).items
+        if check_human_sample(tuned, items, allow_test_labels, "calibrate estimate"):
+            console.print("warning: sealed test labels used; one more look counted", markup=False)
 
     result = run_estimate(
         str(judge), str(human), target=target, by=by, facets=str(facets) if facets else None,
