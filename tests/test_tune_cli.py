@@ -170,3 +170,22 @@ def test_missing_tune_file_and_unknown_baseline_exit_2(tmp_path: Path) -> None:
     proc = judgekit("calibrate", "tune", str(tmp_path / "tune.yaml"), code=2)
     message = proc.stdout + proc.stderr
     assert "stub-c__strict" in message and "Traceback" not in message
+
+
+def test_ac1_and_acc_eq_statistics_match_their_definitions() -> None:
+    human = ["a", "a", "b", "a", "b", "b", "a", "a"]
+    judge = ["a", "b", "b", "a", "b", "a", "a", "a"]
+    # Gwet's AC1 by hand: p_a, p_e = sum_k pi_k (1 - pi_k) / (q - 1), pi_k over both raters
+    p_a = sum(h == j for h, j in zip(human, judge, strict=True)) / len(human)
+    pi = {k: (human.count(k) + judge.count(k)) / (2 * len(human)) for k in "ab"}
+    p_e = sum(p * (1 - p) for p in pi.values())
+    assert statistic("ac1", judge, human) == pytest.approx((p_a - p_e) / (1 - p_e))
+    # acc_eq: share of item pairs both tie or both order alike
+    h, j = [1.0, 2.0, 2.0, 3.0], [0.5, 0.7, 0.7, 0.6]
+    pairs = [(a, b) for a in range(4) for b in range(a + 1, 4)]
+    agree = [
+        (h[a] == h[b] and j[a] == j[b])
+        or (h[a] != h[b] and j[a] != j[b] and (h[a] < h[b]) == (j[a] < j[b]))
+        for a, b in pairs
+    ]
+    assert statistic("acc_eq", j, h) == pytest.approx(sum(agree) / len(pairs))

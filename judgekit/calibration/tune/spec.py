@@ -7,7 +7,7 @@
     judges: [{model: hosted_vllm/a, api_base: http://127.0.0.1:8000/v1}, ...]
     prompts: {key: audit.judge_prompt, values: [default, strict]}
     tune:
-      statistic: kappa                # accuracy | kappa | tau_b: the choice on select
+      statistic: kappa     # accuracy | kappa | ac1 | tau_b | acc_eq: the choice on select
       baseline: a__default            # the candidate the gain is measured against
       fractions: [0.4, 0.3, 0.3]      # tune / select / test
       seed: 0
@@ -32,7 +32,7 @@ class TuneOptions(BaseModel):
     test ``fractions`` (non-negative, sum 1), the split ``seed`` and the bootstrap size."""
 
     model_config = ConfigDict(extra="forbid")
-    statistic: Literal["accuracy", "kappa", "tau_b"] = "accuracy"
+    statistic: Literal["accuracy", "kappa", "ac1", "tau_b", "acc_eq"] = "accuracy"
     baseline: str | None = None
     fractions: tuple[float, float, float] = DEFAULT_FRACTIONS
     seed: int = 0
