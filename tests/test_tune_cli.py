@@ -99,6 +99,8 @@ def test_tune_chooses_on_select_reports_on_test_and_writes_a_runnable_best(
         assert report["optimism"] == pytest.approx(dict(expected.figures)[expected.chosen] - figure)
         assert report["n_test"] == len(test) and report["looks"] == 1
         assert report["test_ci"][0] <= figure <= report["test_ci"][1]
+        assert (out / "tune.png").read_bytes()[:4] == b"\x89PNG"
+        assert (out / "tune.png").stat().st_size > 5000
 
         # best.yaml is a run config: `judgekit run` takes it and judges with the chosen cell
         best = yaml.safe_load((out / "best.yaml").read_text())
