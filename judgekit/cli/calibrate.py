@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 from typing import Any
@@ -325,6 +326,40 @@ def grid_command(
     directory = out_dir(spec, out)
     write_grid(result, directory, result.stats)
     print_grid(result, directory, console)
+
+
+@calibrate_app.command("tune")
+def tune_command(
+    tune: Path = typer.Argument(..., help="Tune file (YAML): a grid file plus a tune: block."),
+    set_: list[str] = typer.Option([], "--set", help="Override a run-config field in every cell."),
+    labels: Path | None = typer.Option(None, help="Human labels (replaces the file's labels)."),
+    out: Path | None = typer.Option(None, help="Output directory (default: the file's out)."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the cache."),
+    as_json: bool = typer.Option(False, "--json", help="Print the test report as JSON."),
+) -> None:
+    """Choose a judge on the select split, report it on the sealed test split; writes best.yaml.
+
+    Candidates (judge x prompt) run as resumable runs in OUT/<judge>__<prompt>/; writes
+    tune.json, tune.csv, tune.png, splits.json, ranking.json, best.yaml;
+    counts a look in looks.json.
+    """
+    from judgekit.calibration.tune.run import run_tune
+    from judgekit.calibration.tune.spec import load_tune
+    from judgekit.report.tune import tune_dict, tune_lines, write_tune_csv, write_tune_json
+    from judgekit.report.tune_figure import tune_figure
+
+    result = run_tune(load_tune(tune, set_, labels), out=out, no_cache=no_cache)
+    write_tune_json(result.report, result.directory / "tune.json")
+    write_tune_csv(result.report, result.directory / "tune.csv")
+    tune_figure(result.ranking, result.report, result.directory / "tune.png")
+    if as_json:
+        typer.echo(json.dumps(tune_dict(result.report), indent=2))
+        return
+    for line in tune_lines(result.report):
+        console.print(line, markup=False)
+    console.print(
+        f"wrote best.yaml, tune.json, tune.csv, tune.png to {result.directory}", markup=False
+    )
 
 
 # `calibrate validity`, `estimate`, `plan` and `errors` live in their own modules, registered here

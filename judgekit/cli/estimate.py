@@ -29,6 +29,7 @@ TARGET_HELP = (
 BY_HELP = "Facet to break the figure down by (system, lang, model, language, a --facets column)."
 FACETS_HELP = "Extra item facets: a CSV/TSV/JSONL table with an item (or id, key) column."
 RATER_HELP = "The judge's rater(s) in --judge (repeat; default all, averaged)."
+TUNED_HELP = "The calibrate tune output the judge came from: its sealed test labels are refused."
 INTERVAL_HELP = (
     "CI: auto (mean: bootstrap-t below 100 labels, else CLT; share/rate: t below 50), clt, t, "
     "bootstrap-t."
@@ -37,6 +38,16 @@ INTERVAL_HELP = (
 
 def _num(value: float | None, digits: int = 4) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _check_tuned(tuned: Path, human: Path, allow: bool) -> None:
+    """Refuse a tuned judge's sealed test labels (or count the look where allowed)."""
+    from judgekit.calibration.tune.guard import check_human_sample
+    from judgekit.labels.table import load_labels
+
+    items = load_labels(human).items
+    if check_human_sample(tuned, items, allow, "calibrate estimate"):
+        console.print("warning: sealed test labels used; one more look counted", markup=False)
 
 
 def estimate_command(
@@ -64,10 +75,16 @@ def estimate_command(
         help="Write estimate.json, .csv and .md here (a run directory: judgekit view shows it).",
     ),
     selection: Path | None = typer.Option(None, help="selection.csv of calibrate plan --design."),
+    tuned: Path | None = typer.Option(None, help=TUNED_HELP),
+    allow_test_labels: bool = typer.Option(
+        False, help="Use a tuned judge's sealed test labels anyway (counted as a look)."
+    ),
 ) -> None:
     """The target's mean with CIs: humans only, judge only, PPI and PPI++ (ppi_py)."""
     from judgekit.calibration.estimate.run import run_estimate
 
+    if tuned is not None:
+        _check_tuned(tuned, human, allow_test_labels)
     if selection is not None:
         from judgekit.cli.design import design_estimate
 

@@ -110,10 +110,14 @@ PIPELINE_DEFAULTS: dict[str, dict[str, Any]] = {
 
 
 def load_grid(
-    path: Path | str, overrides: list[str] | None = None, labels: Path | None = None
+    path: Path | str,
+    overrides: list[str] | None = None,
+    labels: Path | None = None,
+    model: type[GridConfig] | None = None,
 ) -> GridConfig:
     """Read and validate a grid file; ``overrides`` are appended to its ``set`` list and
     ``labels`` (from the command line, relative to the working directory) replaces its labels.
+    ``model`` is the GridConfig subclass to validate with (a tune file: ``TuneConfig``).
 
     Raises:
         InputError: a missing file, bad YAML, an unknown, missing or ill-typed key (with line),
@@ -121,7 +125,7 @@ def load_grid(
     """
     path = Path(path)
     if not path.is_file():
-        raise InputError(path, "grid file not found")
+        raise InputError(path, "file not found")
     text = path.read_text(encoding="utf-8")
     try:
         data, root = load_yaml(text) or {}, yaml.compose(text)
@@ -132,7 +136,7 @@ def load_grid(
     if not isinstance(data, dict):
         raise InputError(path, "expected a mapping of keys at the top level", line=1)
     try:
-        grid = GridConfig.model_validate(data)
+        grid = (model or GridConfig).model_validate(data)
     except ValidationError as exc:
         key, message = explain_error(exc.errors()[0])
         line = line_of(root, tuple(key.split("."))) if key else None

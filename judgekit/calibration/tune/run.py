@@ -1,0 +1,117 @@
+"""Run a TUNE.yaml: candidates as ordinary resumable grid cells, split, choose, report, best.yaml.
+
+Each candidate (judge x prompt variant) is one cell run by
+:func:`judgekit.calibration.grid.run_cells` into ``OUT/<judge>__<prompt>/`` (cached, resumable).
+The items every candidate labelled and the humans labelled (a majority, ties excluded) are split
+once (:func:`judgekit.calibration.tune.splits.split_items`, stratified by human label), the choice
+is made on select (:func:`judgekit.calibration.tune.choose.choose`) and the chosen judge is reported
+on the sealed test split only (:func:`judgekit.calibration.tune.report.report_on_test`); reading the
+test labels counts a look in ``OUT/looks.json``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from judgekit.calibration.grid import run_cells
+from judgekit.calibration.grid.config import Cell, out_dir, plan_cells
+from judgekit.calibration.grid.report import cell_labels
+from judgekit.calibration.tune.choose import Ranking, choose
+from judgekit.calibration.tune.report import TestReport, report_on_test
+from judgekit.calibration.tune.spec import TuneConfig
+from judgekit.calibration.tune.splits import Splits, record_look, split_items
+from judgekit.config import load_config
+from judgekit.errors import InputError, JudgekitError
+from judgekit.labels.majority import majority_vote
+from judgekit.labels.table import load_labels
+
+BEST_FILE = "best.yaml"
+
+
+@dataclass(frozen=True)
+class TuneResult:
+    """A finished tune: the split, the ranking on select, the test report, where it was written."""
+
+    splits: Splits
+    ranking: Ranking
+    report: TestReport
+    best: Path
+    directory: Path
+
+
+def _common_items(cells: list[Cell], humans: pd.Series) -> tuple[dict, pd.Series]:
+    """Candidate labels (cell name -> item -> label) restricted to the items every candidate
+    and the human majority (ties dropped) label; the human majority on those items."""
+    labels = {cell.name: cell_labels(cell) for cell in cells}
+    items = humans[humans != "<tie>"].index
+    for series in labels.values():
+        items = items.intersection(series.index)
+    if len(items) < 3:
+        raise JudgekitError(f"only {len(items)} items have a human label and every candidate's")
+    ordered = sorted(items)
+    outputs = {name: series.loc[ordered].to_dict() for name, series in labels.items()}
+    return outputs, humans.loc[ordered]
+
+
+def best_config(config: TuneConfig, cell: Cell) -> dict[str, object]:
+    """The chosen candidate as a run config: the base config with the cell's overrides applied
+    (model, prompt, parameters), as a mapping ``judgekit run`` and ``calibrate estimate`` read."""
+    run_config = load_config(config.base, list(cell.overrides))
+    return run_config.model_dump(mode="json", exclude_defaults=True)
+
+
+def write_best(config: TuneConfig, cell: Cell, splits: Splits, path: Path) -> None:
+    """Write ``best.yaml``: the chosen run config plus a ``tuned:`` comment block naming the
+    candidate and the sealed test hash (so later commands can refuse test labels)."""
+    header = (
+        f"# judgekit calibrate tune: chosen candidate {cell.name}\n"
+        f"# tuned_test_hash: {splits.test_hash}\n"
+        f"# split seed {splits.seed}: tune {len(splits.tune)}, select {len(splits.select)},"
+        f" test {len(splits.test)}\n"
+    )
+    body = yaml.safe_dump(best_config(config, cell), sort_keys=False, allow_unicode=True)
+    path.write_text(header + body, encoding="utf-8")
+
+
+def run_tune(config: TuneConfig, *, out: Path | None = None, no_cache: bool = False) -> TuneResult:
+    """Run every candidate, split the labelled items, choose on select, report on test.
+
+    Writes ``OUT/splits.json``, ``OUT/ranking.json``, ``OUT/best.yaml`` and counts one look in
+    ``OUT/looks.json`` (the report on test). Raises InputError for a bad labels file, a cell
+    config that does not validate or an unknown ``tune.baseline``; JudgekitError when a cell
+    fails or fewer than 3 items are labelled by everyone.
+    """
+    options = config.tune
+    humans = majority_vote(load_labels(config.labels, format=config.options.labels_format))
+    directory = out_dir(config, out)
+    cells = plan_cells(config, directory)
+    names = [cell.name for cell in cells]
+    baseline = options.baseline or names[0]
+    if baseline not in names:
+        raise InputError(
+            config.path, f"baseline '{baseline}' is not a candidate ({names})", field="tune"
+        )
+    pipeline = load_config(config.base, list(cells[0].overrides)).pipeline
+    run_cells(config, cells, pipeline, no_cache=no_cache)
+    outputs, gold = _common_items(cells, humans)
+    splits = split_items(list(gold.index), list(gold), options.seed, options.fractions)
+    ranking = choose(outputs, gold.to_dict(), splits.select, options.statistic)
+    looks = record_look(directory, splits.test_hash, "calibrate tune")
+    report = report_on_test(
+        outputs, gold.to_dict(), splits.test, ranking, baseline, looks, options.n_boot,
+        options.seed,
+    )  # fmt: skip
+    chosen = cells[names.index(ranking.chosen)]
+    best = directory / BEST_FILE
+    write_best(config, chosen, splits, best)
+    split_doc = {"seed": splits.seed, "test_hash": splits.test_hash, "tune": list(splits.tune),
+                 "select": list(splits.select), "test": list(splits.test)}  # fmt: skip
+    (directory / "splits.json").write_text(json.dumps(split_doc, indent=2) + "\n", "utf-8")
+    rank_doc = {"statistic": ranking.statistic, "select": [list(f) for f in ranking.figures]}
+    (directory / "ranking.json").write_text(json.dumps(rank_doc, indent=2) + "\n", "utf-8")
+    return TuneResult(splits, ranking, report, best, directory)

@@ -1,0 +1,193 @@
+"""`judgekit calibrate tune TUNE.yaml` end to end against a real OpenAI-compatible stub server on
+127.0.0.1 (tests/fault_server.py): candidates run as grid cells, choice on select, report on the
+sealed test split, best.yaml that `judgekit run` takes; bad tune files exit 2 naming file, line
+and field."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+from fault_server import FaultServer, correct_content, message_hash
+
+from judgekit.calibration.tune import choose, statistic, test_hash
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def judgekit(*args: str, code: int = 0) -> subprocess.CompletedProcess:
+    proc = subprocess.run(
+        [sys.executable, "-m", "judgekit", *args],
+        cwd=REPO, capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+    assert proc.returncode == code, proc.stdout + proc.stderr
+    return proc
+
+
+def answer(body: dict) -> str:
+    key = f"{body.get('model')}|{message_hash(body.get('messages'))}"
+    return correct_content(body, int(hashlib.sha256(key.encode()).hexdigest()[:12], 16))
+
+
+def base_config(url: str) -> str:
+    gens = "\n".join(f"  - {{model: hosted_vllm/gen-{m}, api_base: {url}}}" for m in "xyz")
+    return (
+        f"pipeline: spilling\ncache: {{enabled: false}}\ngenerator:\n{gens}\n"
+        f"judge: {{model: hosted_vllm/stub-a, api_base: {url}}}\n"
+        "spilling: {words: [head, line], languages: [de, fr], backcheck: false}\n"
+    )
+
+
+def tune_file(url: str, extra: str = "") -> str:
+    judges = "\n".join(f"  - {{model: hosted_vllm/stub-{j}, api_base: {url}}}" for j in "ab")
+    return (
+        "base: base.yaml\nlabels: humans.csv\ngenerations: labelled\n"
+        f"judges:\n{judges}\n"
+        "prompts: {key: spilling.judge_prompt, values: [default, strict]}\n"
+        "tune: {statistic: accuracy, baseline: stub-b__strict, seed: 3, n_boot: 200}\n" + extra
+    )
+
+
+def test_tune_chooses_on_select_reports_on_test_and_writes_a_runnable_best(
+    tmp_path: Path,
+) -> None:
+    with FaultServer(answer_fn=answer) as server:
+        url = server.base_url
+        (tmp_path / "base.yaml").write_text(base_config(url))
+        judgekit("run", str(tmp_path / "base.yaml"), "--out", str(tmp_path / "labelled"))
+        labelled = pd.read_csv(tmp_path / "labelled" / "labels.csv", dtype=str)
+        # humans: the labelled judge's labels with every 4th item flipped (one rater)
+        flip = {"true": "false", "false": "true"}
+        humans = [
+            (item, "ann1", flip[label] if k % 4 == 0 else label)
+            for k, (item, label) in enumerate(zip(labelled["item"], labelled["label"], strict=True))
+        ]
+        pd.DataFrame(humans, columns=["item", "rater", "label"]).to_csv(
+            tmp_path / "humans.csv", index=False
+        )
+        (tmp_path / "tune.yaml").write_text(tune_file(url))
+        out = tmp_path / "tune"
+        proc = judgekit("calibrate", "tune", str(tmp_path / "tune.yaml"), "--out", str(out))
+        assert "looks at the sealed test split: 1" in proc.stdout
+        splits = json.loads((out / "splits.json").read_text())
+        tune, select, test = (set(splits[k]) for k in ("tune", "select", "test"))
+        assert not (tune & select or tune & test or select & test)
+        assert len(tune | select | test) == 60
+        assert splits["test_hash"] == test_hash(splits["test"])
+
+        # the ranking on select, recomputed by hand from the cells' labels
+        gold = {i: lab for i, _, lab in humans}
+        cells = {}
+        for cell in ("stub-a__default", "stub-a__strict", "stub-b__default", "stub-b__strict"):
+            frame = pd.read_csv(out / cell / "labels.csv", dtype=str)
+            cells[cell] = frame.set_index("item")["label"].to_dict()
+        expected = choose(cells, gold, sorted(select), "accuracy")
+        ranking = json.loads((out / "ranking.json").read_text())
+        assert [name for name, _ in ranking["select"]] == [n for n, _ in expected.figures]
+        report = json.loads((out / "tune.json").read_text())
+        assert report["chosen"] == expected.chosen
+        test_ids = sorted(test)
+        figure = statistic("accuracy", [cells[expected.chosen][i] for i in test_ids],
+                           [gold[i] for i in test_ids])  # fmt: skip
+        assert report["test_figure"] == pytest.approx(figure)
+        assert report["optimism"] == pytest.approx(dict(expected.figures)[expected.chosen] - figure)
+        assert report["n_test"] == len(test) and report["looks"] == 1
+        assert report["test_ci"][0] <= figure <= report["test_ci"][1]
+        assert (out / "tune.png").read_bytes()[:4] == b"\x89PNG"
+        assert (out / "tune.png").stat().st_size > 5000
+
+        # best.yaml is a run config: `judgekit run` takes it and judges with the chosen cell
+        best = yaml.safe_load((out / "best.yaml").read_text())
+        chosen_judge = expected.chosen.split("__")[0]
+        assert best["judge"]["model"] == f"hosted_vllm/{chosen_judge}"
+        assert f"tuned_test_hash: {splits['test_hash']}" in (out / "best.yaml").read_text()
+        judgekit("run", str(out / "best.yaml"), "--out", str(tmp_path / "again"), "--limit", "2")
+
+        # calibrate estimate refuses the tuned judge's test labels unless told; then a look
+        estimate = ["calibrate", "estimate", "--judge", str(out / expected.chosen),
+                    "--human", str(tmp_path / "humans.csv"), "--tuned", str(out)]  # fmt: skip
+        proc = judgekit(*estimate, code=2)
+        assert "sealed test items" in proc.stdout + proc.stderr
+        assert json.loads((out / "looks.json").read_text())["looks"] == 1
+        judgekit(*estimate, "--allow-test-labels")
+        assert json.loads((out / "looks.json").read_text())["looks"] == 2
+
+        # rerun: every candidate resumes (no model calls), one more look counted
+        calls = server.total_requests
+        proc = judgekit("calibrate", "tune", str(tmp_path / "tune.yaml"), "--out", str(out))
+        assert server.total_requests == calls
+        assert "looks at the sealed test split: 3" in proc.stdout
+
+
+def test_guard_refuses_test_items_counts_a_look_when_allowed(tmp_path: Path) -> None:
+    from judgekit.calibration.tune import read_looks
+    from judgekit.calibration.tune.guard import check_human_sample
+    from judgekit.errors import InputError
+
+    doc = {"test_hash": test_hash(["t1", "t2"]), "test": ["t1", "t2"], "tune": [], "select": []}
+    (tmp_path / "splits.json").write_text(json.dumps(doc))
+    assert check_human_sample(tmp_path, ["a", "b"], False, "x") == 0
+    with pytest.raises(InputError, match="1 of the human labels"):
+        check_human_sample(tmp_path, ["a", "t2"], False, "x")
+    assert read_looks(tmp_path) == 0
+    assert check_human_sample(tmp_path, ["t1", "t2"], True, "x") == 2
+    assert read_looks(tmp_path) == 1
+
+
+@pytest.mark.parametrize(
+    ("extra", "field", "line"),
+    [
+        ("tune: {statistic: f1}\n", "tune.statistic", 8),
+        ("tune: {fractions: [0.5, 0.5, 0.5]}\n", "tune.fractions", 8),
+        ("bogus: 1\n", "bogus", 8),
+    ],
+)
+def test_bad_tune_files_exit_2_naming_file_line_and_field(
+    tmp_path: Path, extra: str, field: str, line: int
+) -> None:
+    (tmp_path / "base.yaml").write_text(base_config("http://127.0.0.1:9/v1"))
+    text = tune_file("http://127.0.0.1:9/v1").replace(
+        "tune: {statistic: accuracy, baseline: stub-b__strict, seed: 3, n_boot: 200}\n", ""
+    )
+    (tmp_path / "tune.yaml").write_text(text + extra)
+    proc = judgekit("calibrate", "tune", str(tmp_path / "tune.yaml"), code=2)
+    message = proc.stdout + proc.stderr
+    assert "tune.yaml" in message and field in message and f"tune.yaml:{line}:" in message
+    assert "Traceback" not in message
+
+
+def test_missing_tune_file_and_unknown_baseline_exit_2(tmp_path: Path) -> None:
+    proc = judgekit("calibrate", "tune", str(tmp_path / "nope.yaml"), code=2)
+    assert "nope.yaml" in proc.stdout + proc.stderr
+    (tmp_path / "base.yaml").write_text(base_config("http://127.0.0.1:9/v1"))
+    (tmp_path / "humans.csv").write_text("item,rater,label\nx,a,true\n")
+    text = tune_file("http://127.0.0.1:9/v1").replace("stub-b__strict", "stub-c__strict")
+    (tmp_path / "tune.yaml").write_text(text)
+    proc = judgekit("calibrate", "tune", str(tmp_path / "tune.yaml"), code=2)
+    message = proc.stdout + proc.stderr
+    assert "stub-c__strict" in message and "Traceback" not in message
+
+
+def test_ac1_and_acc_eq_statistics_match_their_definitions() -> None:
+    human = ["a", "a", "b", "a", "b", "b", "a", "a"]
+    judge = ["a", "b", "b", "a", "b", "a", "a", "a"]
+    # Gwet's AC1 by hand: p_a, p_e = sum_k pi_k (1 - pi_k) / (q - 1), pi_k over both raters
+    p_a = sum(h == j for h, j in zip(human, judge, strict=True)) / len(human)
+    pi = {k: (human.count(k) + judge.count(k)) / (2 * len(human)) for k in "ab"}
+    p_e = sum(p * (1 - p) for p in pi.values())
+    assert statistic("ac1", judge, human) == pytest.approx((p_a - p_e) / (1 - p_e))
+    # acc_eq: share of item pairs both tie or both order alike
+    h, j = [1.0, 2.0, 2.0, 3.0], [0.5, 0.7, 0.7, 0.6]
+    pairs = [(a, b) for a in range(4) for b in range(a + 1, 4)]
+    agree = [
+        (h[a] == h[b] and j[a] == j[b])
+        or (h[a] != h[b] and j[a] != j[b] and (h[a] < h[b]) == (j[a] < j[b]))
+        for a, b in pairs
+    ]
+    assert statistic("acc_eq", j, h) == pytest.approx(sum(agree) / len(pairs))
