@@ -27,7 +27,10 @@ def usage_summary(records: Iterable[Record]) -> dict[str, Any]:
     the calls whose price is unknown (their cost is not counted as $0); ``batch`` counts the
     records a batch answered and their cost, at batch prices (``judgekit.batch``);
     ``label_probs`` (only where log-probabilities were asked for) counts the ``ok`` records
-    that asked, those ``with`` label probabilities and those ``without`` (the route gave none).
+    that asked, those ``with`` label probabilities and those ``without`` (the route gave none);
+    ``served`` (only where a provider named them) counts per ``role|model`` the
+    ``served_model`` and ``system_fingerprint`` values its answers carried (what
+    ``judgekit drift`` compares between two runs of a judge).
     """
     calls = requests = normalised = batch = 0
     asked = scored = 0  # ok records that asked for log-probabilities, and got label_probs
@@ -38,6 +41,7 @@ def usage_summary(records: Iterable[Record]) -> dict[str, Any]:
     reasons: Counter[str] = Counter()
     model_reasons: dict[str, Counter[str]] = defaultdict(Counter)
     served: Counter[str] = Counter()
+    who: dict[str, dict[str, Counter[str]]] = defaultdict(lambda: defaultdict(Counter))
     for r in records:
         calls += 1
         requests += r.attempts
@@ -53,6 +57,9 @@ def usage_summary(records: Iterable[Record]) -> dict[str, Any]:
         tally.add(r)
         if r.served_by:
             served[r.served_by] += 1
+        for name in ("served_model", "system_fingerprint"):
+            if (value := getattr(r, name)) is not None:
+                who[f"{r.role}|{r.model}"][name][value] += 1
         if r.reason:
             reasons[r.reason.split(":", 1)[0]] += 1
             model_reasons[f"{r.role}|{r.model}"][r.reason.split(":", 1)[0]] += 1
@@ -79,6 +86,9 @@ def usage_summary(records: Iterable[Record]) -> dict[str, Any]:
         "batch": {"records": batch, "cost_usd": round(batch_cost, 6)},
         "totals": totals,
     }
+    if who:
+        out["served"] = {k: {name: dict(c.most_common()) for name, c in v.items()}
+                         for k, v in sorted(who.items())}  # fmt: skip
     if asked:
         out["label_probs"] = {"ok": asked, "with": scored, "without": asked - scored}
     return out

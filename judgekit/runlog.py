@@ -73,7 +73,9 @@ class Record(BaseModel):
     ``label_probs`` ({label: p}, summing to 1) is the judge's probability of every label where
     log-probabilities were asked for and read (``judge.logprobs``); ``label_probs_bound`` the
     upper bounds of the labels absent from the top-K (their ``label_probs`` is 0; see
-    :mod:`judgekit.llm.logprobs`).
+    :mod:`judgekit.llm.logprobs`). ``served_model`` and ``system_fingerprint`` are the
+    response's ``model`` and ``system_fingerprint`` where the provider sent them (what served
+    the answer: compared by ``judgekit drift``), kept with the answer in the cache.
     """
 
     key: str
@@ -104,6 +106,8 @@ class Record(BaseModel):
     note: str | None = None
     label_probs: dict[str, float] | None = None
     label_probs_bound: dict[str, float] | None = None
+    served_model: str | None = None
+    system_fingerprint: str | None = None
     meta: dict[str, Any] = Field(default_factory=dict)
 
 

@@ -287,6 +287,7 @@ class FaultServer:
         self.hang_seconds = hang_seconds
         self.answer_fn = answer_fn
         self.model = model
+        self.system_fingerprint: str | None = None  # sent with every answer where set
         self.host = host
         self.port = port
         self.shutdown_timeout = shutdown_timeout
@@ -727,6 +728,8 @@ class FaultServer:
         )
         if self.logprobs_fn is not None and body.get("logprobs"):
             reply["choices"][0]["logprobs"] = self.logprobs_fn(body, content)
+        if self.system_fingerprint is not None:
+            reply["system_fingerprint"] = self.system_fingerprint
         return web.json_response(reply)
 
     def _correct(self, body: dict, digest: str, spec: Any) -> str:

@@ -446,3 +446,57 @@ def test_cli_agreement_categories_and_reasons(tmp_path):
     assert isinstance(bad.exception, InputError) and "labels not in --categories" in str(
         bad.exception
     )
+
+
+ORDINAL_ROWS = [["low", "low", "medium"], ["medium", "high", "high"], ["high", "high", "high"],
+                ["low", "medium", "low"], ["medium", "medium", "high"], ["low", "low", "low"],
+                ["high", "medium", "high"], ["medium", "low", "medium"]]  # fmt: skip
+
+
+def test_ordered_statistics_take_the_declared_order_and_refuse_text_without_one() -> None:
+    """Issue 32.1: text labels are never ordered alphabetically (high < low < medium gave
+    alpha 0.102 here); numbers are ordered as numbers; the refusal names the labels seen."""
+    frame = pd.DataFrame(ORDINAL_ROWS, columns=["a", "b", "c"])
+    declared = krippendorff_alpha(frame, level="ordinal", categories=["low", "medium", "high"])
+    assert declared.value == pytest.approx(0.640625)
+    numbers = frame.apply(lambda col: col.map({"low": 1, "medium": 2, "high": 3}))
+    assert krippendorff_alpha(numbers, level="ordinal").value == pytest.approx(0.640625)
+    for call in (lambda: krippendorff_alpha(frame, level="ordinal"),
+                 lambda: cohen_kappa(frame, raters=("a", "b"), weights="linear"),
+                 lambda: gwet_ac1(frame, weights="quadratic")):  # fmt: skip
+        with pytest.raises(JudgekitError, match=r"no order declared \(seen: high, low, medium\)"):
+            call()
+    assert krippendorff_alpha(frame).level == "nominal"  # nominal needs no order
+    weighted = cohen_kappa(frame, raters=("a", "b"), weights="linear",
+                           categories=["low", "medium", "high"])  # fmt: skip
+    assert weighted.value == pytest.approx(cohen_kappa(numbers, raters=("a", "b"),
+                                                       weights="linear").value)  # fmt: skip
+
+
+def test_cli_ordinal_alpha_on_text_labels_needs_categories(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    path = tmp_path / "ordinal.csv"
+    lines = ["item,rater,label"] + [f"i{i},r{j},{label}" for i, row in enumerate(ORDINAL_ROWS)
+                                    for j, label in enumerate(row)]  # fmt: skip
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    cmd = [sys.executable, "-m", "judgekit", "calibrate", "agreement", str(path),
+           "--level", "ordinal", "--n-resamples", "0", "--out", str(tmp_path / "out")]  # fmt: skip
+    refused = subprocess.run(cmd, capture_output=True, text=True)
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert "seen: high, low, medium" in refused.stderr + refused.stdout
+    assert not (tmp_path / "out").exists()  # nothing written for a refused statistic
+    subprocess.run(cmd + ["--categories", "low,medium,high"], capture_output=True, check=True)
+    rows = pd.read_csv(tmp_path / "out" / "agreement.csv").set_index("statistic")
+    assert rows.loc["Krippendorff's alpha", "value"] == pytest.approx(0.640625)
+
+
+def test_missing_markers_are_missing_in_the_python_api_too() -> None:
+    """Issue 32.8: '' was a category in the Python API (alpha 0.333 where 1.0 is right); every
+    missing spelling is missing in every statistic, as the file readers already read them."""
+    rows = [["a", "a", ""], ["b", "b", "NA"], ["a", "a", "N/A"], ["b", "b", None],
+            ["a", "a", "null"], ["b", "b", float("nan")], ["a", "a", " n/a "]]  # fmt: skip
+    for statistic in (krippendorff_alpha, fleiss_kappa, gwet_ac1, percent_agreement):
+        assert statistic(rows).value == pytest.approx(1.0), statistic.__name__
+    assert LabelTable(pd.DataFrame(rows)).categories == ["a", "b"]

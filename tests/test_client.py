@@ -74,7 +74,11 @@ def test_hang_past_timeout_is_an_error_not_a_judgment(server: FaultServer, tmp_p
 def test_cache_and_resume_make_zero_calls(server: FaultServer, tmp_path: Path) -> None:
     cache = ResponseCache(tmp_path / "cache")
     first = LLMClient(RunLog(tmp_path / "a"), cache)
-    (a,) = run(first, task(server, "c1", "[[fault:ok]]"))
+    server.system_fingerprint = "fp_a1"
+    try:
+        (a,) = run(first, task(server, "c1", "[[fault:ok]]"))
+    finally:
+        server.system_fingerprint = None
     server.reset()
     # resume: the same run directory returns the record without a call
     resumed = LLMClient(RunLog(tmp_path / "a"), cache)
@@ -84,6 +88,9 @@ def test_cache_and_resume_make_zero_calls(server: FaultServer, tmp_path: Path) -
     (c,) = run(cached, task(server, "c1", "[[fault:ok]]"))
     assert server.total_requests == 0
     assert a.parsed == b.parsed == c.parsed and c.cache_hit and not b.cache_hit
+    # who served the answer stays with it, in the run log and in the cache
+    assert a.system_fingerprint == b.system_fingerprint == c.system_fingerprint == "fp_a1"
+    assert a.served_model == c.served_model == server.model
     # a deliberate repeat (another sample index) is not collapsed
     (d,) = run(cached, task(server, "c1-s1", "[[fault:ok]]", sample_index=1))
     assert server.total_requests == 1 and not d.cache_hit

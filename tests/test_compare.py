@@ -303,8 +303,12 @@ def test_cli_json_has_the_exact_shape(tmp_path):
         "ci_low",
         "ci_high",
         "rank",
+        "n",
+        "note",
     }
-    assert set(doc["pairs"][0]) == {"a", "b", "facet", "level", "statistic", "delta", "p_value"}
+    assert set(doc["pairs"][0]) == {"a", "b", "facet", "level", "statistic", "delta", "p_value",
+                                    "p_adjusted", "n_permutations"}  # fmt: skip
+    assert all(p["p_value"] > 0 for p in doc["pairs"])  # (k + 1) / (n + 1): never 0
     stats_seen = {r["statistic"] for r in doc["rows"]}
     assert stats_seen == {"accuracy", "macro_f1", "kappa", "ac1"}
     top = {r["judge"]: r for r in doc["rows"] if r["statistic"] == "accuracy"}
@@ -356,3 +360,86 @@ def test_label_judges_pass_the_label_check(tmp_path):
     bad = runner.invoke(app, [*args, "--judge", f"alien={tmp_path / 'j.csv'}::alien"])
     assert isinstance(bad.exception, LabelSetError)
     assert "share no label" in str(bad.exception) and "'yes'" in str(bad.exception)
+
+
+def test_permutation_p_is_never_zero_and_says_how_many_ran() -> None:
+    """Issue 32.3: a judge right on all 60 items against one always wrong, early stopping at
+    the first block of 100: p was 0.0 (k / n); it is 1 / 101 with 100 permutations beside it,
+    and the MT-Metrics-Eval rule stays available."""
+    from judgekit.errors import JudgekitError
+    from judgekit.metrics.perm_both import PermutationSettings, pair_rng, swap_test
+
+    a, b = np.ones(60), np.zeros(60)
+
+    def mean(rows: np.ndarray) -> np.ndarray:
+        return np.asarray(rows, dtype=float).mean(axis=-1)
+
+    plus_one = swap_test(mean, a, b, PermutationSettings(), pair_rng(0, "a", "b"))
+    assert (plus_one.p_value, plus_one.n_permutations) == (pytest.approx(1 / 101), 100)
+    settings = PermutationSettings(p_rule="mtme")
+    mtme = swap_test(mean, a, b, settings, pair_rng(0, "a", "b"))
+    assert (mtme.p_value, mtme.n_permutations) == (0.0, 100)
+    with pytest.raises(JudgekitError, match="unknown p-value rule"):
+        PermutationSettings(p_rule="exact")
+
+
+def test_a_judge_with_partial_coverage_changes_no_other_judges_figures() -> None:
+    """Issue 32.4 (MT-Metrics-Eval's rule): each judge on the cells it and the humans scored,
+    each pair tested on its common cells, the cells said; --common keeps the like-for-like
+    table."""
+    from judgekit.calibration.compare.scores import ScoreMatrix, score_facet
+
+    rng = np.random.default_rng(5)
+    human = rng.normal(size=(6, 40))
+    judges = {name: ScoreMatrix(human + rng.normal(scale=noise, size=human.shape))
+              for name, noise in (("a", 0.5), ("b", 1.0), ("c", 0.7))}  # fmt: skip
+    judges["c"].seg[:, 20:] = np.nan  # c scored half the segments
+    kw = {"facet": "all", "levels": ("segment",), "n_resamples": 50,
+          "permutations": PermutationSettings(200)}  # fmt: skip
+
+    def values(facet) -> dict[tuple[str, str], float]:
+        return {(f.statistic, j): v for f in facet.families for j, v in f.values.items()}
+
+    alone = values(score_facet(ScoreMatrix(human), {k: judges[k] for k in "ab"}, **kw))
+    mixed = score_facet(ScoreMatrix(human), judges, **kw)
+    both = values(mixed)
+    for key, value in alone.items():
+        assert both[key] == pytest.approx(value)  # a and b untouched by c's coverage
+    tau = next(f for f in mixed.families if f.statistic == "tau_b")
+    assert tau.n_by_judge == {"a": 240, "b": 240, "c": 120}
+    c_only = values(
+        score_facet(ScoreMatrix(human[:, :20]), {"c": ScoreMatrix(judges["c"].seg[:, :20])}, **kw)
+    )
+    assert both["tau_b", "c"] == pytest.approx(c_only["tau_b", "c"])
+    assert tau.test("a", "c").p_value is not None
+    said = " ".join(mixed.notes)
+    assert "coverage differs" in said and "a 240, b 240, c 120" in said
+    assert "pair a / c: tested on the 120 cells both scored" in said
+    common = values(score_facet(ScoreMatrix(human), judges, common=True, **kw))
+    assert common["tau_b", "a"] != pytest.approx(alone["tau_b", "a"])  # a on c's 120 cells
+
+
+def test_an_undefined_statistic_says_why_and_no_library_warning_reaches_the_user(tmp_path):
+    """Issue 32.5: a judge giving every segment the same score: Pearson and tau were "-" with no
+    reason and numpy RuntimeWarnings reached stderr."""
+    rng = np.random.default_rng(0)
+    rows = [(f"sys{s}", g, rng.normal() + 0.3 * s) for s in range(5) for g in range(20)]
+    files = {}
+    for name, score in (("human", lambda v: v), ("good", lambda v: v + rng.normal()),
+                        ("flat", lambda v: 5.0)):  # fmt: skip
+        files[name] = tmp_path / f"{name}.tsv"
+        lines = ["system\tsegment\tscore"] + [f"{s}\t{g}\t{score(v)}" for s, g, v in rows]
+        files[name].write_text("\n".join(lines) + "\n", encoding="utf-8")
+    cmd = [sys.executable, "-W", "default", "-m", "judgekit", "calibrate", "compare", "--human",
+           str(files["human"]), "--judge", f"good={files['good']}", "--judge",
+           f"flat={files['flat']}", "--n-resamples", "50", "--permutations", "100"]  # fmt: skip
+    done = subprocess.run(cmd + ["--json"], capture_output=True, text=True, check=True)
+    assert "Warning" not in done.stderr, done.stderr
+    flat = {r["statistic"]: r for r in json.loads(done.stdout)["rows"] if r["judge"] == "flat"}
+    for name, n in (("pearson", 5), ("tau_b", 100), ("tau_b_item", 100)):
+        assert flat[name]["value"] is None
+        assert flat[name]["note"] == (f"undefined: all {n} of the judge's scores are 5 (no "
+                                      "variance: the coefficient is 0/0)")  # fmt: skip
+    printed = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    assert "Warning" not in printed.stderr
+    assert "- flat tau_b: undefined: all 100 of the judge's scores are 5" in printed.stdout

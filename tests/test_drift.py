@@ -236,6 +236,7 @@ def test_drift_run_end_to_end_stub_judge_changes_mid_way(tmp_path: Path):
     items.write_text("".join(json.dumps({"id": f"a{i:02d}", "text": f"Review {i}: fine."}) + "\n"
                              for i in range(40)), encoding="utf-8")  # fmt: skip
     with FaultServer(default_latency=0.0) as srv:
+        srv.system_fingerprint = "fp_0613"
         config = tmp_path / "judge.yaml"
         config.write_text(f"""pipeline: classify
 cache: {{dir: {tmp_path / "cache"}}}
@@ -243,6 +244,12 @@ judge: {{model: hosted_vllm/fault-model, api_base: {srv.base_url}, timeout: 5, m
 classify: {{items: {items}, labels: [positive, negative, neutral], task: Sentiment.}}
 """, encoding="utf-8")  # fmt: skip
         base = run(config, out=tmp_path / "baseline").out_dir
+        summary = json.loads((base / "summary.json").read_text(encoding="utf-8"))
+        served = summary["usage"]["served"]["judge|fault-model"]
+        assert served == {
+            "served_model": {"fault-model": 40},
+            "system_fingerprint": {"fp_0613": 40},
+        }
         labels = load_answers_dir(base)
         anchors = write_csv(tmp_path / "anchors.csv", [{"item": k, "human": v}
                                                        for k, v in labels.items()])  # fmt: skip
@@ -259,8 +266,10 @@ classify: {{items: {items}, labels: [positive, negative, neutral], task: Sentime
             return None if len(seen) <= 10 else correct_content(request, seed=len(seen) + 7)
 
         srv.answer_fn = changed
+        srv.system_fingerprint = "fp_1106"  # the provider's backend changed under the same name
         doc = drift_run(anchors, config, base, tmp_path / "changed", n_boot=100)
     assert doc["drifted"] and doc["groups"][0]["after"] < 0.8
+    assert doc["signature_changes"] == ["system_fingerprint: ['fp_0613'] -> ['fp_1106']"]
     assert (tmp_path / "changed" / "answers.csv").is_file()
     assert doc["judge_models"][0]["route"] == "hosted_vllm/fault-model"
     # drift status: the baseline run and a gate that read its labels are stale, others not
@@ -277,6 +286,7 @@ classify: {{items: {items}, labels: [positive, negative, neutral], task: Sentime
     reason = stale["results/gate.json"]["reason"]
     assert reason.startswith("reads ") and "judged by " in reason and "fault-model" in reason
     assert "names the judge" in stale["baseline/summary.json"]["reason"]
+    check_view_marks_stale(tmp_path, base, tmp_path / "changed" / "drift.json")
     assert drift_cli("status", str(anchors), str(tmp_path)).returncode == 2
 
 
@@ -284,3 +294,22 @@ def load_answers_dir(run_dir: Path) -> dict[str, str]:
     from judgekit.drift.anchors import load_answers
 
     return {str(k): str(v) for k, v in load_answers(run_dir).items()}
+
+
+def check_view_marks_stale(tmp_path: Path, run_dir: Path, drift: Path) -> None:
+    """``judgekit view --drift``: the drifted judge's run card says first that it is stale
+    (read in headless Chromium)."""
+    from browser import chrome
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from judgekit.view import build_report
+
+    page = build_report([run_dir], tmp_path / "view.html", drift=drift).path
+    with chrome() as driver:
+        driver.get(page.as_uri())
+        WebDriverWait(driver, 30).until(
+            lambda d: d.execute_script("return document.documentElement.dataset.ready") == "1"
+        )
+        first = driver.find_element("css selector", '#tab-summary .card[data-run="0"] ul.warn li')
+        assert first.text == (f"stale: this run names the judge fault-model=hosted_vllm/"
+                              f"fault-model, which drifted ({drift})")  # fmt: skip

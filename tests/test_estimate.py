@@ -399,3 +399,29 @@ def test_every_resample_is_ppi_py_on_that_resample():
         assert point[k] == pytest.approx(ppi_mean_pointestimate(*args)[0], rel=1e-10)
         low, high = ppi_mean_ci(*args, alpha=0.05)
         assert se[k] == pytest.approx((high[0] - low[0]) / (2 * Z), rel=1e-9)
+
+
+def test_a_share_and_its_interval_stay_in_zero_one_with_a_note():
+    """Issue 32.2: 1 positive human label in 30, the judge says 5 of 300: PPI and the t
+    intervals went below 0 (classical and PPI++ CI from -0.034, PPI from -0.017); every row is
+    now in [0, 1] and a clipped row says what it was. A mean is left unbounded."""
+    from judgekit.calibration.estimate import IntervalRule, in_range
+
+    rng = np.random.default_rng(0)
+    judge = np.zeros(300)
+    judge[rng.choice(300, 5, replace=False)] = 1
+    human = np.full(300, np.nan)
+    human[:30] = 0
+    human[0] = 1
+    data = pd.DataFrame({"judge": judge, "human": human}, index=[f"i{k}" for k in range(300)])
+    rows = estimate_table(data, rule=IntervalRule(kind="share"))
+    for row in rows:
+        for value in (row.estimate, row.ci_low, row.ci_high):
+            assert value is None or 0.0 <= value <= 1.0
+    by = {r.method: r for r in rows}
+    assert by["ppi"].ci_low == 0.0
+    assert by["ppi"].note == "clipped to [0, 1], a share's range (was ci_low -0.017)"
+    assert by["judge_only"].note is None
+    mean = estimate_table(data, rule=IntervalRule(kind="mean"))
+    assert min(r.ci_low for r in mean if r.ci_low is not None) < 0  # a mean is unbounded
+    assert in_range(mean, "mean") == mean

@@ -7,9 +7,9 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel, Field
 
+from judgekit.llm.reply import from_completion
 from judgekit.llm.structured import (
     InvalidAnswer,
-    answer_of,
     output_format,
     parse_answer,
     reask_messages,
@@ -69,14 +69,29 @@ def test_one_strategy_per_backend_and_its_request_fields() -> None:
         output_format(Verdict, "xml")
 
 
-def test_answer_of_reads_content_or_tool_arguments() -> None:
-    content = {"choices": [{"message": {"content": "{}"}, "finish_reason": "stop"}]}
-    assert answer_of(content) == ("{}", "stop")
+def test_reply_reads_content_tool_arguments_and_who_served() -> None:
+    content = {
+        "choices": [{"message": {"content": "{}"}, "finish_reason": "stop"}],
+        "model": "gpt-4o-mini-2024-07-18",
+        "system_fingerprint": "fp_44709d6fcb",
+    }
+    reply = from_completion(content)
+    assert (reply.text, reply.finish_reason) == ("{}", "stop")
+    assert (reply.served_model, reply.system_fingerprint) == (
+        "gpt-4o-mini-2024-07-18",
+        "fp_44709d6fcb",
+    )
     call = {"function": {"name": "Verdict", "arguments": '{"label": "no"}'}}
-    tool = {"choices": [{"message": {"tool_calls": [call]}, "finish_reason": "tool_calls"}]}
-    assert answer_of(tool) == ('{"label": "no"}', "tool_calls")
-    with pytest.raises(InvalidAnswer, match="provider_error: the response has no choices"):
-        answer_of({"choices": []})
+    tool = {
+        "choices": [{"message": {"tool_calls": [call]}, "finish_reason": "tool_calls"}],
+        "system_fingerprint": None,
+        "model": 7,
+    }
+    reply = from_completion(tool)
+    assert (reply.text, reply.finish_reason) == ('{"label": "no"}', "tool_calls")
+    assert (reply.served_model, reply.system_fingerprint) == (None, None)
+    broken = from_completion({"choices": [], "system_fingerprint": "fp_1"})
+    assert broken.provider_error.message == "the response has no choices"
 
 
 def test_reask_keeps_one_answer_and_one_correction_whatever_the_round() -> None:
@@ -113,3 +128,32 @@ def test_a_validator_that_raises_on_an_odd_answer_makes_it_invalid_not_a_crash()
     with pytest.raises(InvalidAnswer, match="schema: a validator raised AttributeError"):
         parse_answer('{"label": 5}', Label, "stop")
     assert parse_answer('{"label": " pos "}', Label, "stop").label == "pos"
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        '{"label": "yes", "note": "fine"}\n\nI chose yes because the answer is right.',
+        '```json\n{"label": "yes", "note": "fine"}\n```',
+        'Here is my verdict:\n```\n{"label": "yes", "note": "fine"}\n```\nThanks!',
+        'Verdict: {"label": "yes", "note": "fine"} (final)',
+        '{"label": "yes",\n "note": "fi\tne"} and more',
+    ],
+)
+def test_the_first_complete_json_value_is_the_answer_whatever_surrounds_it(raw: str) -> None:
+    """Issue 32.7(b): prose after the object, a fence, a sentence before it are one class."""
+    assert parse_answer(raw, Verdict, "stop").label == "yes"
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        ('{"label": "yes", "note": "he said "hi""}', "malformed_json"),  # unescaped quotes
+        ('{"label": "yes", "note": "cut', "malformed_json"),  # no complete value
+        ("I cannot decide.", "malformed_json"),
+    ],
+)
+def test_no_complete_json_value_is_malformed_and_re_asked(raw: str, reason: str) -> None:
+    with pytest.raises(InvalidAnswer) as caught:
+        parse_answer(raw, Verdict, "stop")
+    assert caught.value.reason.startswith(reason) and caught.value.raw == raw

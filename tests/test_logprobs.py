@@ -244,3 +244,25 @@ def test_characters_a_server_lost_between_two_tokens_are_put_back() -> None:
     with pytest.raises(LogprobsMismatch, match="do not spell"):
         label_probs({"message": {"content": content}, "logprobs": {"content": entries}},
                     ["CS", "CA"], "label")  # fmt: skip
+
+
+def test_a_reasoning_parser_s_stream_the_answer_is_found_after_the_reasoning() -> None:
+    """Issue 32.6(a): vLLM/sglang with a reasoning parser send ``content`` with the answer only
+    and logprobs over every generated token, reasoning first (which may even draft the JSON):
+    the label is read at the answer's tokens, not refused."""
+    reasoning = [("Let", -0.3, []), (" me", -0.2, []), (" think", -0.1, []),
+                 (': {"label": "negative"}?', -0.5, []), (" no.", -0.4, []),
+                 ("</think>", -0.01, []), ("\n\n", -0.01, [])]  # fmt: skip
+    top = [("positive", -0.2), ("negative", -1.9), ("neutral", -3.0)]
+    answer = [*HEAD, ("positive", -0.2, top), *TAIL]
+    choice = chat_choice([*reasoning, *answer])
+    choice["message"] = {"role": "assistant", "content": "".join(t for t, _, _ in answer),
+                         "reasoning_content": "Let me think ... no."}  # fmt: skip
+    got = label_probs(choice, SENTIMENT, "label")
+    z = e(-0.2) + e(-1.9) + e(-3.0)
+    want = {"positive": e(-0.2) / z, "negative": e(-1.9) / z, "neutral": e(-3.0) / z}
+    assert got is not None and got.chosen == "positive"
+    assert got.probs == pytest.approx(want, abs=1e-12)
+    choice["message"]["content"] = '{"label": "neutral", "rationale": "ok"}'  # not in the stream
+    with pytest.raises(LogprobsMismatch, match="do not spell the answer"):
+        label_probs(choice, SENTIMENT, "label")

@@ -409,25 +409,50 @@ def test_cli_score_target_lang_and_the_13a_warning(tmp_path):
     assert isinstance(bad.exception, InputError) and bad.exception.field == "--target-lang"
 
 
-def test_nfd_hypothesis_against_nfc_reference_scores_as_written_and_warns() -> None:
+def test_texts_are_scored_in_one_normal_form_line_by_line_and_say_so() -> None:
+    """Issue 32.8: a hypothesis file and a reference file mixing NFC and NFD from line to line
+    (each file as a whole neither all NFC nor all NFD) scored far from 100 with nothing said;
+    every segment is now compared in NFC (100) with a warning counting those normalised."""
     import unicodedata
     import warnings
 
-    from sacrebleu.metrics import BLEU, CHRF
+    from sacrebleu.metrics import CHRF
 
     from judgekit.errors import JudgekitWarning
 
-    ref = ["Le café est très bon à Genève, déjà vu."]
-    hyp = [unicodedata.normalize("NFD", ref[0])]  # the same sentence, é as e + U+0301
-    with pytest.warns(JudgekitWarning, match="reference stream 1 is in Unicode NFC but the hyp"):
-        bleu = mt.corpus_score("bleu", hyp, [ref])
-    with pytest.warns(JudgekitWarning, match="normal form"):
-        chrf = mt.corpus_score("chrf", hyp, [ref])
-    # scored as written, as sacrebleu itself scores it (docs/mt-scoring.md: 9.86 and 33.78)
-    assert bleu.score == pytest.approx(BLEU().corpus_score(hyp, [ref]).score)
-    assert chrf.score == pytest.approx(CHRF().corpus_score(hyp, [ref]).score)
-    assert (round(bleu.score, 2), round(chrf.score, 2)) == (9.86, 33.78)
+    text = ["Le café est très bon à Genève, déjà vu.", "Ça dépend: élève, fenêtre, où.",
+            "Übermäßig schön, naïve Straße."]  # fmt: skip
+    nfd = [unicodedata.normalize("NFD", t) for t in text]
+    hyp = [text[0], nfd[1], text[2]]
+    ref = [nfd[0], text[1], nfd[2]]
+    assert CHRF().corpus_score(hyp, [ref]).score < 50  # as written: the forms never match
+    with pytest.warns(JudgekitWarning, match=r"1 of 3 hypotheses, 2 of 3 segments of reference"):
+        assert mt.corpus_score("chrf", hyp, [ref]).score == 100.0
+    with pytest.warns(JudgekitWarning, match="not in Unicode NFC"):
+        assert mt.segment_scores("bleu", hyp, [ref]).scores == pytest.approx((100.0,) * 3)
     with warnings.catch_warnings():
-        warnings.simplefilter("error", JudgekitWarning)  # both NFC (or both NFD): no warning
-        assert mt.corpus_score("chrf", ref, [ref]).score == 100.0
-        assert mt.corpus_score("chrf", hyp, [hyp]).score == 100.0
+        warnings.simplefilter("error", JudgekitWarning)  # all NFC: scored as sacrebleu, no warning
+        assert mt.corpus_score("chrf", text, [text]).score == 100.0
+
+
+def test_all_empty_hypotheses_are_flagged_not_scored_as_normal(tmp_path) -> None:
+    """Issue 32.9: every hypothesis empty gave BLEU/chrF 0.00 with no word; now a warning and
+    ``n_empty`` in --json. A 0-byte file is refused (exit 2)."""
+    import subprocess
+    import sys
+
+    hyp, ref, zero = tmp_path / "hyp.txt", tmp_path / "ref.txt", tmp_path / "zero.txt"
+    hyp.write_text("\n\n\n", encoding="utf-8")
+    ref.write_text("a b c\nd e f\ng h i\n", encoding="utf-8")
+    zero.write_bytes(b"")
+    cmd = [sys.executable, "-m", "judgekit", "score", "--ref", str(ref)]
+    done = subprocess.run([*cmd, "--hyp", str(hyp), "--json"], capture_output=True, text=True,
+                          check=True)  # fmt: skip
+    doc = json.loads(done.stdout)
+    assert (doc["n_segments"], doc["n_empty"]) == (3, 3)
+    assert [s["score"] for s in doc["scores"]] == [0.0, 0.0]
+    assert doc["warnings"] == [
+        "every hypothesis is empty: an empty segment scores 0 (nothing was translated there)"
+    ]
+    refused = subprocess.run([*cmd, "--hyp", str(zero)], capture_output=True, text=True)
+    assert refused.returncode == 2 and "the file is empty" in refused.stderr

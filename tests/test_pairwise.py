@@ -382,3 +382,41 @@ def test_embedded_model_judges_two_items_in_both_orders(tmp_path: Path) -> None:
     judges = {r["judge"]: r["source"] for r in summary["judges"]}
     assert judges["smollm2-135m"] == "run" and list(judges.values()).count("published") == 6
     assert "pairwise judges" in stdout
+
+
+def test_items_with_identical_outputs_are_named_counted_and_not_judged(tmp_path: Path) -> None:
+    """Issue 32.9: two items whose outputs are the same text (one with a gold winner) were
+    judged as if normal; now they are named at load, not sent, counted as excluded, and the
+    gold winner is reported as suspicious."""
+    write_items(tmp_path / "items.jsonl")
+    rows = [json.loads(line) for line in (tmp_path / "items.jsonl").read_text().splitlines()]
+    same = {"input": "task 8", "output_1": "same text", "output_2": " same text ", "label": 1}
+    nfd = {"input": "task 9", "output_1": "caf\u00e9", "output_2": "cafe\u0301", "label": "tie"}
+    rows += [same, nfd]
+    (tmp_path / "items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    asked: list[str] = []
+
+    def answer(body: dict) -> str:
+        asked.append(next(m["content"] for m in body["messages"] if m["role"] == "user"))
+        return stub_answer(body)
+
+    with FaultServer(answer_fn=answer) as server:
+        config = tmp_path / "run.yaml"
+        config.write_text(stub_config(server.base_url, tmp_path / "items.jsonl"))
+        env = {**os.environ, "COLUMNS": "200"}
+        done = subprocess.run([sys.executable, "-m", "judgekit", "run", str(config), "--out",
+                               str(tmp_path / "out")], cwd=REPO, capture_output=True, text=True,
+                              timeout=600, env=env)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        sent = server.total_requests
+    assert any("task 7" in a for a in asked)
+    assert not any("task 8" in a or "task 9" in a for a in asked)
+    assert "2 items have identical outputs (8, 9): not judged, counted as excluded; a gold " \
+        "winner on 1 of them is suspicious (8)" in done.stderr  # fmt: skip
+    assert "2 items with identical outputs not judged; suspicious gold winner on 8" in done.stdout
+    assert sent == 8 * 3 * 2 + 1  # the 8 other items, 3 judges, 2 orders; one re-ask (stub)
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    items = summary["items"]
+    assert items["excluded"] == {"identical_outputs": 12, "verdict_unscored": 1}  # 1: the stub
+    assert items["planned"] == items["judged"] + 13 == 60
+    assert summary["identical_outputs"] == {"items": ["8", "9"], "gold_winner": ["8"]}

@@ -235,3 +235,23 @@ def test_refusals_are_classified_and_only_transient_failures_retried() -> None:
     assert refused.kind == "auth" and refused.status_code == 401  # type: ignore[attr-defined]
     flood = endpoint_error(litellm.RateLimitError("slow down", "openai", "gpt-4o-mini"))
     assert flood.kind == "rate_limit" and flood.transient  # type: ignore[attr-defined]
+
+
+def test_a_name_and_its_default_tag_are_one_model_and_preflight_says_which() -> None:
+    """Issue 32.8: Ollama serves ``llama3`` as ``llama3:latest`` (and the reverse); preflight
+    refused it. It accepts either spelling and says which name the server lists."""
+    said: list[str] = []
+    with FaultServer(served_models=["llama3:latest", "qwen2.5"]) as srv:
+        roles = {"judge": ModelSpec(model="hosted_vllm/llama3", api_base=srv.base_url),
+                 "generator": ModelSpec(model="hosted_vllm/qwen2.5:latest",
+                                        api_base=srv.base_url)}  # fmt: skip
+        result = preflight(roles, on_wait=said.append)
+        assert len(result.routes) == 2
+        with pytest.raises(JudgekitError, match="does not serve 'llama3:8b'"):
+            preflight({"judge": ModelSpec(model="hosted_vllm/llama3:8b", api_base=srv.base_url)})
+    assert sorted(said) == [
+        f"generator (hosted_vllm/qwen2.5:latest): the server at {srv.base_url} serves "
+        "'qwen2.5:latest' as 'qwen2.5' (the default tag: one model); sending 'qwen2.5:latest'",
+        f"judge (hosted_vllm/llama3): the server at {srv.base_url} serves 'llama3' as "
+        "'llama3:latest' (the default tag: one model); sending 'llama3'",
+    ]

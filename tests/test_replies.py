@@ -70,6 +70,8 @@ def test_3_filters_and_refusals_are_named_and_never_re_asked(server, tmp_path, s
     rec, sent = one(server, tmp_path, shape, max_reasks=2)
     assert rec.status == "unscored" and rec.reason.split(":")[0] == reason
     assert rec.reasks == 0 and sent == 1 and rec.parsed is None
+    if shape == "refusal":
+        assert rec.raw == "I can't help with that."  # the refusal's text is the record's raw
 
 
 @pytest.mark.parametrize("shape", ["error_body", "no_choices"])
@@ -234,3 +236,36 @@ def test_litellm_answers_are_read_by_the_same_code(server, tmp_path, shape, stat
     rec, _ = one(server, tmp_path, shape, transport="litellm", max_retries=2)
     assert rec.status == status, rec.reason
     assert (rec.reason or "").split(":")[0] == (reason or "")
+
+
+def test_a_refusal_keeps_its_whole_text_as_the_raw() -> None:
+    """Issue 32.7(c): the record's raw was null and the reason cut at 300 characters."""
+    from judgekit.llm.reply import from_completion
+    from judgekit.llm.structured import InvalidAnswer, read_reply
+
+    text = "I can't help with that. " * 30  # 720 characters
+    body = {"choices": [{"message": {"content": None, "refusal": text}, "finish_reason": "stop"}]}
+    with pytest.raises(InvalidAnswer) as caught:
+        read_reply(from_completion(body), judge_schema(5))
+    assert caught.value.raw == text and not caught.value.reask
+    assert caught.value.reason == f"refusal: {text[:280]}..."
+
+
+def test_a_reply_cut_by_max_tokens_names_the_reasoning_tokens_usage_reports() -> None:
+    """Issue 32.7(d): where usage reports reasoning tokens, the truncated reason names them."""
+    from judgekit.llm.outcome import classify
+    from judgekit.llm.reply import from_completion
+
+    usage = {"completion_tokens": 512, "completion_tokens_details": {"reasoning_tokens": 498}}
+    cut = {"choices": [{"message": {"content": '{"valid": [tr'}, "finish_reason": "length"}],
+           "usage": usage}  # fmt: skip
+    assert classify(from_completion(cut)).reason == (
+        "truncated: finish_reason=length (raise max_tokens, 498 of them reasoning)"
+    )
+    empty = {"choices": [{"message": {"content": ""}, "finish_reason": "length"}], "usage": usage}
+    assert classify(from_completion(empty)).reason == (
+        "truncated: the reasoning used the whole max_tokens budget (raise max_tokens, 498 of "
+        "them reasoning)"
+    )
+    cut["usage"] = {"completion_tokens": 512}  # not reported: not guessed
+    assert classify(from_completion(cut)).reason.endswith("(raise max_tokens)")

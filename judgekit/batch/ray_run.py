@@ -34,7 +34,6 @@ from typing import Any
 from judgekit.batch.exporter import select_pending
 from judgekit.batch.requests import batch_tasks
 from judgekit.errors import InputError, JudgekitError
-from judgekit.llm.cache import task_key
 from judgekit.runlog import Record
 
 ENGINES = ("http",)
@@ -166,12 +165,8 @@ class RayRun:
         cache = session.cache
         task = tasks.get(key)
         if cache is not None and task is not None and record.status == "ok":
-            prefix = session.client.models.get(task.spec).format(task.schema)[1]
-            entry: dict[str, Any] = {"raw": record.raw, "parsed": record.parsed}
-            if record.label_probs is not None:
-                entry["label_probs"] = record.label_probs
-                entry["label_probs_bound"] = record.label_probs_bound
-            cache.set(task_key(prefix, task.messages, task.sample_index), entry)
+            state = session.client.models.get(task.spec)
+            cache.set(state.cache_key(task), state.cache_entry(record))
 
     def _retried(self, session: Any, key: str) -> bool:
         """True when the run log's record of ``key`` is an ``error`` sent again."""

@@ -75,7 +75,7 @@ def _signature(command: str, inputs: dict[str, Path], **params: Any) -> dict[str
         resolved = resolve_labels_path(path)
         files[name] = {"path": str(resolved), "sha256": file_sha256(resolved)}
     return Signature(
-        pipeline=f"calibrate {command}",
+        pipeline=command,
         parameters=params,
         data={f["path"]: f["sha256"] for f in files.values()},
         seed=params.get("seed"),

@@ -27,7 +27,9 @@ def _split(values: list[str]) -> list[str]:
     return [v.strip() for value in values for v in value.split(",") if v.strip()]
 
 
-def _check(levels, tie_policy: str, correction: str, permutations: int, resamples: int) -> None:
+def _check(
+    levels, tie_policy: str, correction: str, permutations: int, resamples: int, p_rule: str
+) -> None:
     """One clear error for an unknown choice or a negative count."""
     from judgekit.calibration.compare import LEVELS
     from judgekit.errors import InputError
@@ -38,6 +40,7 @@ def _check(levels, tie_policy: str, correction: str, permutations: int, resample
         ("--level", levels, LEVELS),
         ("--tie-policy", (tie_policy,), TIE_POLICIES),
         ("--correction", (correction,), CORRECTIONS),
+        ("--p-rule", (p_rule,), ("plus-one", "mtme")),
     ):
         bad = [v for v in value if v not in choices]
         if bad:
@@ -73,6 +76,10 @@ def compare_command(
     early_stop: bool = typer.Option(
         True, help="Stop a test early (blocks of 100, p < 0.02 or p > 0.5), as the WMT23 tasks did."
     ),
+    p_rule: str = typer.Option(
+        "plus-one",
+        help="Permutation p-value: plus-one, (k+1)/(n+1), never 0 | mtme, k/n as MT-Metrics-Eval.",
+    ),
     alpha: float = typer.Option(0.05, help="Significance level of the clusters."),
     correction: str = typer.Option("none", help="Multiplicity: none (WMT) | holm | bonferroni."),
     seed: int = typer.Option(0, help="Seed of the bootstrap and the permutations."),
@@ -82,6 +89,9 @@ def compare_command(
         help="Systems left out (WMT23: the reference, synthetic_ref).",
     ),
     all_systems: bool = typer.Option(False, "--all-systems", help="Keep every system."),
+    common: bool = typer.Option(
+        False, "--common", help="Every judge on the cells all judges scored (like for like)."
+    ),
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     out: Path | None = typer.Option(None, help="Write compare.json, CSVs and compare.png here."),
 ) -> None:
@@ -92,13 +102,14 @@ def compare_command(
     from judgekit.report.compare import print_compare, write_compare
 
     levels = tuple(_split(level)) or LEVELS
-    _check(levels, tie_policy, correction, permutations, n_resamples)
+    _check(levels, tie_policy, correction, permutations, n_resamples, p_rule)
     options = CompareOptions(
         levels=levels, by=by, lps=_split(lp), docs=docs, tie_policy=tie_policy,
         n_resamples=n_resamples, confidence=confidence, seed=seed, alpha=alpha,
         correction=correction,
-        permutations=PermutationSettings(permutations, early_stop=early_stop, seed=seed),
-        exclude_systems=() if all_systems else tuple(_split([exclude_systems])),
+        permutations=PermutationSettings(permutations, early_stop=early_stop, seed=seed,
+                                         p_rule=p_rule.replace("-", "_")),
+        exclude_systems=() if all_systems else tuple(_split([exclude_systems])), common=common,
     )  # fmt: skip
     result = compare(human, judge, options)
     if json_out:

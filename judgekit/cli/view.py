@@ -26,6 +26,9 @@ def view_command(
     tie_policy: str = typer.Option("exclude", help="Human ties: exclude|error|own_class."),
     n_resamples: int = typer.Option(1000, help="Bootstrap resamples for the CIs (0 = no CI)."),
     seed: int = typer.Option(0, help="Bootstrap seed."),
+    drift: Path | None = typer.Option(
+        None, "--drift", help="A drift.json (judgekit drift run): mark runs of a drifted judge."
+    ),
 ) -> None:
     """Write one HTML file (opens from file://, no network): summary and figures, every record
     with filters, search and details, judges compared, and judges against --labels."""
@@ -38,7 +41,7 @@ def view_command(
         raise InputError(None, f"--tie-policy must be one of {', '.join(TIE_POLICIES)}")
     target = out if out is not None else runs[0] / "report.html"
     info = build_report(runs, target, labels=labels, tie_policy=tie_policy,
-                        n_resamples=n_resamples, seed=seed)  # fmt: skip
+                        n_resamples=n_resamples, seed=seed, drift=drift)  # fmt: skip
     extra = f", {plural(info.pairs, 'judge pair')} compared" if info.pairs else ""
     if labels is not None:
         extra += f", {plural(info.humans, 'judge')} against the humans"

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import csv
 import json
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -153,6 +154,17 @@ def load_pairs(
     if not items:
         raise InputError(path, "no items in the file")
     return items
+
+
+def identical_outputs(items: list[PairItem]) -> list[PairItem]:
+    """The items whose two outputs are the same text (compared in Unicode NFC, surrounding
+    whitespace stripped): a judge's verdict on them measures only its position bias, and a gold
+    winner on one is suspicious (a labelling or data error)."""
+    return [i for i in items if _plain(i.output_1) == _plain(i.output_2)]
+
+
+def _plain(text: str) -> str:
+    return unicodedata.normalize("NFC", text).strip()
 
 
 def load_published_verdicts(path: Path) -> pd.DataFrame:

@@ -213,9 +213,10 @@ def compare_answers(
 
 def compare_signatures(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
     """What changed between two judges' signatures: one line per differing key among the
-    judge's models (route, revision), its prompts' and schema's hashes and the provider's
-    ``system_fingerprint``, e.g. ``"system_fingerprint: fp_1 -> fp_2"``; empty when equal or
-    not recorded on either side. Both arguments are signature dicts (``summary.json``)."""
-    keys = ("models", "prompts", "schema_hash", "system_fingerprint")
+    judge's models (route, revision), its prompts' and schema's hashes, and the model name and
+    ``system_fingerprint`` the provider's answers carried, e.g. ``"system_fingerprint:
+    ['fp_1'] -> ['fp_2']"``; empty when equal or not recorded on either side. Both arguments
+    are signature dicts (``summary.json``'s, with ``drift.run``'s served values added)."""
+    keys = ("models", "prompts", "schema_hash", "served_model", "system_fingerprint")
     return [f"{key}: {before.get(key)!r} -> {after.get(key)!r}" for key in keys
             if key in before and key in after and before[key] != after[key]]  # fmt: skip

@@ -13,6 +13,9 @@ from judgekit.errors import InputError
 
 
 def _signature(path: Path | None) -> dict[str, Any]:
+    """The run's signature from its ``summary.json`` (or a signature file), with the judge's
+    ``served_model`` and ``system_fingerprint`` values (``usage.served``) added where the
+    provider sent them; {} for no path or a run with no summary."""
     if path is None:
         return {}
     path = Path(path)
@@ -25,7 +28,15 @@ def _signature(path: Path | None) -> dict[str, Any]:
     except (OSError, ValueError) as exc:
         raise InputError(path, f"cannot read the run summary: {exc}") from None
     sig = data.get("signature", data) if isinstance(data, dict) else {}
-    return sig if isinstance(sig, dict) else {}
+    sig = dict(sig) if isinstance(sig, dict) else {}
+    usage = data.get("usage") if isinstance(data, dict) else None
+    served = usage.get("served") if isinstance(usage, dict) else None
+    for name in ("served_model", "system_fingerprint"):
+        seen = sorted({v for k, who in (served or {}).items() if str(k).startswith("judge|")
+                       for v in (who.get(name) or {})})  # fmt: skip
+        if seen:
+            sig[name] = seen
+    return sig
 
 
 def drift_compare(

@@ -53,29 +53,45 @@ def stale_results(drift: dict[str, Any], folders: list[Path]) -> list[dict[str, 
     The drift document's own run (its ``drift.json`` folder) is left out."""
     if not drift.get("drifted"):
         return []
-    judges = {(m.get("name"), m.get("route")) for m in drift["judge_models"]}
-    summaries: dict[Path, str | None] = {}
-
-    def run_names(folder: Path) -> str | None:
-        if folder not in summaries:
-            summaries[folder] = _named(_signature(_json(folder / "summary.json")), judges)
-        return summaries[folder]
-
+    reason_of = StaleCheck(drift)
     rows = []
     for folder in folders:
         for path in sorted(Path(folder).rglob("*.json")):
             if (path.parent / "drift.json").is_file():
                 continue
             sig = _signature(_json(path))
-            if not sig:
-                continue
-            reason = _named(sig, judges)
-            reason = f"names the judge {reason}" if reason else None
-            for file in sig.get("data") or {}:
-                named = run_names(Path(file).parent)
-                if reason is None and named:
-                    reason = f"reads {file}, judged by {named}"
+            reason = reason_of(sig) if sig else None
             if reason:
                 rows.append({"path": str(path), "pipeline": str(sig.get("pipeline")),
                              "reason": reason})  # fmt: skip
     return rows
+
+
+class StaleCheck:
+    """Why a result is stale under the drift document ``drift`` (see the module doc):
+    ``StaleCheck(drift)(signature)`` is ``"names the judge NAME=ROUTE"``, ``"reads FILE, judged
+    by NAME=ROUTE"`` or None (not stale, or nothing drifted). ``signature`` is a result's
+    signature dict; the run directories its data files lie in are read once each."""
+
+    def __init__(self, drift: dict[str, Any]) -> None:
+        self.drifted = bool(drift.get("drifted"))
+        self.judges = {(m.get("name"), m.get("route")) for m in drift.get("judge_models") or []
+                       if isinstance(m, dict)}  # fmt: skip
+        self._runs: dict[Path, str | None] = {}
+
+    def _run_names(self, folder: Path) -> str | None:
+        if folder not in self._runs:
+            sig = _signature(_json(folder / "summary.json"))
+            self._runs[folder] = _named(sig, self.judges)
+        return self._runs[folder]
+
+    def __call__(self, sig: dict[str, Any]) -> str | None:
+        if not self.drifted:
+            return None
+        named = _named(sig, self.judges)
+        if named:
+            return f"names the judge {named}"
+        for file in sig.get("data") or {}:
+            if by := self._run_names(Path(file).parent):
+                return f"reads {file}, judged by {by}"
+        return None

@@ -30,6 +30,7 @@ from judgekit.data.vocabulary import (
     all_numeric,
     canonical_id,
     canonical_labels,
+    is_missing_label,
     label_text,
 )
 from judgekit.errors import InputError, JudgekitError
@@ -40,13 +41,9 @@ LONG_COLUMNS = ("item", "rater", "label")
 
 
 def is_missing(value: Any) -> bool:
-    """True for None and float NaN (pandas' NA too); False for every real label."""
-    if value is None:
-        return True
-    try:
-        return bool(pd.isna(value))
-    except (TypeError, ValueError):
-        return False
+    """True for a missing rating: None, NaN (pandas' NA too) and the missing markers "", "NA",
+    "N/A", "nan", "null" (:func:`judgekit.data.vocabulary.is_missing_label`, the one rule)."""
+    return is_missing_label(value)
 
 
 def _sort_categories(values: Iterable[Hashable]) -> list[Hashable]:
@@ -63,7 +60,9 @@ class LabelTable:
 
     Attributes:
         frame: DataFrame, shape (n_items, n_raters), index = item ids (unique), columns =
-            rater names (unique), object cells; None or NaN marks a missing rating.
+            rater names (unique), object cells; None marks a missing rating (NaN, "", "NA",
+            "N/A", "nan" and "null", any case, are read as None:
+            :func:`judgekit.data.vocabulary.is_missing_label`).
         source: the file the table was read from, for messages (None when built in memory).
     """
 
@@ -76,7 +75,9 @@ class LabelTable:
             raise InputError(self.source, "item ids must be unique", field="item")
         if not frame.columns.is_unique:
             raise InputError(self.source, "rater names must be unique", field="rater")
-        frame = frame.astype(object).where(frame.notna(), None)
+        frame = frame.astype(object)
+        missing = frame.map(is_missing_label)  # "", "NA", "N/A", "null", NaN...: one rule
+        frame = frame.where(~missing.to_numpy(dtype=bool), None)
         frame.index.name, frame.columns.name = "item", "rater"
         object.__setattr__(self, "frame", frame)
 

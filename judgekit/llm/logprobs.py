@@ -40,7 +40,7 @@ from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel
 
-from judgekit.llm.reply import split_think
+from judgekit.llm.reply import json_span, split_think
 
 _WS = re.compile(r"[ \t\n\r]*")
 _HEX_BYTES = re.compile(r"\\x([0-9a-fA-F]{2})")
@@ -179,9 +179,12 @@ def token_steps(choice: Mapping[str, Any]) -> list[Step] | None:
 
 def value_offset(text: str, key: str) -> tuple[int, Any] | None:
     """``(character offset, value)`` of top-level ``key``'s value in the JSON object ``text``
-    (a fenced answer's object too); None when the text is not such an object or lacks it."""
-    start = text.find("{") if text.lstrip().startswith("```") else 0
-    i = _WS.match(text, max(start, 0)).end()
+    (the answer's first complete JSON value, as the parser reads it:
+    :func:`judgekit.llm.reply.json_span`); None when the text has no such object or lacks it."""
+    span = json_span(text)
+    if span is None:
+        return None
+    i = span[0]
     if text[i : i + 1] != "{":
         return None
     i += 1
@@ -272,8 +275,28 @@ def _label_probs(
     head = content.encode("utf-8")[:v]
     targets = {lab: head + json.dumps(lab, ensure_ascii=False)[1:].encode() for lab in labels}
     if not generated.startswith(targets[chosen]):
-        steps = _realign(steps, targets[chosen])
+        steps = _answer_steps(steps, generated, targets[chosen])
     return _walk(steps, targets, chosen, v)
+
+
+def _answer_steps(steps: list[Step], generated: bytes, answer: bytes) -> list[Step]:
+    """The steps of the answer where the token stream holds more than the answer's text: a
+    vLLM or sglang reasoning parser moves the reasoning out of ``content`` but the
+    log-probabilities still cover every generated token, reasoning first. The answer up to its
+    label (``answer``) is then found as the last place where a token starts it. Otherwise the
+    tokens lost bytes of a split character (:func:`_realign`).
+
+    Raises:
+        LogprobsMismatch: the tokens spell the answer nowhere.
+    """
+    at = generated.rfind(answer)
+    if at > 0:
+        offset = 0
+        for n, step in enumerate(steps):
+            if offset == at:
+                return steps[n:]
+            offset += len(step.text)
+    return _realign(steps, answer)
 
 
 def _realign(steps: list[Step], answer: bytes) -> list[Step]:

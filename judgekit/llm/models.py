@@ -41,6 +41,7 @@ from judgekit.llm.task import Task
 from judgekit.prompts import Prompt
 from judgekit.runlog import Record
 
+_SERVED = ("served_model", "system_fingerprint")  # who served an answer, cached with it
 _new_record = Record.__pydantic_validator__.validate_python  # Record.model_validate, unwrapped
 
 
@@ -120,8 +121,11 @@ class ModelState:
         """
         if completion is None:
             return _new_record(base)
+        reply = completion.reply
         usage = {"tokens_in": completion.tokens_in, "tokens_out": completion.tokens_out,
-                 "cost": completion.cost, "served_by": completion.served_by}  # fmt: skip
+                 "cost": completion.cost, "served_by": completion.served_by,
+                 "served_model": reply.served_model,
+                 "system_fingerprint": reply.system_fingerprint}  # fmt: skip
         answer = self.answer(task.schema, completion, on_warning)
         return _new_record({**usage, **base, **answer})
 
@@ -168,9 +172,10 @@ class ModelState:
         answer = cached_answer(hit, task.schema)
         if answer is None:
             return None
+        served = {k: v for k in _SERVED if isinstance(v := hit.get(k), str)}
         return self.record(task, None, {
             **self.base(task), "status": "ok", "raw": answer[0], "parsed": answer[1],
-            "cache_hit": True, **(cached_label_probs(hit) if self.logprobs else {})
+            "cache_hit": True, **served, **(cached_label_probs(hit) if self.logprobs else {})
         })  # fmt: skip
 
     @staticmethod
@@ -180,6 +185,7 @@ class ModelState:
         if record.status != "ok":
             return None
         entry = {"raw": record.raw, "parsed": record.parsed}
+        entry |= {k: v for k in _SERVED if (v := getattr(record, k)) is not None}
         if record.label_probs is not None:  # kept with the answer (judgekit.llm.logprobs)
             entry["label_probs"] = record.label_probs
             entry["label_probs_bound"] = record.label_probs_bound

@@ -108,28 +108,39 @@ def classify(reply: Reply) -> Outcome:
     finish = (reply.finish_reason or "").casefold()
     if reply.refusal is not None or finish in REFUSAL_FINISHES:
         why = reply.refusal or reply.text or f"finish_reason={reply.finish_reason}"
-        return Outcome("refusal", f"refusal: {why}"[:300], reply.text)
+        short = why if len(why) <= 280 else why[:280] + "..."  # the whole text is the raw
+        return Outcome("refusal", f"refusal: {short}", reply.refusal or reply.text)
     if finish in FILTER_FINISHES:
         return Outcome(
             "filtered", f"content_filter: finish_reason={reply.finish_reason}", reply.text
         )
     text = reply.text
+    spent = (
+        "" if reply.reasoning_tokens is None else f", {reply.reasoning_tokens} of them reasoning"
+    )
     if text is not None and text.strip():
         if finish == "length":
-            return Outcome("truncated", "truncated: finish_reason=length (raise max_tokens)", text)
+            return Outcome(
+                "truncated", f"truncated: finish_reason=length (raise max_tokens{spent})", text
+            )
         return Outcome("answer", None, text)
     if reply.extra.get("think_block") == "unclosed":
         return Outcome(
             "truncated",
             "reasoning_unfinished: a <think> block never closed and no answer followed"
-            + (" (finish_reason=length: raise max_tokens)" if finish == "length" else ""),
+            + (f" (finish_reason=length: raise max_tokens{spent})" if finish == "length" else ""),
             None,
         )
     if finish == "length":
-        spent = "the reasoning used" if reply.reasoning else "the answer was cut at"
-        return Outcome(
-            "truncated", f"truncated: {spent} the whole max_tokens budget (raise max_tokens)", None
+        who = (
+            "the reasoning used"
+            if reply.reasoning or reply.reasoning_tokens
+            else "the answer was cut at"
         )
+        return Outcome(
+            "truncated", f"truncated: {who} the whole max_tokens budget (raise max_tokens{spent})",
+            None,
+        )  # fmt: skip
     found = _json_object_in(reply.reasoning)
     if found is not None:  # content null, the answer left in the reasoning (vLLM parsers)
         return Outcome("answer", None, found, "answer read from the reasoning (content was empty)")

@@ -294,6 +294,13 @@ async def _server_problems(
         return []
     problems = []
     for route in routes:
+        tagged = _default_tag_twin(route.spec.model_id, served)
+        if tagged is not None:
+            if on_wait is not None:
+                name = route.spec.model_id
+                on_wait(f"{route.label}: the server at {url} serves '{name}' as '{tagged}' "
+                        f"(the default tag: one model); sending '{name}'")  # fmt: skip
+            continue
         if route.spec.model_id not in served:
             names = ", ".join(repr(name) for name in served)
             problems.append(
@@ -302,6 +309,20 @@ async def _server_problems(
                 f"{route.spec.provider}/<one of them>)"
             )
     return problems
+
+
+def _default_tag_twin(name: str, served: list[str]) -> str | None:
+    """The served name that is ``name`` with or without the default tag ``:latest`` (Ollama's
+    ``llama3`` is ``llama3:latest``), where ``name`` itself is not served; else None."""
+    if name in served:
+        return None
+    if name.endswith(":latest"):
+        twin = name.removesuffix(":latest")
+    elif ":" not in name:
+        twin = f"{name}:latest"
+    else:
+        return None
+    return twin if twin in served else None
 
 
 async def _get_models(

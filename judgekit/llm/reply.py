@@ -49,6 +49,12 @@ class Reply:
         extra: further facts the builder noted (``think_block``: closed or unclosed;
             ``content_not_text``: the content as JSON text when it was no text, a number...;
             ``surrogates_replaced``: lone surrogates were replaced by U+FFFD).
+        served_model: the ``model`` the response names (a dated snapshot such as
+            ``gpt-4o-mini-2024-07-18``, or a served name), None where absent.
+        system_fingerprint: the provider's ``system_fingerprint`` (its backend configuration;
+            OpenAI's API reference), None where absent.
+        reasoning_tokens: ``usage.completion_tokens_details.reasoning_tokens`` where the
+            provider reports it (OpenAI, litellm's mapping of others), else None.
     """
 
     text: str | None = None
@@ -60,6 +66,9 @@ class Reply:
     status_code: int | None = 200
     choice: dict[str, Any] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    served_model: str | None = None
+    system_fingerprint: str | None = None
+    reasoning_tokens: int | None = None
 
 
 _THINK_OPEN = "<think>"
@@ -122,7 +131,8 @@ def from_completion(data: Any, status_code: int | None = 200) -> Reply:
     or a body without choices, as a provider error. A lone UTF-16 surrogate in the text, the
     reasoning or the refusal (a server may send the JSON escape ``\\ud800``) is replaced by
     U+FFFD, as a UTF-8 decoder does with a bad byte: no record, cache entry or report could
-    hold it (``extra["surrogates_replaced"]``). Never raises.
+    hold it (``extra["surrogates_replaced"]``). The response's ``model`` and
+    ``system_fingerprint`` are kept (``served_model``, ``system_fingerprint``). Never raises.
     """
     if not isinstance(data, dict):
         error = ProviderError("not a completion object")
@@ -166,7 +176,41 @@ def from_completion(data: Any, status_code: int | None = 200) -> Reply:
         status_code=status_code,
         choice=choice,
         extra=extra,
+        served_model=_short_text(data.get("model")),
+        system_fingerprint=_short_text(data.get("system_fingerprint")),
+        reasoning_tokens=_reasoning_tokens(data.get("usage")),
     )
+
+
+def _reasoning_tokens(usage: Any) -> int | None:
+    details = usage.get("completion_tokens_details") if isinstance(usage, dict) else None
+    found = details.get("reasoning_tokens") if isinstance(details, dict) else None
+    return found if isinstance(found, int) and not isinstance(found, bool) and found >= 0 else None
+
+
+_LAX = json.JSONDecoder(strict=False)  # a raw line break or tab inside a string is still clear
+
+
+def json_span(text: str) -> tuple[int, int] | None:
+    """``(start, end)`` of the first complete JSON object or array in ``text``: the value that
+    begins at the first ``{`` or ``[``, read to its closing bracket, so prose after it, a
+    Markdown fence around it or a sentence before it are not part of the answer. None when no
+    complete value starts there (cut short, or a string with an unescaped quote: the answer is
+    then malformed and re-asked). Raw line breaks and tabs inside strings are allowed."""
+    starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]
+    if not starts:
+        return None
+    start = min(starts)
+    try:
+        return start, _LAX.raw_decode(text, start)[1]
+    except json.JSONDecodeError:
+        return None
+
+
+def _short_text(value: Any) -> str | None:
+    """A provider's identifying string as sent (cut at 200 characters, lone surrogates
+    replaced), None for anything else."""
+    return _repaired(value[:200]) if isinstance(value, str) and value.strip() else None
 
 
 def _repaired(text: str | None) -> str | None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -19,9 +18,8 @@ from pydantic import BaseModel, ValidationError
 
 from judgekit.llm.answers import lax_bool_fields
 from judgekit.llm.outcome import classify
-from judgekit.llm.reply import Reply, from_completion
+from judgekit.llm.reply import Reply, json_span
 
-_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
 _CHARS_PER_TOKEN = 3  # conservative: more tokens per character than English prose has
 _REASK_RAW_CHARS = 1500
 REASKABLE = ("empty", "malformed_json", "schema")  # the reasons a re-ask may fix
@@ -189,20 +187,21 @@ def _validator_raised(exc: Exception, raw: str | None) -> InvalidAnswer:
 def parse_answer(raw: str | None, schema: type[BaseModel], finish_reason: str | None) -> BaseModel:
     """Validate a raw answer against ``schema``.
 
+    The answer is the first complete JSON value of ``raw`` (:func:`judgekit.llm.reply.json_span`:
+    prose after it, a fence around it, a sentence before it are one class, read the same way);
+    ``raw`` itself is what the record keeps.
+
     Raises:
-        InvalidAnswer: empty, truncated (``finish_reason == "length"``), not JSON, or not an
-            instance of the schema; ``reason`` starts with one of ``empty``, ``truncated``,
-            ``malformed_json``, ``schema``.
+        InvalidAnswer: empty, truncated (``finish_reason == "length"``), no complete JSON value,
+            or not an instance of the schema; ``reason`` starts with one of ``empty``,
+            ``truncated``, ``malformed_json``, ``schema``.
     """
     if raw is None or not raw.strip():
         raise InvalidAnswer("empty: the model returned no content", raw)
     if finish_reason == "length":
         raise InvalidAnswer("truncated: finish_reason=length (raise max_tokens)", raw)
-    text = raw
-    if "```" in text:
-        fenced = _FENCE.match(text)
-        if fenced:
-            text = fenced.group(1)
+    span = json_span(raw)
+    text = raw if span is None else raw[span[0] : span[1]]  # the first complete JSON value
     try:
         return schema.model_validate_json(text)
     except _VALIDATOR_BUGS as exc:
@@ -212,16 +211,12 @@ def parse_answer(raw: str | None, schema: type[BaseModel], finish_reason: str | 
         if not errors or errors[0]["type"] != "json_invalid":
             raise InvalidAnswer(f"schema: {_validation_summary(exc)}", raw) from None
         detail = str(errors[0].get("ctx", {}).get("error", errors[0]["msg"]))
-        if "control character" not in detail:
+        if span is None or "control character" not in detail:
             raise InvalidAnswer(f"malformed_json: {detail}", raw) from None
     # a raw line break or tab inside a string (small models write them): the text is still
-    # unambiguous, so read it as Python's non-strict JSON reader does, then validate
+    # unambiguous (json_span read it as Python's non-strict JSON reader does), then validate
     try:
-        value = json.loads(text, strict=False)
-    except json.JSONDecodeError as exc:
-        raise InvalidAnswer(f"malformed_json: {exc.msg}", raw) from None
-    try:
-        return schema.model_validate(value)
+        return schema.model_validate(json.loads(text, strict=False))
     except _VALIDATOR_BUGS as exc:
         raise _validator_raised(exc, raw) from None
     except ValidationError as exc:
@@ -240,19 +235,6 @@ def cached_answer(hit: Any, schema: type[BaseModel]) -> tuple[str, Any] | None:
     except Exception:  # whatever the entry holds, it is not an answer to use
         return None
     return (raw, parsed) if isinstance(raw, str) else None
-
-
-def answer_of(completion: dict[str, Any]) -> tuple[str | None, str | None]:
-    """(answer text, finish_reason) of an OpenAI ``chat.completion`` dict, read by
-    ``reply.from_completion`` (the reasoning and refusal are in its :class:`Reply`).
-
-    Raises:
-        InvalidAnswer: the object has no choices or carries an error (``provider_error``).
-    """
-    reply = from_completion(completion)
-    if reply.provider_error is not None:
-        raise InvalidAnswer(f"provider_error: {reply.provider_error.message}", None, reask=False)
-    return reply.text, reply.finish_reason
 
 
 def estimate_tokens(messages: list[dict[str, Any]]) -> int:

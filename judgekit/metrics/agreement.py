@@ -206,8 +206,9 @@ def cohen_kappa(
     Args:
         data: a table with exactly two raters, or pick two with ``raters``.
         weights: None (nominal), "linear" (Cicchetti-Allison) or "quadratic" (Fleiss-Cohen);
-            the distance between categories is their rank distance in sorted order, as in
-            scikit-learn's ``cohen_kappa_score``.
+            the distance between categories is their rank distance in the declared order
+            (numbers: by value), as in scikit-learn's ``cohen_kappa_score``; text labels
+            need ``categories`` (:func:`judgekit.metrics.label_codes.encode`).
         categories: the category set and order (module docstring); NaN with ``note`` "no
             variation" when every rating is the same category (p_e = 1).
 
@@ -216,7 +217,7 @@ def cohen_kappa(
     ``cohens_kappa`` (SAS PROC FREQ formulas).
 
     Raises:
-        JudgekitError: not exactly two raters.
+        JudgekitError: not exactly two raters; weights with text labels and no ``categories``.
     """
     table = as_label_table(data)
     if raters is not None:
@@ -229,7 +230,8 @@ def cohen_kappa(
     from sklearn.metrics import cohen_kappa_score  # here: scikit-learn takes ~1 s to import
 
     table = table.dropna_items(2)
-    coded, _ = encode(table, categories)
+    order = None if weights is None else f"Cohen's kappa with {weights} weights"
+    coded, _ = encode(table, categories, order_for=order)
     a, b = coded.codes[:, 0].astype(int), coded.codes[:, 1].astype(int)
     labels = list(range(coded.q))
 
@@ -355,12 +357,14 @@ def gwet_ac1(
     AC1 = (p_a - p_e) / (1 - p_e) with p_e = sum_k pi_k (1 - pi_k) / (q - 1) (Gwet 2008,
     Br. J. Math. Stat. Psychol. 61:29-48); robust to skewed prevalence where kappa collapses.
     ``weights``: None or any irrCAC weight name ("linear", "quadratic", "ordinal", ...); with
-    numeric categories the weights use their values, otherwise their rank in sorted order.
+    numeric categories the weights use their values, otherwise their rank in the declared
+    ``categories`` order (text labels need it: :func:`judgekit.metrics.label_codes.encode`).
     Handles missing ratings (Gwet 2014, ch. 2). With ``categories`` of q >= 2 a table where
     every rating is the same category is 1.0 (p_a = 1, p_e = 0); with one category known
     (the default when only one is used) NaN. One item: NaN (irrCAC's variance divides by n - 1).
     """
-    coded, n_raters = encode(data, categories)
+    order = None if weights is None else f"Gwet's AC2 with {weights} weights"
+    coded, n_raters = encode(data, categories, order_for=order)
     name = "identity" if weights is None else weights
 
     def ac(idx: np.ndarray) -> float:

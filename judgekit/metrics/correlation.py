@@ -163,6 +163,22 @@ def _statistic(method: str, x: np.ndarray, y: np.ndarray, epsilon: float) -> tup
     return float(res.statistic), float(res.pvalue)
 
 
+def undefined_reason(judge: np.ndarray, human: np.ndarray) -> str | None:
+    """Why a correlation (Pearson, Spearman, Kendall) of ``judge`` and ``human`` (same length,
+    complete) is undefined, or None when it is defined: fewer than 2 values, or one side's
+    scores all equal (its variance is 0, so the coefficient is 0/0)."""
+    judge, human = np.asarray(judge, dtype=float), np.asarray(human, dtype=float)
+    if judge.size < 2:
+        return f"undefined: {judge.size} value (a correlation needs 2)"
+    for side, values in (("the judge's", judge), ("the humans'", human)):
+        if np.ptp(values) == 0:
+            return (
+                f"undefined: all {values.size} of {side} scores are {values[0]:g} (no "
+                "variance: the coefficient is 0/0)"
+            )
+    return None
+
+
 def _check_method(method: str, epsilon: float | None) -> None:
     if method not in METHODS:
         raise JudgekitError(f"unknown correlation method {method!r}; use one of {METHODS}")

@@ -72,18 +72,22 @@ def krippendorff_alpha(
     """Krippendorff's alpha, at most 1 (Krippendorff 2011), via ``krippendorff.alpha``.
 
     ``level`` is the level of measurement ("nominal", "ordinal", "interval", "ratio") and is
-    stated in the result. Ordinal uses the sorted order of the categories; interval and ratio
-    need numeric labels. Units with fewer than 2 values drop out (``n_items`` counts the rest).
+    stated in the result. Ordinal uses the order of ``categories`` (numbers: by value; text
+    labels with no declared order are refused, never sorted alphabetically); interval and
+    ratio need numeric labels. Units with fewer than 2 values drop out (``n_items`` counts the
+    rest).
     A CI (``ci=True`` or ``n_resamples > 0``) is a seeded percentile bootstrap over units.
     ``categories``: the category set and order (default: the labels present); NaN with the
     reason in ``note`` when every value is the same ("no variation": D_e = 0).
 
     Raises:
-        JudgekitError: unknown level, or a non-numeric label at the interval or ratio level.
+        JudgekitError: unknown level, a non-numeric label at the interval or ratio level, or
+            text labels at the ordinal level without ``categories``.
     """
     if level not in LEVELS:
         raise JudgekitError(f"unknown level of measurement '{level}' (use {', '.join(LEVELS)})")
-    coded, n_raters = encode(data, categories)
+    order = f"Krippendorff's alpha at the {level} level" if level == "ordinal" else None
+    coded, n_raters = encode(data, categories, order_for=order)
     numeric = coded.numeric_categories()
     if level in ("interval", "ratio") and numeric is None:
         raise JudgekitError(

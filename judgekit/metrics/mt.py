@@ -20,9 +20,9 @@ BLEU's tokenizer: ``tokenize`` if given, else the one of ``target_lang``
 Japanese, ...), else ``13a``; references mostly in Chinese, Japanese, Korean or Thai-type script
 scored with ``13a`` raise a :class:`~judgekit.errors.JudgekitWarning`.
 
-Text is scored as written: no Unicode normalisation (NFC/NFD), as sacrebleu; hypotheses and
-references in different normal forms raise a :class:`~judgekit.errors.JudgekitWarning`
-(:func:`warn_if_forms_differ`; docs/mt-scoring.md, "Text normalisation").
+Every segment is scored in Unicode NFC: text already in NFC is scored as sacrebleu scores it;
+a segment in another form is normalised, with a :class:`~judgekit.errors.JudgekitWarning`
+counting them (:func:`in_one_form`; docs/mt-scoring.md, "Text normalisation").
 """
 
 from __future__ import annotations
@@ -170,25 +170,39 @@ def check_streams(hyps: Sequence[str], refs: Refs) -> None:
             )
 
 
-def warn_if_forms_differ(hyps: Sequence[str], refs: Refs) -> None:
-    """Warn (:class:`~judgekit.errors.JudgekitWarning`) when the hypotheses are all in Unicode
-    NFC and a reference stream is not, or the reverse: text is scored as written (no Unicode
-    normalisation, as sacrebleu does), so ``é`` written as ``e`` + U+0301 (NFD) never matches
-    the single character ``é`` (NFC) of the other side (docs/mt-scoring.md)."""
-    hyp_nfc = all(unicodedata.is_normalized("NFC", h) for h in hyps)
-    for k, stream in enumerate(refs, 1):
-        if all(unicodedata.is_normalized("NFC", r) for r in stream) != hyp_nfc:
-            stream_ = f"reference stream {k}"
-            sides = (f"the hypotheses are in Unicode NFC but {stream_} is not" if hyp_nfc
-                     else f"{stream_} is in Unicode NFC but the hypotheses are not")  # fmt: skip
-            warnings.warn(
-                f"{sides}: judgekit scores text as "
-                "written, so a character written in another normal form (e + U+0301 for é) "
-                "never matches; normalise both sides to NFC first",
-                JudgekitWarning,
-                stacklevel=3,
-            )
-            return
+def in_one_form(hyps: Sequence[str], refs: Refs) -> tuple[list[str], list[list[str]]]:
+    """The hypotheses and reference streams with every segment in Unicode NFC.
+
+    Scores compare strings, so ``é`` written as ``e`` + U+0301 (NFD) never matches the single
+    character ``é`` (NFC): a hypothesis file and a reference file that mix the two forms from
+    line to line scored chrF 28.24 where the texts are equal (100). Segments already in NFC are
+    left as they are (text all in NFC is scored exactly as sacrebleu scores it); where any
+    segment was not, a :class:`~judgekit.errors.JudgekitWarning` says how many on each side
+    were normalised (docs/mt-scoring.md, "Text normalisation").
+    """
+    counts = []
+    out = []
+    for stream in [hyps, *refs]:
+        changed = [not unicodedata.is_normalized("NFC", t) for t in stream]
+        counts.append(sum(changed))
+        out.append(
+            [
+                unicodedata.normalize("NFC", t) if c else t
+                for t, c in zip(stream, changed, strict=True)
+            ]
+        )
+    if any(counts):
+        sides = [f"{counts[0]} of {len(hyps)} hypotheses"] + [
+            f"{n} of {len(r)} segments of reference stream {k}"
+            for k, (n, r) in enumerate(zip(counts[1:], refs, strict=True), 1) if n
+        ]  # fmt: skip
+        warnings.warn(
+            f"{', '.join(sides)} were not in Unicode NFC: every segment is scored in NFC, so "
+            "that a character written in two forms matches",
+            JudgekitWarning,
+            stacklevel=3,
+        )
+    return out[0], out[1:]
 
 
 def bleu_tokenizer(
@@ -230,7 +244,16 @@ def corpus_score(
         InputError: ``target_lang`` is not a language.
     """
     check_streams(hyps, refs)
-    warn_if_forms_differ(hyps, refs)
+    hyps, refs = in_one_form(hyps, refs)
+    empty = sum(not h.strip() for h in hyps)
+    if empty:
+        what = (
+            "every hypothesis is empty"
+            if empty == len(hyps)
+            else f"{empty} of {len(hyps)} hypotheses are empty"
+        )
+        warnings.warn(f"{what}: an empty segment scores 0 (nothing was translated there)",
+                      JudgekitWarning, stacklevel=2)  # fmt: skip
     tokenize = bleu_tokenizer(name, tokenize, target_lang, refs)
     label, metric = make_metric(name, tokenize=tokenize, spm_model=spm_model, lowercase=lowercase)
     result = metric.corpus_score(list(hyps), [list(r) for r in refs])
@@ -256,6 +279,7 @@ def segment_scores(
         JudgekitError: see :func:`make_metric` and :func:`check_streams`.
     """
     check_streams(hyps, refs)
+    hyps, refs = in_one_form(hyps, refs)
     tokenize = bleu_tokenizer(name, tokenize, target_lang, refs)
     label, metric = make_metric(
         name, tokenize=tokenize, spm_model=spm_model, sentence_level=True, lowercase=lowercase

@@ -4,9 +4,13 @@ One driver, :func:`swap_test`, serves every comparison of ``judgekit calibrate c
 judges' per-unit values ``a`` and ``b`` (``a`` the judge with the higher statistic), a statistic
 of one row of values, and the null hypothesis that the two judges are exchangeable. Each
 permutation swaps the two judges' values on every unit independently with probability 1/2,
-giving two hybrid judges A' and B'; the one-sided p-value is the share of permutations with
-``stat(A') - stat(B') >= stat(a) - stat(b)`` (an undefined statistic counts as 0), as
-MT-Metrics-Eval's ``stats.PermutationSigDiff`` computes it. What a unit is decides the test:
+giving two hybrid judges A' and B'. With k of the n permutations at ``stat(A') - stat(B') >=
+stat(a) - stat(b)`` (an undefined statistic counts as 0), the one-sided p-value is
+``(k + 1) / (n + 1)`` (``p_rule="plus_one"``, the default: the observed assignment is one of the
+permutations, so p is never 0 and the test keeps its level; Phipson & Smyth 2010, "Permutation
+P-values Should Never Be Zero", Stat. Appl. Genet. Mol. Biol. 9(1):39), or ``k / n``
+(``p_rule="mtme"``, as MT-Metrics-Eval's ``stats.PermutationSigDiff`` computes it: for
+reproducing WMT tables). What a unit is decides the test:
 
 * PERM-BOTH (Deutsch, Dror & Roth 2021, "A Statistical Analysis of Summarization Evaluation
   Metrics Using Resampling Methods", TACL, sec. 5): the units are the scores, each judge's
@@ -37,11 +41,14 @@ import numpy as np
 
 from judgekit.errors import JudgekitError
 
+P_RULES = ("plus_one", "mtme")
+
 
 @dataclass(frozen=True)
 class PermutationSettings:
     """How the tests run: ``n_permutations`` (>= 0; 0 = no test), ``block`` size, early
-    stopping (``early_stop`` with ``early_min`` / ``early_max``) and the ``seed``."""
+    stopping (``early_stop`` with ``early_min`` / ``early_max``, compared with the p-value so
+    far), the ``seed`` and the p-value rule ``p_rule`` (``plus_one`` or ``mtme``: module doc)."""
 
     n_permutations: int = 1000
     block: int = 100
@@ -49,10 +56,17 @@ class PermutationSettings:
     early_min: float = 0.02
     early_max: float = 0.5
     seed: int = 0
+    p_rule: str = "plus_one"
 
     def __post_init__(self) -> None:
         if self.n_permutations < 0 or self.block < 1:
             raise JudgekitError("permutations must be >= 0 and the block size >= 1")
+        if self.p_rule not in P_RULES:
+            raise JudgekitError(f"unknown p-value rule '{self.p_rule}' (use {', '.join(P_RULES)})")
+
+    def p_value(self, count: int, done: int) -> float:
+        """The p-value of ``count`` of ``done`` permutations at least as extreme (module doc)."""
+        return (count + 1) / (done + 1) if self.p_rule == "plus_one" else count / done
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -119,10 +133,10 @@ def swap_test(
             right = np.nan_to_num(np.asarray(stat(np.where(swap, a, b)), dtype=float))
         count += int(np.count_nonzero(left - right >= delta - 1e-12))
         done += size
-        p = count / done
+        p = settings.p_value(count, done)
         if settings.early_stop and (p < settings.early_min or p > settings.early_max):
             break
-    return SwapResult(delta, count / done, done)
+    return SwapResult(delta, settings.p_value(count, done), done)
 
 
 def linear_swap_test(

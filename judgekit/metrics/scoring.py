@@ -47,13 +47,18 @@ class ScoreReport:
     segments: list[mt.SegmentScores] = field(default_factory=list)
     paired: list[mt.PairedResult] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    n_segments: int = 0
+    n_empty: int = 0
 
     def as_dict(self) -> dict[str, Any]:
-        """The ``--json`` payload: ``hyp``, ``refs``, ``scores``, ``segments``, ``paired`` (each
-        with its ``baseline``), ``warnings``."""
+        """The ``--json`` payload: ``hyp``, ``refs``, ``n_segments``, ``n_empty`` (empty
+        hypotheses: each scores 0), ``scores``, ``segments``, ``paired`` (each with its
+        ``baseline``), ``warnings``."""
         return {
             "hyp": str(self.hyp),
             "refs": [str(r) for r in self.refs],
+            "n_segments": self.n_segments,
+            "n_empty": self.n_empty,
             "scores": [asdict(c) for c in self.corpus],
             "segments": [asdict(s) for s in self.segments],
             "paired": [asdict(t) | {"baseline": str(self.baseline)} for t in self.paired],
@@ -98,7 +103,8 @@ def score_files(
     if target_lang is not None:
         tokenizer_for(target_lang, field="--target-lang")  # a bad value fails before scoring
     options = {"tokenize": tokenize, "spm_model": spm_model, "target_lang": target_lang}
-    report = ScoreReport(hyp, list(refs), baseline, corpus=[])
+    report = ScoreReport(hyp, list(refs), baseline, corpus=[], n_segments=len(hyps),
+                         n_empty=sum(not h.strip() for h in hyps))  # fmt: skip
     names: list[str] = []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", JudgekitWarning)

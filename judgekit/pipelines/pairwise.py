@@ -24,6 +24,7 @@ scores them with :mod:`judgekit.metrics.pairwise`, next to published verdicts wh
 from __future__ import annotations
 
 import re
+import warnings
 from collections import Counter
 from collections.abc import Iterator
 from functools import lru_cache
@@ -34,8 +35,13 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from judgekit.config import RunConfig
 from judgekit.data import resolve_path
-from judgekit.data.pairwise import PairItem, load_pairs, load_published_verdicts
-from judgekit.errors import JudgekitError
+from judgekit.data.pairwise import (
+    PairItem,
+    identical_outputs,
+    load_pairs,
+    load_published_verdicts,
+)
+from judgekit.errors import JudgekitError, JudgekitWarning
 from judgekit.llm.client import LLMClient, Task
 from judgekit.pipelines.base import require_models, task_fingerprint, workers
 from judgekit.prompts import Prompt, load_prompt
@@ -122,6 +128,24 @@ def _resolve(path: Path, config: RunConfig) -> Path:
     return resolve_path(path)
 
 
+def identical_report(items: list[PairItem], path: Path) -> dict[str, list[str]]:
+    """The items of ``items`` whose two outputs are the same text: ``{"items": ids, "gold_winner":
+    ids of those whose gold names a winner}``. They are not judged (a verdict on them measures
+    position bias only) and are counted as excluded; a :class:`~judgekit.errors.JudgekitWarning`
+    names them at load, and a gold winner on one as suspicious."""
+    same = identical_outputs(items)
+    found = {"items": [i.id for i in same],
+             "gold_winner": [i.id for i in same if i.gold in ("1", "2")]}  # fmt: skip
+    if same:
+        ids = ", ".join(found["items"][:10]) + (", ..." if len(same) > 10 else "")
+        gold = found["gold_winner"]
+        said = (f"; a gold winner on {len(gold)} of them is suspicious ({', '.join(gold[:10])})"
+                if gold else "")  # fmt: skip
+        warnings.warn(f"{path}: {len(same)} items have identical outputs ({ids}): not judged, "
+                      f"counted as excluded{said}", JudgekitWarning, stacklevel=2)  # fmt: skip
+    return found
+
+
 class PairwiseRun:
     """Builds and runs the tasks of one pairwise run (see the module doc).
 
@@ -151,6 +175,9 @@ class PairwiseRun:
             subset=opts.subset,
         )
         self.items: list[PairItem] = items[: config.limit] if config.limit else items
+        self.identical = identical_report(self.items, self.items_path)
+        skip = set(self.identical["items"])
+        self.judged_items = [i for i in self.items if i.id not in skip]
         self.schema = verdict_schema(opts.ties, opts.rationale_max_chars)
         self.status: Counter[str] = Counter()
         self._keys = {
@@ -162,7 +189,7 @@ class PairwiseRun:
         """Every (item id, judge name, order) of the run, in order."""
         return [
             (item.id, judge.label, order)
-            for item in self.items
+            for item in self.judged_items
             for judge in self.judges
             for order in ORDERS
         ]
@@ -189,8 +216,11 @@ class PairwiseRun:
         return [{"role": role, "content": part.render(**values)} for role, part in self.parts]
 
     def tasks(self) -> Iterator[Task]:
-        """The run's tasks, one per planned (item, judge, order), built lazily."""
+        """The run's tasks, one per planned (item, judge, order), built lazily; none for an item
+        whose two outputs are the same text (:func:`identical_report`)."""
         for index, item in enumerate(self.items):
+            if item.id in self.identical["items"]:
+                continue
             for order in ORDERS:
                 messages = self.messages(item, order)
                 for judge in self.judges:

@@ -63,6 +63,9 @@ def print_compare(result: CompareResult, console: Any) -> None:
                 judge, *(_cell(cells[judge, s]) if (judge, s) in cells else "-" for s in statistics)
             )
         console.print(view)
+        for r in rows:
+            if r.note.startswith("undefined"):
+                console.print(f"- {r.judge} {r.statistic}: {r.note}")
     for test in result.facet_tests:
         values = ", ".join(f"{f} {v:.3f}" for f, v in test.values.items())
         q = (

@@ -70,7 +70,7 @@ def run_verdicts(run: PairwiseRun, records: Iterable[Record]) -> tuple[pd.DataFr
     usage = usage_summary(scan())
     rows = [
         (judge.label, item.subset, item.id, item.gold, *_orders(got.get((judge.label, item.id))))
-        for item in run.items
+        for item in run.judged_items
         for judge in run.judges
     ]
     frame = pd.DataFrame(rows, columns=list(VERDICT_COLUMNS))
@@ -168,6 +168,11 @@ def write_report(run: PairwiseRun, records: Iterable[Record], out_dir: Path) -> 
     plot_accuracy_vs_agreement(table, out_dir / FIGURE)
     planned = len(run.items) * len(run.judges) * 2
     excluded = frame.attrs["excluded"]
+    if run.identical["items"]:  # not judged: their tasks counted here (judgekit.data.pairwise)
+        excluded = {
+            **excluded,
+            "identical_outputs": len(run.identical["items"]) * len(run.judges) * 2,
+        }
     summary = {
         "signature": run.signature().as_dict(),
         "items": {
@@ -178,6 +183,7 @@ def write_report(run: PairwiseRun, records: Iterable[Record], out_dir: Path) -> 
         "resolution": {"policy": opts.inconsistent, **{k: status[k] for k in sorted(status)}},
         "judges": json_safe(table.to_dict(orient="records")),
         "published": note or None,
+        "identical_outputs": run.identical,
         "usage": usage,
         "files": {
             "records": "records.jsonl",
@@ -256,6 +262,11 @@ def print_summary(summary: dict[str, Any], console: Any, run: Any = None) -> Non
                  row["resolved_accuracy_high"]),
         )  # fmt: skip
     console.print(table)
+    same = summary.get("identical_outputs") or {}
+    if same.get("items"):
+        gold = same.get("gold_winner") or []
+        said = f"; suspicious gold winner on {', '.join(gold)}" if gold else ""
+        console.print(f"{len(same['items'])} items with identical outputs not judged{said}")
     note = summary.get("published")
     if note and note["items_matched"] < note["items_in_run"]:
         console.print(

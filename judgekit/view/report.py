@@ -19,6 +19,7 @@ from typing import Any
 from judgekit import __version__
 from judgekit.data.atomic import write_text
 from judgekit.data.jsonfile import json_safe
+from judgekit.drift.status import StaleCheck, load_drift
 from judgekit.errors import InputError
 from judgekit.view.clusters import clusters_vs_humans
 from judgekit.view.compare import (
@@ -97,6 +98,7 @@ def build_report(
     tie_policy: str = "exclude",
     n_resamples: int = 1000,
     seed: int = 0,
+    drift: str | Path | None = None,
 ) -> ReportInfo:
     """Write the report of the run directories ``runs`` (and human ``labels``) to ``out``.
 
@@ -107,10 +109,14 @@ def build_report(
             ``judgekit calibrate judge --human`` reads), or None.
         tie_policy: human ties: exclude, error or own_class (:mod:`judgekit.labels.majority`).
         n_resamples: bootstrap resamples for the CIs (0: no CI). seed: their seed.
+        drift: a drift document (``judgekit drift run``'s ``drift.json``): each run that
+            depended on a judge it found drifted says so first on its card (``stale: ...``, the
+            rule of ``judgekit drift status``).
 
     Raises:
-        InputError: a path that is not a run directory, a malformed file (file, line, field), or
-            an ``out`` that is one of the files read (records.jsonl, ``labels``...).
+        InputError: a path that is not a run directory, a malformed file (file, line, field),
+            an ``out`` that is one of the files read (records.jsonl, ``labels``...), or a
+            ``drift`` file that is no drift document.
     """
     started = time.perf_counter()
     data = [read_run(path) for path in runs]
@@ -147,6 +153,8 @@ def build_report(
         part["blocks"][0]["items"] += json_safe(cross_headline(index, found, pairs, humans))
         if humans is not None:
             add_facet(part["rows"], "vs_humans", vs_humans(index, run, found, links, humans))
+    if drift is not None:
+        mark_stale(payload["runs"], data, drift)
     total = shared_pairs(found)
     if total > len(pairs):  # said on the first run's card, never silent
         payload["runs"][0]["warnings"].append(
@@ -169,3 +177,17 @@ def build_report(
         seconds=time.perf_counter() - started,
         confidence=sum("note" not in c for c in confidence),
     )
+
+
+def mark_stale(parts: list[dict[str, Any]], data: list[RunData], drift: str | Path) -> None:
+    """Put ``stale: ...`` first among the warnings of each run card (``parts``, one per run of
+    ``data``) whose run depended on a judge the drift document ``drift`` found drifted.
+
+    Raises:
+        InputError: ``drift`` is no drift document (``judgekit.drift.status.load_drift``).
+    """
+    check = StaleCheck(load_drift(drift))
+    for part, run in zip(parts, data, strict=True):
+        reason = check(run.summary.get("signature") or {})
+        if reason:
+            part["warnings"].insert(0, f"stale: this run {reason}, which drifted ({drift})")

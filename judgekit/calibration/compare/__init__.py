@@ -12,12 +12,14 @@ facet_tests`). Score files of several language pairs are always compared per lan
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from judgekit.calibration.compare.inputs import (
     LabelSource,
@@ -62,6 +64,7 @@ class CompareOptions:
     spa_permutations: int = SPA_PERMUTATIONS
     spa_seed: int = SPA_SEED
     exclude_systems: tuple[str, ...] = WMT_EXCLUDED
+    common: bool = False
 
     def parameters(self) -> dict[str, Any]:
         out = asdict(self)
@@ -304,6 +307,7 @@ def compare_scores(human: SourceSpec, judges: list[SourceSpec], options: Compare
                 permutations=options.permutations,
                 spa_permutations=options.spa_permutations,
                 spa_seed=options.spa_seed,
+                common=options.common,
             )
             tables[facet] = {}
             _families(result.families, facet, options, rows, pairs, tables[facet])
@@ -339,6 +343,10 @@ def compare(human: str, judges: list[str], options: CompareOptions | None = None
         raise JudgekitError("label judges are compared at --level item")
     if kind == "scores" and not set(options.levels) & {"system", "segment"}:
         raise JudgekitError("score judges are compared at --level system or segment")
-    rows, pairs, tables, counts, notes, files = run(human_spec, judge_specs, options)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        # an undefined statistic is NaN with its reason in the row's note (never a raw warning)
+        warnings.simplefilter("ignore", RuntimeWarning)
+        warnings.simplefilter("ignore", stats.ConstantInputWarning)
+        rows, pairs, tables, counts, notes, files = run(human_spec, judge_specs, options)
     tests = facet_tests(tables) if len(tables) > 1 else []
     return CompareResult(kind, rows, pairs, tests, counts, notes, _signature(files, options, kind))

@@ -46,8 +46,10 @@ class Row:
     note: str = ""
 
     def public(self) -> dict[str, Any]:
-        """The ``--json`` form: judge, facet, level, statistic, value, ci_low, ci_high, rank."""
-        keys = ("judge", "facet", "level", "statistic", "value", "ci_low", "ci_high", "rank")
+        """The ``--json`` form: judge, facet, level, statistic, value, ci_low, ci_high, rank,
+        n and note (why an undefined value is undefined; an acc_eq's epsilon)."""
+        keys = ("judge", "facet", "level", "statistic", "value", "ci_low", "ci_high", "rank",
+                "n", "note")  # fmt: skip
         return {k: getattr(self, k) for k in keys}
 
 
@@ -71,8 +73,10 @@ class Pair:
     n_permutations: int = 0
 
     def public(self) -> dict[str, Any]:
-        """The ``--json`` form: a, b, facet, level, statistic, delta, p_value."""
-        keys = ("a", "b", "facet", "level", "statistic", "delta", "p_value")
+        """The ``--json`` form: a, b, facet, level, statistic, delta, p_value, p_adjusted and
+        the permutations run (``n_permutations``: a p-value is read beside them)."""
+        keys = ("a", "b", "facet", "level", "statistic", "delta", "p_value", "p_adjusted",
+                "n_permutations")  # fmt: skip
         return {k: getattr(self, k) for k in keys}
 
 
@@ -90,6 +94,7 @@ class Family:
     n: int
     delta_dist: Callable[[str, str], np.ndarray] | None = None
     notes: dict[str, str] = field(default_factory=dict)
+    n_by_judge: dict[str, int] = field(default_factory=dict)  # a judge's own n, where it differs
 
 
 def _ci(dist: np.ndarray | None, confidence: float) -> tuple[float | None, float | None]:
@@ -142,7 +147,7 @@ def build_family(
                 low,
                 high,
                 ranks[judge],
-                family.n,
+                family.n_by_judge.get(judge, family.n),
                 family.notes.get(judge, ""),
             )
         )

@@ -26,7 +26,8 @@ en-de GEMBA-MQM SPA, 0.982, was [0.940, 0.981]); its paired test is the permutat
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from scipy import stats
@@ -34,6 +35,7 @@ from scipy import stats
 from judgekit.calibration.compare.results import Family
 from judgekit.errors import JudgekitError
 from judgekit.metrics.bootstrap import resample_weights
+from judgekit.metrics.correlation import undefined_reason
 from judgekit.metrics.kendall_fast import (
     GroupedTau,
     HybridTau,
@@ -147,11 +149,11 @@ def _system_families(
             )
 
         values = {j: float(fn(v[None], h)[0]) for j, v in vectors.items()}
-        families.append(
-            Family(
-                "system", name, values, {j: dists[j].get(name) for j in judges}, test, int(h.size)
-            )
+        family = Family(
+            "system", name, values, {j: dists[j].get(name) for j in judges}, test, int(h.size)
         )
+        family.notes = _undefined(values, {j: (v, h) for j, v in vectors.items()})
+        families.append(family)
     families.append(_spa_family(human, judges, mask[rows], rows, s))
     return families, notes
 
@@ -192,6 +194,21 @@ def _spa_family(
     family = Family("system", "spa", values, dists, test, int(shape[0]))
     family.notes = {j: f"over {columns.size} segments" for j in judges}
     return family
+
+
+def _undefined(
+    values: dict[str, float], sides: dict[str, tuple[np.ndarray, np.ndarray]]
+) -> dict[str, str]:
+    """judge -> why its value is undefined, for each NaN value (a correlation's reason from
+    :func:`judgekit.metrics.correlation.undefined_reason`; else no item defines it)."""
+    out = {}
+    for j, value in values.items():
+        if math.isnan(value):
+            found = undefined_reason(*sides[j])
+            out[j] = (
+                found or "undefined: within every item the judge's or the humans' scores are equal"
+            )
+    return out
 
 
 def _group_taus(x: np.ndarray, y: np.ndarray, first, second, bounds) -> np.ndarray:
@@ -265,6 +282,8 @@ def _segment_families(
         )
         if name == "acc_eq":
             family.notes = {j: f"epsilon {e:.4g}" for j, e in epsilons.items()}
+        else:
+            family.notes = _undefined(values[name], {j: (x, h) for j, x in js.items()})
         families.append(family)
     return families, epsilons
 
@@ -280,31 +299,52 @@ def score_facet(
     permutations: PermutationSettings | None = None,
     spa_permutations: int = SPA_PERMUTATIONS,
     spa_seed: int = SPA_SEED,
+    common: bool = False,
 ) -> ScoreFacet:
-    """Every statistic of the module doc for every judge, on the common cells.
+    """Every statistic of the module doc for every judge.
+
+    Coverage, as MT-Metrics-Eval computes it: each judge's statistics and CIs on the cells it
+    and the humans scored, each pair's test on the cells both judges and the humans scored, and
+    a note giving the cells of every judge and pair, so adding a judge with partial coverage
+    changes no other judge's figures. With ``common`` (or where every judge covers the same
+    cells) everything is on the cells every judge scored (a like-for-like table).
 
     Args:
         human, judges: systems x segments matrices on the same systems and segments.
         levels: which of "system", "segment" to compute.
 
     Raises:
-        JudgekitError: no common cell, fewer than 3 systems at the system level.
+        JudgekitError: no cell scored by the humans and every judge (with ``common``) or by the
+            humans and some judge; fewer than 3 systems at the system level.
     """
-    mask = ~np.isnan(human.seg)
-    for m in judges.values():
+    scored = ~np.isnan(human.seg)
+    own = {}
+    for name, m in judges.items():
         if m.seg.shape != human.seg.shape:
             raise JudgekitError("every judge needs the humans' systems x segments shape")
-        mask &= ~np.isnan(m.seg)
-    if not mask.any():
-        raise JudgekitError(f"{facet}: no segment scored by the humans and every judge")
+        own[name] = scored & ~np.isnan(m.seg)
+    mask = np.logical_and.reduce(list(own.values()))
     settings = _Settings(
         facet, n_resamples, seed, permutations or PermutationSettings(), spa_permutations, spa_seed
     )
-    counts = {
-        "systems": int(mask.any(axis=1).sum()),
-        "segments": int(mask.any(axis=0).sum()),
-        "cells": int(mask.sum()),
-    }
+    if common or all((m == mask).all() for m in own.values()):
+        if not mask.any():
+            raise JudgekitError(f"{facet}: no segment scored by the humans and every judge")
+        families, notes, epsilons = _families_on(human, judges, mask, settings, levels)
+        return ScoreFacet(families, _counts(mask), notes, epsilons)
+    return _own_coverage(human, judges, own, settings, levels)
+
+
+def _counts(mask: np.ndarray) -> dict[str, int]:
+    return {"systems": int(mask.any(axis=1).sum()), "segments": int(mask.any(axis=0).sum()),
+            "cells": int(mask.sum())}  # fmt: skip
+
+
+def _families_on(
+    human: ScoreMatrix, judges: dict[str, ScoreMatrix], mask: np.ndarray, settings: _Settings,
+    levels: tuple[str, ...],
+) -> tuple[list[Family], list[str], dict[str, float]]:  # fmt: skip
+    """The families of ``levels`` for ``judges`` on the cells of ``mask``."""
     families: list[Family] = []
     notes: list[str] = []
     epsilons: dict[str, float] = {}
@@ -314,4 +354,53 @@ def score_facet(
     if "segment" in levels:
         found, epsilons = _segment_families(human, judges, mask, settings)
         families += found
-    return ScoreFacet(families, counts, notes, epsilons)
+    return families, notes, epsilons
+
+
+def _own_coverage(
+    human: ScoreMatrix, judges: dict[str, ScoreMatrix], own: dict[str, np.ndarray],
+    settings: _Settings, levels: tuple[str, ...],
+) -> ScoreFacet:  # fmt: skip
+    """:func:`score_facet` where coverage differs: one judge at a time on its own cells, each
+    pair's test (no resamples) on the pair's common cells, run when the ranking asks for it."""
+    judges = {j: m for j, m in judges.items() if own[j].any()}
+    if not judges:
+        raise JudgekitError(f"{settings.facet}: no segment scored by the humans and a judge")
+    singles, notes, epsilons = {}, [], {}
+    for name, m in judges.items():
+        found, said, eps = _families_on(human, {name: m}, own[name], settings, levels)
+        singles[name] = {(f.level, f.statistic): f for f in found}
+        notes += said
+        epsilons.update(eps)
+    cells = ", ".join(f"{j} {int(own[j].sum())}" for j in judges)
+    notes.append(f"coverage differs: each judge on the cells it and the humans scored ({cells}); "
+                 "each pair tested on the cells both scored (--common: all on the "
+                 f"{int(np.logical_and.reduce(list(own.values())).sum())} cells every judge "
+                 "scored)")  # fmt: skip
+    quick = replace(settings, n_resamples=0)
+    pairs: dict[tuple[str, str], dict[tuple[str, str], Family]] = {}
+
+    def pair_family(a: str, b: str, key: tuple[str, str]) -> Family:
+        ident = (a, b) if a < b else (b, a)  # one run per pair, whichever ranks first
+        if ident not in pairs:
+            both = own[a] & own[b]
+            found, _, _ = _families_on(human, {a: judges[a], b: judges[b]}, both, quick, levels)
+            pairs[ident] = {(f.level, f.statistic): f for f in found}
+            notes.append(f"pair {ident[0]} / {ident[1]}: tested on the {int(both.sum())} cells "
+                         "both scored")  # fmt: skip
+        return pairs[ident][key]
+
+    families = []
+    for key in next(iter(singles.values())):
+        parts = {j: singles[j][key] for j in judges}
+
+        def test(a: str, b: str, key: tuple[str, str] = key):
+            return pair_family(a, b, key).test(a, b)
+
+        values = {j: f.values[j] for j, f in parts.items()}
+        dists = {j: f.dists.get(j) for j, f in parts.items()}
+        n = {j: f.n for j, f in parts.items()}
+        families.append(Family(key[0], key[1], values, dists, test, max(n.values()),
+                               notes={j: f.notes.get(j, "") for j, f in parts.items()},
+                               n_by_judge=n))  # fmt: skip
+    return ScoreFacet(families, _counts(np.logical_or.reduce(list(own.values()))), notes, epsilons)

@@ -26,7 +26,7 @@ The per-item values come from :mod:`judgekit.calibration.estimate.inputs`;
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -255,13 +255,35 @@ def estimate_table(
     """
     rule = rule or IntervalRule()
     if groups is None or (groups == ALL).all():
-        return group_rows(data, ALL, alpha, rule)
+        return in_range(group_rows(data, ALL, alpha, rule), rule.kind)
     parts = []
     for value in sorted(set(groups.reindex(data.index))):
         subset = data[groups.reindex(data.index) == value]
         parts.append((len(subset), group_rows(subset, str(value), alpha, rule)))
     overall = _combine(parts, alpha, rule) if stratified else group_rows(data, ALL, alpha, rule)
-    return overall + [e for _, rows in parts for e in rows]
+    return in_range(overall + [e for _, rows in parts for e in rows], rule.kind)
+
+
+def in_range(rows: list[Estimate], kind: str) -> list[Estimate]:
+    """The rows with a share's or a rate's estimate and interval clipped to [0, 1].
+
+    PPI, PPI++ and the t and bootstrap-t intervals can leave [0, 1] when few labels are
+    positive (1 in 30: PPI -0.053, a humans-only interval from -0.031). A row that was clipped
+    says so in its ``note`` with the values before clipping; a ``mean`` (``kind``) is unbounded
+    and left as it is.
+    """
+    return rows if kind not in ("share", "rate") else [_clipped(e) for e in rows]
+
+
+def _clipped(row: Estimate) -> Estimate:
+    names = ("estimate", "ci_low", "ci_high")
+    before = {k: getattr(row, k) for k in names}
+    after = {k: v if v is None else min(1.0, max(0.0, v)) for k, v in before.items()}
+    if after == before:
+        return row
+    was = ", ".join(f"{k} {before[k]:.3f}" for k in names if before[k] != after[k])
+    note = f"clipped to [0, 1], a share's range (was {was})"
+    return replace(row, **after, note=note if row.note is None else f"{row.note}; {note}")
 
 
 def _combine(

@@ -52,8 +52,9 @@ class EstimateResult:
 
     @property
     def fallbacks(self) -> dict[str, list[str]]:
-        """facet -> ``"method: note"`` for each row whose interval is not the one asked for (a
-        bootstrap-t bound that was undefined, or strata combined)."""
+        """facet -> ``"method: note"`` for each row with a note: an interval that is not the one
+        asked for (a bootstrap-t bound that was undefined, or strata combined), or a share
+        clipped to [0, 1] (:func:`judgekit.calibration.estimate.in_range`)."""
         out: dict[str, list[str]] = {}
         for e in self.estimates:
             if e.note:
