@@ -41,7 +41,7 @@ def usage_summary(records: Iterable[Record]) -> dict[str, Any]:
     reasons: Counter[str] = Counter()
     model_reasons: dict[str, Counter[str]] = defaultdict(Counter)
     served: Counter[str] = Counter()
-    who: dict[str, dict[str, Counter[str]]] = defaultdict(lambda: defaultdict(Counter))
+    who = _Served()
     for r in records:
         calls += 1
         requests += r.attempts
@@ -57,9 +57,7 @@ def usage_summary(records: Iterable[Record]) -> dict[str, Any]:
         tally.add(r)
         if r.served_by:
             served[r.served_by] += 1
-        for name in ("served_model", "system_fingerprint"):
-            if (value := getattr(r, name)) is not None:
-                who[f"{r.role}|{r.model}"][name][value] += 1
+        who.add(r)
         if r.reason:
             reasons[r.reason.split(":", 1)[0]] += 1
             model_reasons[f"{r.role}|{r.model}"][r.reason.split(":", 1)[0]] += 1
@@ -86,9 +84,24 @@ def usage_summary(records: Iterable[Record]) -> dict[str, Any]:
         "batch": {"records": batch, "cost_usd": round(batch_cost, 6)},
         "totals": totals,
     }
-    if who:
-        out["served"] = {k: {name: dict(c.most_common()) for name, c in v.items()}
-                         for k, v in sorted(who.items())}  # fmt: skip
+    if who.seen:
+        out["served"] = who.as_dict()
     if asked:
         out["label_probs"] = {"ok": asked, "with": scored, "without": asked - scored}
     return out
+
+
+class _Served:
+    """Per ``role|model``, the ``served_model`` and ``system_fingerprint`` values counted."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, dict[str, Counter[str]]] = defaultdict(lambda: defaultdict(Counter))
+
+    def add(self, r: Record) -> None:
+        for name in ("served_model", "system_fingerprint"):
+            if (value := getattr(r, name)) is not None:
+                self.seen[f"{r.role}|{r.model}"][name][value] += 1
+
+    def as_dict(self) -> dict[str, dict[str, dict[str, int]]]:
+        return {k: {name: dict(c.most_common()) for name, c in v.items()}
+                for k, v in sorted(self.seen.items())}  # fmt: skip

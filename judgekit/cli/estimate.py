@@ -40,6 +40,44 @@ def _num(value: float | None, digits: int = 4) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
+def _print_estimates(result, alpha: float, tie_policy: str) -> None:
+    """The estimates table and the notes under it (ties, zero widths, fallbacks, clipping)."""
+    sig = result.signature
+    view = Table(
+        title=f"{sig['target']} ({1 - alpha:g} CIs; judge: {', '.join(sig['judge_raters'])})"
+    )
+    for column in (
+        "facet",
+        "method",
+        "estimate",
+        "CI",
+        "n labelled",
+        "n unlabelled",
+        "effective n",
+        "interval",
+    ):
+        view.add_column(column, justify="left" if column in ("facet", "method") else "right")
+    for e in result.estimates:
+        ci = "biased, no CI" if e.method == "judge_only" else (
+            f"[{_num(e.ci_low)}, {_num(e.ci_high)}]" if e.ci_low is not None else "-")  # fmt: skip
+        view.add_row(e.facet, e.method, _num(e.estimate), ci, str(e.n_labelled),
+                     str(e.n_unlabelled), _num(e.effective_n, 1),
+                     (e.interval or "-") + ("*" if e.note else ""))  # fmt: skip
+    console.print(view)
+    if result.n_ties:
+        console.print(
+            f"{result.n_ties} human-labelled items left out: their votes tie ({tie_policy})"
+        )
+    for facet, methods in result.zero_width.items():
+        console.print(
+            f"zero-width CI in {facet} ({', '.join(methods)}): the values it rests on are all "
+            "equal, a certainty so few labels cannot give; label more items"
+        )
+    for facet, notes in result.fallbacks.items():
+        for note in notes:
+            console.print(f"* {facet}, {note}")
+
+
 def _check_tuned(tuned: Path, human: Path, allow: bool) -> None:
     """Refuse a tuned judge's sealed test labels (or count the look where allowed)."""
     from judgekit.calibration.tune.guard import check_human_sample
@@ -107,43 +145,11 @@ def estimate_command(
     if as_json:
         print(json.dumps(payload, ensure_ascii=False))
         return
-    sig = result.signature
-    view = Table(
-        title=f"{sig['target']} ({1 - alpha:g} CIs; judge: {', '.join(sig['judge_raters'])})"
-    )
-    for column in (
-        "facet",
-        "method",
-        "estimate",
-        "CI",
-        "n labelled",
-        "n unlabelled",
-        "effective n",
-        "interval",
-    ):
-        view.add_column(column, justify="left" if column in ("facet", "method") else "right")
-    for e in result.estimates:
-        ci = "biased, no CI" if e.method == "judge_only" else (
-            f"[{_num(e.ci_low)}, {_num(e.ci_high)}]" if e.ci_low is not None else "-")  # fmt: skip
-        view.add_row(e.facet, e.method, _num(e.estimate), ci, str(e.n_labelled),
-                     str(e.n_unlabelled), _num(e.effective_n, 1),
-                     (e.interval or "-") + ("*" if e.note else ""))  # fmt: skip
-    console.print(view)
-    if result.n_ties:
-        console.print(
-            f"{result.n_ties} human-labelled items left out: their votes tie ({tie_policy})"
-        )
-    for facet, methods in result.zero_width.items():
-        console.print(
-            f"zero-width CI in {facet} ({', '.join(methods)}): the values it rests on are all "
-            "equal, a certainty so few labels cannot give; label more items"
-        )
-    for facet, notes in result.fallbacks.items():
-        for note in notes:
-            console.print(f"* {facet}, {note}")
+    _print_estimates(result, alpha, tie_policy)
     _print_predictor(result.predictor or {})
     if result.ranking:
         _print_ranking(result.ranking, result.interval or {}, rank)
+    sig = result.signature
     human_sha = sig["inputs"]["human"]["sha256"][:12]
     console.print(f"human labels: {sig['inputs']['human']['path']} (sha256 {human_sha}...)")
     if written:
@@ -235,6 +241,12 @@ def plan_command(
     if as_json:
         print(json.dumps(json_safe(result.to_dict()), ensure_ascii=False))
         return
+    _print_plan(result, alpha, width, by, seed, method)
+    if items_out is not None:
+        console.print(f"wrote {items_out} (one item id per line)")
+
+
+def _print_plan(result, alpha: float, width: float, by: str | None, seed: int, method: str) -> None:
     view = Table(
         title=f"Labels for a {1 - alpha:g} CI, half-width {width:g} ({result.signature['target']})"
     )
@@ -258,5 +270,3 @@ def plan_command(
             )
     if not all(p.reachable for p in result.plans):
         console.print("not reachable: even labelling every item gives a wider interval")
-    if items_out is not None:
-        console.print(f"wrote {items_out} (one item id per line)")

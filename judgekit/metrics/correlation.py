@@ -179,6 +179,17 @@ def undefined_reason(judge: np.ndarray, human: np.ndarray) -> str | None:
     return None
 
 
+def undefined_reasons(
+    values: dict[str, float], sides: dict[str, tuple[np.ndarray, np.ndarray]]
+) -> dict[str, str]:
+    """name -> why its value is undefined, for each NaN in ``values`` (name -> a correlation of
+    ``sides[name]`` = (judge, human)): :func:`undefined_reason`, else no group (item) defines
+    it (within every group one side's scores are equal)."""
+    return {name: undefined_reason(*sides[name])
+            or "undefined: within every item the judge's or the humans' scores are equal"
+            for name, value in values.items() if np.isnan(value)}  # fmt: skip
+
+
 def _check_method(method: str, epsilon: float | None) -> None:
     if method not in METHODS:
         raise JudgekitError(f"unknown correlation method {method!r}; use one of {METHODS}")

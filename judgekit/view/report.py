@@ -126,17 +126,8 @@ def build_report(
         raise InputError(out, "an input of this report (it would be overwritten): give another -o")
     found, links = sources(data)
     pairs = compare_sources(found, links, n_resamples=n_resamples, seed=seed)
-    humans = clusters = which = None
-    confidence: list[dict[str, Any]] = []
-    if labels is not None:
-        humans = against_humans(found, links, labels, tie_policy=tie_policy,
-                                n_resamples=n_resamples, seed=seed)  # fmt: skip
-        clusters = clusters_vs_humans(found, labels, tie_policy=tie_policy,
-                                      n_resamples=n_resamples, seed=seed)  # fmt: skip
-        confidence = confidence_vs_humans(found, data, labels, n_resamples=n_resamples,
-                                          seed=seed)  # fmt: skip
-        which = which_judge_sources(found, labels, tie_policy=tie_policy,
-                                    n_resamples=n_resamples, seed=seed)  # fmt: skip
+    against = _against_humans(found, links, data, labels, tie_policy, n_resamples, seed)
+    humans, confidence = against["humans"], against["confidence"]
     payload = {
         "judgekit": __version__,
         "built": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
@@ -147,10 +138,7 @@ def build_report(
             for s in found
         ],
         "pairs": pairs,
-        "humans": humans,
-        "clusters": clusters,
-        "confidence": confidence,
-        "which": which,
+        **against,
     }
     for index, run in enumerate(data):
         part = payload["runs"][index]
@@ -181,6 +169,23 @@ def build_report(
         seconds=time.perf_counter() - started,
         confidence=sum("note" not in c for c in confidence),
     )
+
+
+def _against_humans(
+    found: list[dict[str, Any]], links: Any, data: list[RunData], labels: str | Path | None,
+    tie_policy: str, n_resamples: int, seed: int,
+) -> dict[str, Any]:  # fmt: skip
+    """The page's parts against human ``labels``: ``humans``, ``clusters``, ``confidence`` and
+    ``which`` (None, or [] for confidence, without labels)."""
+    if labels is None:
+        return {"humans": None, "clusters": None, "confidence": [], "which": None}
+    boot = {"n_resamples": n_resamples, "seed": seed}
+    return {
+        "humans": against_humans(found, links, labels, tie_policy=tie_policy, **boot),
+        "clusters": clusters_vs_humans(found, labels, tie_policy=tie_policy, **boot),
+        "confidence": confidence_vs_humans(found, data, labels, **boot),
+        "which": which_judge_sources(found, labels, tie_policy=tie_policy, **boot),
+    }
 
 
 def mark_stale(parts: list[dict[str, Any]], data: list[RunData], drift: str | Path) -> None:

@@ -26,7 +26,6 @@ en-de GEMBA-MQM SPA, 0.982, was [0.940, 0.981]); its paired test is the permutat
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -35,7 +34,7 @@ from scipy import stats
 from judgekit.calibration.compare.results import Family
 from judgekit.errors import JudgekitError
 from judgekit.metrics.bootstrap import resample_weights
-from judgekit.metrics.correlation import undefined_reason
+from judgekit.metrics.correlation import undefined_reasons
 from judgekit.metrics.kendall_fast import (
     GroupedTau,
     HybridTau,
@@ -152,7 +151,7 @@ def _system_families(
         family = Family(
             "system", name, values, {j: dists[j].get(name) for j in judges}, test, int(h.size)
         )
-        family.notes = _undefined(values, {j: (v, h) for j, v in vectors.items()})
+        family.notes = undefined_reasons(values, {j: (v, h) for j, v in vectors.items()})
         families.append(family)
     families.append(_spa_family(human, judges, mask[rows], rows, s))
     return families, notes
@@ -194,21 +193,6 @@ def _spa_family(
     family = Family("system", "spa", values, dists, test, int(shape[0]))
     family.notes = {j: f"over {columns.size} segments" for j in judges}
     return family
-
-
-def _undefined(
-    values: dict[str, float], sides: dict[str, tuple[np.ndarray, np.ndarray]]
-) -> dict[str, str]:
-    """judge -> why its value is undefined, for each NaN value (a correlation's reason from
-    :func:`judgekit.metrics.correlation.undefined_reason`; else no item defines it)."""
-    out = {}
-    for j, value in values.items():
-        if math.isnan(value):
-            found = undefined_reason(*sides[j])
-            out[j] = (
-                found or "undefined: within every item the judge's or the humans' scores are equal"
-            )
-    return out
 
 
 def _group_taus(x: np.ndarray, y: np.ndarray, first, second, bounds) -> np.ndarray:
@@ -283,7 +267,7 @@ def _segment_families(
         if name == "acc_eq":
             family.notes = {j: f"epsilon {e:.4g}" for j, e in epsilons.items()}
         else:
-            family.notes = _undefined(values[name], {j: (x, h) for j, x in js.items()})
+            family.notes = undefined_reasons(values[name], {j: (x, h) for j, x in js.items()})
         families.append(family)
     return families, epsilons
 

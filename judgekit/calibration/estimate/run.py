@@ -88,6 +88,21 @@ class EstimateResult:
         return out
 
 
+def _check_choices(tie_policy: str, rank: str | None, interval: str, resamples: int) -> None:
+    """One located error for an unknown tie policy, rank order or interval, or B < 100."""
+    from judgekit.labels.majority import TIE_POLICIES
+
+    if tie_policy not in TIE_POLICIES:
+        raise InputError(None, f"unknown tie policy '{tie_policy}'", field="--tie-policy")
+    if rank not in (None, "higher", "lower"):
+        raise InputError(None, f"unknown rank order '{rank}' (use higher or lower)", field="--rank")
+    if interval not in iv.INTERVALS:
+        raise InputError(None, f"unknown interval '{interval}' (use {', '.join(iv.INTERVALS)})",
+                         field="--interval")  # fmt: skip
+    if resamples < 100:
+        raise InputError(None, f"at least 100 resamples, got {resamples}", field="--resamples")
+
+
 def run_estimate(
     judge: str, human: str, *, target: str | None = None, by: str | None = None,
     facets: str | None = None, judge_raters: list[str] | None = None,
@@ -121,17 +136,8 @@ def run_estimate(
     """
     from judgekit.calibration.estimate import inputs
     from judgekit.calibration.estimate.facets import item_facets
-    from judgekit.labels.majority import TIE_POLICIES
 
-    if tie_policy not in TIE_POLICIES:
-        raise InputError(None, f"unknown tie policy '{tie_policy}'", field="--tie-policy")
-    if rank not in (None, "higher", "lower"):
-        raise InputError(None, f"unknown rank order '{rank}' (use higher or lower)", field="--rank")
-    if interval not in iv.INTERVALS:
-        raise InputError(None, f"unknown interval '{interval}' (use {', '.join(iv.INTERVALS)})",
-                         field="--interval")  # fmt: skip
-    if resamples < 100:
-        raise InputError(None, f"at least 100 resamples, got {resamples}", field="--resamples")
+    _check_choices(tie_policy, rank, interval, resamples)
     goal = inputs.Target.parse(target) if target else inputs.default_target(judge)
     rule = IntervalRule(interval, goal.kind, resamples, seed)
     judged, raters, judge_source = inputs.load_judge(
