@@ -293,7 +293,7 @@ def test_cli_json_has_the_exact_shape(tmp_path):
     )
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout[: result.stdout.rindex("}") + 1])
-    assert set(doc) == {"signature", "rows", "pairs"}
+    assert set(doc) == {"signature", "rows", "pairs", "counts", "notes"}
     assert set(doc["rows"][0]) == {
         "judge",
         "facet",

@@ -86,11 +86,14 @@ class CompareResult:
     signature: dict[str, Any]
 
     def to_json(self) -> dict[str, Any]:
-        """The ``--json`` document: signature, rows, pairs (and facet_tests with ``--by``)."""
+        """The ``--json`` document: signature, rows, pairs, counts, notes (the cells of every
+        judge and pair where coverage differs, items left out...) and facet_tests with ``--by``."""
         out: dict[str, Any] = {
             "signature": self.signature,
             "rows": [r.public() for r in self.rows],
             "pairs": [p.public() for p in self.pairs],
+            "counts": self.counts,
+            "notes": self.notes,
         }
         if self.facet_tests:
             out["facet_tests"] = [t.to_dict() for t in self.facet_tests]
