@@ -256,7 +256,9 @@ def test_facet_test_is_cochrans_q():
     assert test.p_value == pytest.approx(stats.chi2.sf(q, 1))
 
 
-def _files(tmp_path):
+def _files(tmp_path, upper: bool = False):
+    """humans.csv (HUMANS, with a language column) and judges.csv: j1 the majority (in upper
+    case with ``upper``), j2 alternating."""
     rows = [
         (i, r, HUMANS.loc[i, r], "fr" if k < 4 else "hi")
         for k, i in enumerate(HUMANS.index)
@@ -265,7 +267,8 @@ def _files(tmp_path):
     pd.DataFrame(rows, columns=["item", "rater", "label", "language"]).to_csv(
         tmp_path / "humans.csv", index=False
     )
-    judge = [(i, "j1", lab) for i, lab in zip(HUMANS.index, "aabbabab", strict=True)]
+    j1 = "AABBABAB" if upper else "aabbabab"
+    judge = [(i, "j1", lab) for i, lab in zip(HUMANS.index, j1, strict=True)]
     judge += [(i, "j2", lab) for i, lab in zip(HUMANS.index, "abababab", strict=True)]
     pd.DataFrame(judge, columns=["item", "rater", "label"]).to_csv(
         tmp_path / "judges.csv", index=False

@@ -5,7 +5,6 @@ and field."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import subprocess
 import sys
@@ -14,7 +13,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from fault_server import FaultServer, correct_content, message_hash
+from fault_server import FaultServer
+from test_grid import answer, base_config
 
 from judgekit.calibration.tune import choose, statistic, test_hash
 
@@ -28,20 +28,6 @@ def judgekit(*args: str, code: int = 0) -> subprocess.CompletedProcess:
     )  # fmt: skip
     assert proc.returncode == code, proc.stdout + proc.stderr
     return proc
-
-
-def answer(body: dict) -> str:
-    key = f"{body.get('model')}|{message_hash(body.get('messages'))}"
-    return correct_content(body, int(hashlib.sha256(key.encode()).hexdigest()[:12], 16))
-
-
-def base_config(url: str) -> str:
-    gens = "\n".join(f"  - {{model: hosted_vllm/gen-{m}, api_base: {url}}}" for m in "xyz")
-    return (
-        f"pipeline: spilling\ncache: {{enabled: false}}\ngenerator:\n{gens}\n"
-        f"judge: {{model: hosted_vllm/stub-a, api_base: {url}}}\n"
-        "spilling: {words: [head, line], languages: [de, fr], backcheck: false}\n"
-    )
 
 
 def tune_file(url: str, extra: str = "") -> str:

@@ -4,34 +4,16 @@ to the best judge, wide CIs marked, and the label notes the comparison raises be
 
 from __future__ import annotations
 
-import pandas as pd
 import pytest
+from test_compare import _files as label_files
 
 from judgekit.calibration.compare import CompareOptions, compare
 from judgekit.view.which_judge import STATISTICS, tab_data, which_judge
 
-HUMANS = pd.DataFrame(
-    {"h1": list("aabbabab"), "h2": list("aabbbbaa"), "h3": list("abbbabab")},
-    index=[f"i{k}" for k in range(8)],
-)  # majority: a a b b a b a b
 
-
-def _files(tmp_path, upper: bool = False):
-    rows = [
-        (i, r, HUMANS.loc[i, r], "fr" if k < 4 else "hi")
-        for k, i in enumerate(HUMANS.index)
-        for r in HUMANS.columns
-    ]
-    pd.DataFrame(rows, columns=["item", "rater", "label", "language"]).to_csv(
-        tmp_path / "humans.csv", index=False
-    )
-    j1 = "AABBABAB" if upper else "aabbabab"
-    judge = [(i, "j1", lab) for i, lab in zip(HUMANS.index, j1, strict=True)]
-    judge += [(i, "j2", lab) for i, lab in zip(HUMANS.index, "abababab", strict=True)]
-    pd.DataFrame(judge, columns=["item", "rater", "label"]).to_csv(
-        tmp_path / "judges.csv", index=False
-    )
-    return str(tmp_path / "humans.csv"), str(tmp_path / "judges.csv")
+def _files(tmp_path, upper: bool = False) -> tuple[str, str]:
+    humans, judges = label_files(tmp_path, upper)
+    return str(humans), str(judges)
 
 
 def test_tab_equals_compare_with_best_judge_differences(tmp_path):

@@ -1,22 +1,5 @@
-"""What the viewer knows of each pipeline: the item a record judges, its label, its facets, and
-the extra context its detail pane shows.
-
-* ``item``: the id of the thing a record is about (spilling: ``generator|lang|word|sN``;
-  classify, pairwise and CS/CA: the item id; errors: the segment id; localise: ``locale|id``).
-* ``label``: a record's answer in one word, for the table and its filter (classify: the label;
-  CS/CA: ``cs_label``; spilling judge: ``k of 5 invalid``; errors: ``no-error`` or the worst
-  MQM severity, the segment labels ``review import`` writes for an MQM campaign,
-  :func:`judgekit.data.vocabulary.mqm_segment_label`; pairwise: ``output 1``, ``output 2`` or
-  ``tie``, the verdict in the original outputs' identities whatever the order shown), None
-  where a record has none (generations, failed calls).
-* ``units``: the labelled units of a record in the id space of the run's ``labels.csv``
-  (spilling: one per meaning, ``generator|lang|word|sN|mI`` with ``true``/``false``; paper 002,
-  appendix A.3), which is what compare mode and ``--labels`` match on.
-* ``raters``: the raters of the run's ``labels.csv`` a record's units belong to, its own first
-  (the model, or ``model#sK`` with several samples; pairwise: ``judge#original`` /
-  ``judge#swapped``, and the resolved ``judge`` for the original order's record).
-* ``facets``: the meta fields offered as filters beside stage, model, status, reason and label.
-"""
+"""A run's viewer profile (:func:`profile`, from the pipeline registry) and its extra detail-pane
+context (:func:`extras`); what a profile holds is in :mod:`judgekit.view.profile`."""
 
 from __future__ import annotations
 
