@@ -33,13 +33,14 @@ def test_which_judge_tab_shows_the_library_figures_as_text(page, tmp_path: Path)
     from selenium.common.exceptions import NoAlertPresentException
     from selenium.webdriver.support.ui import WebDriverWait
 
+    from judgekit.view.clusters import compare_with_humans
     from judgekit.view.compare import sources
     from judgekit.view.data import read_run
     from judgekit.view.which_judge import which_judge_sources
 
     a, hostile, humans, out = page
     found, _ = sources([read_run(a), read_run(hostile)])
-    expected = which_judge_sources(found, humans, n_resamples=200)
+    expected = which_judge_sources(compare_with_humans(found, humans, n_resamples=200))
     assert expected is not None and "facets" in expected
     with chrome() as driver:
         driver.get(out.as_uri())

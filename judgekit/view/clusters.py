@@ -10,26 +10,51 @@ its cluster (#1 = no other source is significantly better). Fewer than two sourc
 
 from __future__ import annotations
 
+import warnings
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from judgekit.data.jsonfile import json_safe
-from judgekit.errors import JudgekitError
+from judgekit.errors import JudgekitError, JudgekitWarning
 
 
-def clusters_vs_humans(
-    found: list[dict[str, Any]],
-    labels_path: str | Path,
-    *,
-    tie_policy: str = "exclude",
-    n_resamples: int = 1000,
-    seed: int = 0,
-) -> dict[str, Any] | None:
-    """``{"n_items", "statistics", "rows": [{source, name, statistic, value, ci, rank}],
-    "pairs": [{a, b, statistic, delta, p_value}]}``, or ``{"note"}`` when the sources share
-    no human-labelled item; None with fewer than two sources.
+@dataclass
+class LabelComparison:
+    """The view's label sources compared with the human labels once (``label_facet`` run one
+    time for the rank-clusters card and the "Which judge?" tab).
+
+    Attributes:
+        sources: the sources with labels; names: their judge names, in order (a name shared by
+            two sources gets `` #id``). rows, pairs: :func:`build_family`'s output per
+            statistic (judges by name, alpha 0.05, no correction); ceiling: the human ceiling
+            rows. statistics: in family order. notes: raters left out of the humans, label
+            warnings and the comparison's notes. n_items, n_ties: its items and human ties.
+        error: why nothing could be compared (then the rest is empty).
+    """
+
+    sources: list[dict[str, Any]]
+    names: list[str]
+    rows: list[Any] = field(default_factory=list)
+    pairs: list[Any] = field(default_factory=list)
+    ceiling: list[Any] = field(default_factory=list)
+    statistics: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    n_items: int = 0
+    n_ties: int = 0
+    error: str | None = None
+
+
+def compare_with_humans(
+    found: list[dict[str, Any]], labels_path: str | Path, *, tie_policy: str = "exclude",
+    n_resamples: int = 1000, seed: int = 0,
+) -> LabelComparison | None:  # fmt: skip
+    """The sources with labels (:func:`judgekit.view.compare.sources`) against the human
+    ``labels_path`` (long ``item,rater,label``) as ``calibrate compare`` compares label judges
+    (module doc); a human rater that is also a source is left out of the humans, with a note.
+    None without a labelled source.
 
     Raises:
         InputError: the labels file is missing or malformed (file, line, field).
@@ -39,27 +64,51 @@ def clusters_vs_humans(
     from judgekit.labels.table import load_labels
 
     sources = [s for s in found if s["labels"]]
-    if len(sources) < 2:
+    if not sources:
         return None
     humans = load_labels(labels_path, format="long", numeric=False)
-    raters = {s["rater"] for s in sources}
-    humans = humans.drop([r for r in humans.raters if r in raters])
-    judges = {str(s["id"]): pd.Series(s["labels"], dtype=object) for s in sources}
-    try:
-        facet = label_facet(judges, humans, facet="all", tie_policy=tie_policy,  # type: ignore[arg-type]
-                            n_resamples=n_resamples, seed=seed)  # fmt: skip
-    except JudgekitError as exc:
-        return {"note": f"no rank clusters: {exc}"}
-    names = {str(s["id"]): s["name"] for s in sources}
-    rows, pairs = [], []
+    names = [str(s["name"]) for s in sources]
+    if len(set(names)) < len(names):  # two sources of one name: told apart by their id
+        names = [f"{n} #{s['id']}" for n, s in zip(names, sources, strict=True)]
+    judges = {n: pd.Series(s["labels"], dtype=object) for n, s in zip(names, sources, strict=True)}
+    shared = [r for r in humans.raters if str(r) in {str(s["rater"]) for s in sources}]
+    out = LabelComparison(sources, names,
+                          notes=[f"rater '{r}' is a judge here: left out of the humans"
+                                 for r in shared])  # fmt: skip
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", JudgekitWarning)
+        try:
+            facet = label_facet(judges, humans.drop(shared), facet="all", tie_policy=tie_policy,  # type: ignore[arg-type]
+                                n_resamples=n_resamples, seed=seed)  # fmt: skip
+        except JudgekitError as exc:
+            out.error = str(exc)
+            return out
     for family in facet.families:
-        found_rows, found_pairs = build_family(family, "all", alpha=0.05, correction="none",
-                                               confidence=0.95)  # fmt: skip
-        rows += [{"source": int(r.judge), "name": names[r.judge], "statistic": r.statistic,
-                  "value": r.value, "ci": None if r.ci_low is None else [r.ci_low, r.ci_high],
-                  "rank": r.rank} for r in found_rows]  # fmt: skip
-        pairs += [{"a": int(p.a), "b": int(p.b), "statistic": p.statistic, "delta": p.delta,
-                   "p_value": p.p_value} for p in found_pairs]  # fmt: skip
-    statistics = [f.statistic for f in facet.families]
-    return json_safe({"n_items": facet.n_items, "statistics": statistics, "rows": rows,
-                      "pairs": pairs, "notes": facet.notes})  # fmt: skip
+        rows, pairs = build_family(family, "all", alpha=0.05, correction="none", confidence=0.95)
+        out.rows += rows
+        out.pairs += pairs
+    out.ceiling, out.statistics = list(facet.ceiling), [f.statistic for f in facet.families]
+    out.notes += [str(w.message) for w in caught if issubclass(w.category, JudgekitWarning)]
+    out.notes = list(dict.fromkeys(out.notes + list(facet.notes)))
+    out.n_items, out.n_ties = facet.n_items, facet.n_ties
+    return out
+
+
+def clusters_vs_humans(comparison: LabelComparison | None) -> dict[str, Any] | None:
+    """``{"n_items", "statistics", "rows": [{source, name, statistic, value, ci, rank}],
+    "pairs": [{a, b, statistic, delta, p_value}], "notes"}`` of ``comparison``
+    (:func:`compare_with_humans`), or ``{"note"}`` when the sources share no human-labelled
+    item; None with fewer than two sources."""
+    if comparison is None or len(comparison.sources) < 2:
+        return None
+    if comparison.error is not None:
+        return {"note": f"no rank clusters: {comparison.error}"}
+    ids = {n: int(s["id"]) for n, s in zip(comparison.names, comparison.sources, strict=True)}
+    names = {n: s["name"] for n, s in zip(comparison.names, comparison.sources, strict=True)}
+    rows = [{"source": ids[r.judge], "name": names[r.judge], "statistic": r.statistic,
+             "value": r.value, "ci": None if r.ci_low is None else [r.ci_low, r.ci_high],
+             "rank": r.rank} for r in comparison.rows]  # fmt: skip
+    pairs = [{"a": ids[p.a], "b": ids[p.b], "statistic": p.statistic, "delta": p.delta,
+              "p_value": p.p_value} for p in comparison.pairs]  # fmt: skip
+    return json_safe({"n_items": comparison.n_items, "statistics": comparison.statistics,
+                      "rows": rows, "pairs": pairs, "notes": comparison.notes})  # fmt: skip

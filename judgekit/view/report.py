@@ -21,7 +21,7 @@ from judgekit.data.atomic import write_text
 from judgekit.data.jsonfile import json_safe
 from judgekit.drift.status import StaleCheck, load_drift
 from judgekit.errors import InputError
-from judgekit.view.clusters import clusters_vs_humans
+from judgekit.view.clusters import clusters_vs_humans, compare_with_humans
 from judgekit.view.compare import (
     MAX_PAIRS,
     against_humans,
@@ -180,11 +180,12 @@ def _against_humans(
     if labels is None:
         return {"humans": None, "clusters": None, "confidence": [], "which": None}
     boot = {"n_resamples": n_resamples, "seed": seed}
+    compared = compare_with_humans(found, labels, tie_policy=tie_policy, **boot)
     return {
         "humans": against_humans(found, links, labels, tie_policy=tie_policy, **boot),
-        "clusters": clusters_vs_humans(found, labels, tie_policy=tie_policy, **boot),
+        "clusters": clusters_vs_humans(compared),
         "confidence": confidence_vs_humans(found, data, labels, **boot),
-        "which": which_judge_sources(found, labels, tie_policy=tie_policy, **boot),
+        "which": which_judge_sources(compared),
     }
 
 

@@ -14,14 +14,12 @@ returns (the same source the command line prints), not a copy of their rules.
 from __future__ import annotations
 
 import warnings
-from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from judgekit.calibration.compare import ALL, CompareOptions, CompareResult, compare
-from judgekit.calibration.compare.results import HUMAN_CEILING, Pair, Row, build_family
+from judgekit.calibration.compare.results import HUMAN_CEILING, Pair, Row
 from judgekit.errors import JudgekitWarning
+from judgekit.view.clusters import LabelComparison
 
 WIDE_SHARE = 0.2  # a CI wider than this share of the statistic's 0..1 range is marked wide
 
@@ -177,56 +175,18 @@ def which_judge(
 
 
 def which_judge_sources(
-    found: list[dict[str, Any]],
-    labels_path: str | Path,
-    *,
-    tie_policy: str = "exclude",
-    n_resamples: int = 1000,
-    seed: int = 0,
-    wide_share: float = WIDE_SHARE,
+    comparison: LabelComparison | None, wide_share: float = WIDE_SHARE
 ) -> dict[str, Any] | None:
-    """:func:`tab_data` of ``judgekit view``'s label sources (:func:`judgekit.view.compare.
-    sources`: dicts with ``id``, ``name``, ``rater`` and ``labels`` {item: label}) against the
-    human ``labels_path`` (long ``item,rater,label``), compared as ``calibrate compare`` compares
-    label judges (:func:`judgekit.calibration.compare.labels.label_facet`, alpha 0.05, no
-    multiplicity correction), judges named by their source name; a human rater that is also a
-    judge is left out of the humans with a note; every label warning is a note. None without a
-    labelled source; ``{"note"}`` when nothing can be compared.
-
-    Raises:
-        InputError: the labels file is missing or malformed (file, line, field).
-    """
-    from judgekit.calibration.compare.labels import label_facet
-    from judgekit.errors import JudgekitError
-    from judgekit.labels.table import load_labels
-
-    sources = [s for s in found if s["labels"]]
-    if not sources:
+    """:func:`tab_data` of ``judgekit view``'s label sources compared with the human labels
+    (:func:`judgekit.view.clusters.compare_with_humans`: as ``calibrate compare`` compares label
+    judges, alpha 0.05, no multiplicity correction, judges named by their source name; its
+    notes, label warnings included, are the tab's notes). None without a labelled source;
+    ``{"note"}`` when nothing can be compared."""
+    if comparison is None:
         return None
-    humans = load_labels(labels_path, format="long", numeric=False)
-    names = [str(s["name"]) for s in sources]
-    if len(set(names)) < len(names):  # two sources of one name: told apart by their id
-        names = [f"{n} #{s['id']}" for n, s in zip(names, sources, strict=True)]
-    judges = {n: pd.Series(s["labels"], dtype=object) for n, s in zip(names, sources, strict=True)}
-    shared = [r for r in humans.raters if str(r) in {str(s["rater"]) for s in sources}]
-    notes = [f"rater '{r}' is a judge here: left out of the humans" for r in shared]
-    humans = humans.drop(shared)
-    rows: list[Row] = []
-    pairs: list[Pair] = []
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", JudgekitWarning)
-        try:
-            facet = label_facet(judges, humans, facet=ALL, tie_policy=tie_policy,  # type: ignore[arg-type]
-                                n_resamples=n_resamples, seed=seed)  # fmt: skip
-        except JudgekitError as exc:
-            return {"note": f"no comparison: {exc}"}
-    for family in facet.families:
-        r, p = build_family(family, ALL, alpha=0.05, correction="none", confidence=0.95)
-        rows += r
-        pairs += p
-    rows += facet.ceiling
-    notes += [str(w.message) for w in caught if issubclass(w.category, JudgekitWarning)]
-    notes += list(facet.notes)
-    counts = {ALL: {"items": facet.n_items, "ties": facet.n_ties}}
-    result = CompareResult("labels", rows, pairs, [], counts, [], {})
-    return tab_data(result, list(dict.fromkeys(notes)), wide_share)
+    if comparison.error is not None:
+        return {"note": f"no comparison: {comparison.error}"}
+    counts = {ALL: {"items": comparison.n_items, "ties": comparison.n_ties}}
+    rows = comparison.rows + comparison.ceiling
+    result = CompareResult("labels", rows, comparison.pairs, [], counts, [], {})
+    return tab_data(result, comparison.notes, wide_share)
