@@ -1,8 +1,10 @@
 """The data of the "Which judge?" tab: per facet (overall first, then each facet value such as a
-language), each judge's agreement with humans and its CI on the same items, the human ceiling on
-those items, the paired difference to the best judge with its p-value and rank cluster, ``n``
-beside every figure, CIs wider than a stated share marked, plain statistic names with a one-line
-meaning, and every note about labels and raters beside the facet it affects.
+language), each judge's agreement with humans and its CI (:func:`which_judge`: on the items it
+and the humans share, as ``calibrate compare``; ``judgekit view``'s label sources: on the items
+every source labelled), the human ceiling on those items, the paired difference to the best
+judge with its p-value and rank cluster, ``n`` beside every figure, CIs wider than a stated
+share marked, plain statistic names with a one-line meaning, and every note about labels and
+raters beside the facet it affects.
 
 The figures are those of ``judgekit calibrate compare`` (:func:`judgekit.calibration.compare.
 compare`: percentile bootstrap CIs, paired permutation tests, WMT-style rank clusters; Kocmi et
