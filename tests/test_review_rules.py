@@ -15,10 +15,11 @@ rater did is dropped without a word (docs/review.md, "What the page never drops"
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
-from browser import chrome
+from browser import chrome, not_blank
 from review_runs import SEGMENTS, XSS, jsonl
 from test_review_browser import drag_select, open_page, press, text, wait
 
@@ -47,6 +48,24 @@ def mqm(tmp_path_factory: pytest.TempPathFactory):
     return made.page.parent
 
 
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where screenshots go: $JUDGEKIT_SHOTS (docs/review.md's come from here) or a temp dir."""
+    folder = Path(os.environ.get("JUDGEKIT_SHOTS") or tmp_path_factory.mktemp("shots"))
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def snap(driver, shots: Path, name: str) -> None:
+    """The page as the rater sees it now (toolbar, prompts and the item), as review-NAME.png."""
+    driver.execute_script(
+        "document.querySelector('details.guidelines').open = false; window.scrollTo(0, 0)"
+    )
+    path = shots / f"review-{name}.png"
+    driver.save_screenshot(str(path))
+    assert not_blank(path)
+
+
 def fresh(driver, page: Path) -> None:
     open_page(driver, page)
     driver.execute_script("localStorage.clear()")
@@ -58,7 +77,7 @@ def errors(driver) -> list[dict]:
     return driver.execute_script("return JK.exportObject().items[0].answer.errors")
 
 
-def test_pending_span_blocks_every_way_out_with_add_or_discard(driver, mqm: Path) -> None:
+def test_pending_span_blocks_every_way_out_with_add_or_discard(driver, mqm: Path, shots) -> None:
     fresh(driver, mqm / "ann.html")
     drag_select(driver, "translation", "Chongqing")  # a span, no type, no severity
     press(driver, "j")
@@ -74,6 +93,7 @@ def test_pending_span_blocks_every_way_out_with_add_or_discard(driver, mqm: Path
     press(driver, "1", "M")  # complete now, not added
     driver.find_elements("css selector", "#strip .dot")[2].click()  # the strip: asks again
     assert "add it and go on" in text(driver, "prompt-add")
+    snap(driver, shots, "pending-prompt")
     driver.find_element("id", "prompt-add").click()  # added, then on to item 3
     assert text(driver, "card").startswith("item 3 of 3")
     assert [(e["text"], e["type"], e["severity"]) for e in errors(driver)] == [
@@ -89,7 +109,7 @@ def test_pending_span_blocks_every_way_out_with_add_or_discard(driver, mqm: Path
 
 
 def test_load_json_skips_and_lists_what_review_import_refuses(
-    driver, mqm: Path, tmp_path: Path
+    driver, mqm: Path, tmp_path: Path, shots
 ) -> None:
     fresh(driver, mqm / "ben.html")
     exported = driver.execute_script("return JK.exportObject()")
@@ -113,6 +133,7 @@ def test_load_json_skips_and_lists_what_review_import_refuses(
     assert lines[1].startswith("c: /no_errors: ") and "'no errors' is chosen exactly" in lines[1]
     assert lines[2] == f"{XSS}: not in this campaign"  # hostile id shown as text
     assert not report.find_elements("css selector", "img")
+    snap(driver, shots, "load-report")
     assert text(driver, "progress").startswith("1 / 3 done")
     with pytest.raises(InputError, match="item 'b': edited"):  # the importer refuses the file
         read_files([path], read_campaign(mqm / "campaign.json"))
@@ -162,7 +183,7 @@ def test_page_and_import_agree_on_every_answer(driver, mqm: Path) -> None:
         assert (got or "").split(":", 1)[0] == (want or "").split(":", 1)[0]
 
 
-def test_failed_autosave_keeps_warning_and_unload_asks(driver, mqm: Path) -> None:
+def test_failed_autosave_keeps_warning_and_unload_asks(driver, mqm: Path, shots) -> None:
     fresh(driver, mqm / "dan.html")
     unload = (
         "var e = new Event('beforeunload', {cancelable: true});"
@@ -179,6 +200,7 @@ def test_failed_autosave_keeps_warning_and_unload_asks(driver, mqm: Path) -> Non
     assert "Autosave failed (QuotaExceededError" in banner.text and banner.is_displayed()
     press(driver, ENTER)  # confirmed: still failing, still warned (not a one-off status)
     assert driver.find_element("id", "save-failed").is_displayed()
+    snap(driver, shots, "save-failed")
     press(driver, "j")
     assert "Autosave failed" in text(driver, "save-failed")
     assert driver.execute_script(unload) is True  # the browser asks before unload
@@ -191,7 +213,7 @@ def test_failed_autosave_keeps_warning_and_unload_asks(driver, mqm: Path) -> Non
     assert "came" in driver.execute_script("return JK.atRisk()")
 
 
-def test_mqm_spans_marked_and_edited_by_keyboard(driver, mqm: Path) -> None:
+def test_mqm_spans_marked_and_edited_by_keyboard(driver, mqm: Path, shots) -> None:
     fresh(driver, mqm / "eve.html")
     # "Wang Wei 😀 opened a shop in Chongqing.": w puts the cursor on "Wang"; 3 words right
     # is "opened"; Shift+Right twice extends to "a shop"
@@ -199,11 +221,11 @@ def test_mqm_spans_marked_and_edited_by_keyboard(driver, mqm: Path) -> None:
     cursor = driver.find_element("css selector", ".segment.translation mark.sev-cursor")
     assert cursor.text == "Wang"
     press(driver, RIGHT, RIGHT, RIGHT)
-    driver.find_element("tag name", "body")
     from selenium.webdriver.common.action_chains import ActionChains
 
     ActionChains(driver).key_down(SHIFT).send_keys(RIGHT, RIGHT).key_up(SHIFT).perform()
     assert driver.find_element("css selector", "mark.sev-cursor").text == "opened a shop"
+    snap(driver, shots, "keyboard-span")
     press(driver, SPACE, "5", "m", ENTER)  # mark it, type 5 of the translation's, minor, add
     (err,) = errors(driver)
     assert (err["text"], err["severity"], err["start"], err["end"]) == (
@@ -228,3 +250,26 @@ def test_mqm_spans_marked_and_edited_by_keyboard(driver, mqm: Path) -> None:
     assert [e["text"] for e in errors(driver)] == ["opened a"]
     press(driver, "e", "x")  # remove it
     assert errors(driver) == []
+
+
+def test_load_json_refuses_the_malformed_meanings_answer_the_import_refuses(
+    driver, tmp_path: Path
+) -> None:
+    meanings = [{"meaning": m, "examples": [f"{m} {XSS}"]} for m in ("head", "chief")]
+    rows = [{"id": f"w{k}", "lang": "de", "word": "head", "translation": "Kopf",
+             "meanings": meanings} for k in range(2)]  # fmt: skip
+    made = make_page(build_campaign(jsonl(tmp_path / "m.jsonl", rows), "meanings"), "fay",
+                     tmp_path / "c" / "fay.html")  # fmt: skip
+    fresh(driver, made.page)
+    exported = driver.execute_script("return JK.exportObject()")
+    exported["items"][0].update(done=True, answer={"valid": "yes"})  # the issue's example
+    exported["items"][1].update(done=True, answer={"valid": [True, False]})
+    path = tmp_path / "fay.json"
+    path.write_text(json.dumps(exported), encoding="utf-8")
+    driver.find_element("id", "load").send_keys(str(path))
+    wait(lambda: "loaded 1 items" in text(driver, "status"))
+    (line,) = [li.text for li in driver.find_elements("css selector", "#load-report li")]
+    assert line.startswith("w0: /valid: ") and "array" in line
+    assert text(driver, "progress").startswith("1 / 2 done")  # w0 is not taken as done
+    with pytest.raises(InputError, match=r"item 'w0': /valid: 'yes' is not of type 'array'"):
+        read_files([path], read_campaign(made.page.parent / "campaign.json"))

@@ -200,7 +200,7 @@ var JK = (function () {
     if (other && state.imported.indexOf(String(data.rater)) < 0) state.imported.push(String(data.rater));
     save(); render();
     setStatus("loaded " + Object.keys(byId).length + " items from " + name + (other ? " (rater " + data.rater + "'s answers, imported as " + DATA.rater + ")" : "") +
-      (skipped.length ? "; skipped " + skipped.length + " (listed above)" : ""), skipped.length > 0);
+      (skipped.length ? "; skipped " + skipped.length + " (listed below)" : ""), skipped.length > 0);
     loadReport(name, skipped);
   }
   function loadReport(name, skipped) {
