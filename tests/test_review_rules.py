@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from browser import chrome, not_blank
 from review_runs import SEGMENTS, XSS, jsonl
+from selenium.webdriver.common.action_chains import ActionChains
 from test_review_browser import drag_select, open_page, press, text, wait
 
 from judgekit.errors import InputError
@@ -99,8 +100,11 @@ def test_pending_span_blocks_every_way_out_with_add_or_discard(driver, mqm: Path
     assert [(e["text"], e["type"], e["severity"]) for e in errors(driver)] == [
         ("Chongqing", "NE", "major")
     ]
-    press(driver, "w", SPACE, "k")  # item 3: a keyboard span over the hostile text, then k
-    assert "is not added yet" in text(driver, "pending-prompt")
+    press(driver, "w")  # item 3: a keyboard span over the hostile text, then k
+    ActionChains(driver).key_down(SHIFT).send_keys(*[RIGHT] * 4).key_up(SHIFT).perform()
+    press(driver, SPACE, "k")
+    prompt = text(driver, "pending-prompt")
+    assert "is not added yet" in prompt and "\u201cHe came. <img\u201d" in prompt
     assert not driver.find_elements("css selector", "#pending-prompt img, #card img")
     press(driver, "d")  # discard it and go on
     assert text(driver, "card").startswith("item 2 of 3")
@@ -221,8 +225,6 @@ def test_mqm_spans_marked_and_edited_by_keyboard(driver, mqm: Path, shots) -> No
     cursor = driver.find_element("css selector", ".segment.translation mark.sev-cursor")
     assert cursor.text == "Wang"
     press(driver, RIGHT, RIGHT, RIGHT)
-    from selenium.webdriver.common.action_chains import ActionChains
-
     ActionChains(driver).key_down(SHIFT).send_keys(RIGHT, RIGHT).key_up(SHIFT).perform()
     assert driver.find_element("css selector", "mark.sev-cursor").text == "opened a shop"
     snap(driver, shots, "keyboard-span")

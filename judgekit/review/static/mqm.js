@@ -208,6 +208,8 @@
     /* Keys read before the page's own (j, k, the arrows): the word cursor and the marked errors. */
     firstKey: function (ev, it, e) {
       if (e.done) return false;
+      var tag = document.activeElement ? document.activeElement.tagName : "";
+      if ((ev.key === "w" || ev.key === "e") && tag === "BUTTON") document.activeElement.blur();  /* Space marks, not presses */
       if (ev.key === "w" && !ev.shiftKey) {
         setCursor(it, cursor && cursor.side === "translation" ? "source" : "translation");
         JK.render(); return;
