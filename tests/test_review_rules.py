@@ -183,6 +183,14 @@ def test_page_and_import_agree_on_every_answer(driver, mqm: Path) -> None:
     python = [answer_problem(campaign, campaign.items[i], a) for i, a, _ in ANSWERS]
     assert [p is None for p in page] == [p is None for p in python]
     assert [p is None for p in page] == [valid for _, _, valid in ANSWERS]
+    drafts = [({"no_errors": False, "errors": []}, True), ({"errors": []}, False),
+              ({"no_errors": False, "errors": [{"side": "x"}]}, False)]  # fmt: skip
+    page = driver.execute_script(
+        "return arguments[0].map(a => JKCheck.problem(JK.DATA, JK.DATA.items[0], a, true))",
+        [a for a, _ in drafts],
+    )
+    python = [answer_problem(campaign, campaign.items[0], a, "draft") for a, _ in drafts]
+    assert [p is None for p in page] == [p is None for p in python] == [v for _, v in drafts]
     for got, want in zip(page, python, strict=True):  # the same place in the answer
         assert (got or "").split(":", 1)[0] == (want or "").split(":", 1)[0]
 
@@ -259,19 +267,26 @@ def test_load_json_refuses_the_malformed_meanings_answer_the_import_refuses(
 ) -> None:
     meanings = [{"meaning": m, "examples": [f"{m} {XSS}"]} for m in ("head", "chief")]
     rows = [{"id": f"w{k}", "lang": "de", "word": "head", "translation": "Kopf",
-             "meanings": meanings} for k in range(2)]  # fmt: skip
+             "meanings": meanings} for k in range(4)]  # fmt: skip
     made = make_page(build_campaign(jsonl(tmp_path / "m.jsonl", rows), "meanings"), "fay",
                      tmp_path / "c" / "fay.html")  # fmt: skip
     fresh(driver, made.page)
     exported = driver.execute_script("return JK.exportObject()")
     exported["items"][0].update(done=True, answer={"valid": "yes"})  # the example
     exported["items"][1].update(done=True, answer={"valid": [True, False]})
+    exported["items"][2].update(done=False, answer={"valid": [True, "x"]})  # unfinished, bad
+    exported["items"][3].update(done=False, answer={"valid": [None, False]})  # unfinished, fine
     path = tmp_path / "fay.json"
     path.write_text(json.dumps(exported), encoding="utf-8")
     driver.find_element("id", "load").send_keys(str(path))
-    wait(lambda: "loaded 1 items" in text(driver, "status"))
-    (line,) = [li.text for li in driver.find_elements("css selector", "#load-report li")]
-    assert line.startswith("w0: /valid: ") and "array" in line
-    assert text(driver, "progress").startswith("1 / 2 done")  # w0 is not taken as done
+    wait(lambda: "loaded 2 items" in text(driver, "status"))
+    lines = [li.text for li in driver.find_elements("css selector", "#load-report li")]
+    assert lines[0].startswith("w0: /valid: ") and "array" in lines[0]
+    assert lines[1].startswith("w2: unfinished answer, /valid/1: ")
+    assert text(driver, "progress").startswith("1 / 4 done")  # w0 is not taken as done
+    dots = driver.execute_script(
+        "return Array.from(document.querySelectorAll('#strip .dot')).map(d => d.className)"
+    )
+    assert [d.replace(" here", "") for d in dots] == ["dot", "dot done", "dot", "dot started"]
     with pytest.raises(InputError, match=r"item 'w0': /valid: 'yes' is not of type 'array'"):
         read_files([path], read_campaign(made.page.parent / "campaign.json"))

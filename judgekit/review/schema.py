@@ -15,6 +15,7 @@ and tested to agree on the same answers: ``start < end`` and the marked ``text``
 
 from __future__ import annotations
 
+import copy
 import unicodedata
 from typing import Any
 
@@ -67,7 +68,10 @@ def _mqm_answer(options: dict[str, Any]) -> dict[str, Any]:
 
 
 def task_schema(campaign: Campaign) -> dict[str, Any]:
-    """The task's part of every item's schema, under ``$defs/answer`` (a JSON object)."""
+    """The task's part of every item's schema: ``$defs/answer``, a done answer; ``$defs/draft``,
+    an unfinished one as the page keeps it (questions not yet answered are ``null``; an MQM
+    draft may have neither errors nor "no errors"). The importer reads only done answers; the
+    page's Load JSON checks a row that is not done against ``draft`` before taking it."""
     task, opts = campaign.task, campaign.options
     if task == "meanings":
         answer = {
@@ -75,6 +79,8 @@ def task_schema(campaign: Campaign) -> dict[str, Any]:
             "required": ["valid"],
             "properties": {"valid": {"type": "array", "items": {"type": "boolean"}}},
         }
+        draft = copy.deepcopy(answer)
+        draft["properties"]["valid"]["items"] = {"type": ["boolean", "null"]}
     elif task == "csca":
         answer = {
             "type": "object",
@@ -84,6 +90,9 @@ def task_schema(campaign: Campaign) -> dict[str, Any]:
                 for name in CSCA_FIELDS
             },
         }
+        draft = copy.deepcopy(answer)
+        for name in CSCA_FIELDS:
+            draft["properties"][name]["enum"].append(None)
     elif task == "postedit":
         sides = list(opts.get("sides", ["source", "english"]))
         answer = {
@@ -91,9 +100,11 @@ def task_schema(campaign: Campaign) -> dict[str, Any]:
             "required": sides,
             "properties": {side: {"type": "string"} for side in sides},
         }
+        draft = answer
     else:
         answer = _mqm_answer(opts)
-    return {"$schema": DIALECT, "$defs": {"answer": answer}}
+        draft = {k: v for k, v in answer.items() if k not in ("if", "then", "else")}
+    return {"$schema": DIALECT, "$defs": {"answer": answer, "draft": draft}}
 
 
 def item_part(campaign: Campaign, item: ReviewItem) -> dict[str, Any]:
@@ -114,23 +125,28 @@ def item_part(campaign: Campaign, item: ReviewItem) -> dict[str, Any]:
     return {}
 
 
-def item_schema(task: dict[str, Any], part: dict[str, Any]) -> dict[str, Any]:
-    """One item's full schema: ``task`` (:func:`task_schema`) and ``part`` (:func:`item_part`)."""
-    return {"$schema": DIALECT, "$defs": task["$defs"], "allOf": [{"$ref": "#/$defs/answer"}, part]}
+def item_schema(task: dict[str, Any], part: dict[str, Any], kind: str = "answer") -> dict[str, Any]:
+    """One item's full schema: ``task`` (:func:`task_schema`) and ``part`` (:func:`item_part`);
+    ``kind``: ``"answer"`` (done) or ``"draft"`` (not done)."""
+    both = [{"$ref": f"#/$defs/{kind}"}, part]
+    return {"$schema": DIALECT, "$defs": task["$defs"], "allOf": both}
 
 
 def _where(path: Any) -> str:
     return "/" + "/".join(str(p) for p in path) if path else "the answer"
 
 
-def answer_problem(campaign: Campaign, item: ReviewItem, answer: Any) -> str | None:
-    """Why ``answer`` is not a valid done answer of ``item``, or None when it is.
+def answer_problem(
+    campaign: Campaign, item: ReviewItem, answer: Any, kind: str = "answer"
+) -> str | None:
+    """Why ``answer`` is not a valid done answer of ``item`` (``kind="draft"``: a valid
+    unfinished one), or None when it is.
 
     The message names the place in the answer (a JSON pointer such as ``/errors/0/end``), the
     rule broken and the rule's ``description`` where it has one: the deepest problem (the page
     picks the same), then the span rule.
     """
-    schema = item_schema(task_schema(campaign), item_part(campaign, item))
+    schema = item_schema(task_schema(campaign), item_part(campaign, item), kind)
     errors = list(Draft202012Validator(schema).iter_errors(answer))
     if errors:
         deepest = max(errors, key=lambda e: len(e.absolute_path))

@@ -7,9 +7,9 @@ var JKCheck = (function () {
   "use strict";
   var cache = {};
 
-  function schemaOf(data, it) {  /* schema.item_schema, mirrored */
+  function schemaOf(data, it, kind) {  /* schema.item_schema, mirrored */
     return { "$schema": data.answer_schema["$schema"], "$defs": data.answer_schema["$defs"],
-      allOf: [{ "$ref": "#/$defs/answer" }, it.schema || {}] };
+      allOf: [{ "$ref": "#/$defs/" + kind }, it.schema || {}] };
   }
   /* The subschema a keyword location points at, following local $refs. */
   function nodeAt(schema, location) {
@@ -30,10 +30,11 @@ var JKCheck = (function () {
     }
     return null;
   }
-  /* Why `answer` is not a valid done answer of item `it`, or null (schema.answer_problem). */
-  function problem(data, it, answer) {
-    var schema = schemaOf(data, it);
-    var key = JSON.stringify(it.schema || {});
+  /* Why `answer` is not a valid done answer of item `it` (draft: a valid unfinished one), or
+   * null (schema.answer_problem). */
+  function problem(data, it, answer, draft) {
+    var kind = draft ? "draft" : "answer", schema = schemaOf(data, it, kind);
+    var key = kind + JSON.stringify(it.schema || {});
     if (!cache[key]) cache[key] = new JsonSchema.Validator(schema, "2020-12", false);
     var got = cache[key].validate(answer === undefined ? null : answer);
     if (!got.valid) {
@@ -45,7 +46,7 @@ var JKCheck = (function () {
       var why = node && typeof node.description === "string" ? " (" + node.description + ")" : "";
       return where(worst.instanceLocation) + ": " + worst.error + why;
     }
-    if (data.task === "mqm") {
+    if (data.task === "mqm" && !draft) {
       for (var n = 0; n < answer.errors.length; n++) {
         var p = spanProblem(it.data[answer.errors[n].side], answer.errors[n]);
         if (p) return "/errors/" + n + ": " + p;

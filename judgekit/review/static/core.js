@@ -182,7 +182,9 @@ var JK = (function () {
   }
   /* Each row of a loaded file is checked as `judgekit review import` checks it (the item is in
    * the campaign with the same hash, `done` is true or false, a done answer passes the task's
-   * schema: JKCheck); a row that fails is skipped and listed with its reason, never taken. */
+   * schema: JKCheck), and an unfinished answer must have the draft's shape (the schema's
+   * `draft`), so the page can show it; a row that fails is skipped and listed with its reason,
+   * never taken. */
   function take(data, name, other) {
     var byId = {}, pages = {}, skipped = [];
     DATA.items.forEach(function (it) { pages[it.id] = it; });
@@ -191,8 +193,7 @@ var JK = (function () {
       var why = !it ? "not in this campaign" :
         r.hash !== it.hash ? "changed item (hash " + r.hash + ", this page's " + it.hash + ")" :
         typeof r.done !== "boolean" ? "'done' must be true or false" :
-        r.answer === null || typeof r.answer !== "object" || Array.isArray(r.answer) ? "no answer object" :
-        r.done ? JKCheck.problem(DATA, it, r.answer) : null;
+        r.done ? JKCheck.problem(DATA, it, r.answer) : draftProblem(it, r.answer);
       if (why) skipped.push({ id: String(r.id), why: why });
       else byId[r.id] = r;
     });
@@ -202,6 +203,10 @@ var JK = (function () {
     setStatus("loaded " + Object.keys(byId).length + " items from " + name + (other ? " (rater " + data.rater + "'s answers, imported as " + DATA.rater + ")" : "") +
       (skipped.length ? "; skipped " + skipped.length + " (listed below)" : ""), skipped.length > 0);
     loadReport(name, skipped);
+  }
+  function draftProblem(it, answer) {
+    var why = JKCheck.problem(DATA, it, answer, true);
+    return why ? "unfinished answer, " + why : null;
   }
   function loadReport(name, skipped) {
     var old = document.getElementById("load-report");
