@@ -144,3 +144,33 @@ def test_tune_writers_print_looks_and_round_trip(tmp_path):
     write_tune_csv(rep, tmp_path / "t.csv")
     (row,) = list(csv.DictReader((tmp_path / "t.csv").open()))
     assert float(row["gain_ci_lo"]) == rep.gain_ci[0] and row["chosen"] == "good"
+
+
+def test_split_by_language_and_label_keeps_each_share_and_tests_the_facets(tmp_path):
+    from judgekit.calibration.tune.strata import facet_report, facet_values, strata
+    from judgekit.errors import InputError
+
+    ids, langs, human = _items(n=240, seed=2)
+    rows = ["item,rater,label,language"]
+    rows += [f"{i},ann,{human[i]},{lang}" for i, lang in zip(ids, langs, strict=True)]
+    (tmp_path / "h.csv").write_text("\n".join(rows) + "\n")
+    by, facet = facet_values([tmp_path / "h.csv"], ids, None)
+    assert by == "language" and facet == dict(zip(ids, langs, strict=True))
+    with pytest.raises(InputError, match="domain"):
+        facet_values([tmp_path / "h.csv"], ids, "domain")
+    s = split_items(ids, strata(ids, human, facet), seed=3)
+    for lang in ("cs", "ca", "de"):
+        for label in ("0", "1"):
+            n = sum(facet[i] == lang and human[i] == label for i in ids)
+            for part, share in ((s.tune, 0.4), (s.select, 0.3), (s.test, 0.3)):
+                got = sum(facet[i] == lang and human[i] == label for i in part)
+                assert abs(got - share * n) <= 1, (lang, label)
+    # a judge right on cs and ca, at chance on de: Cochran's Q finds the language difference
+    rng = np.random.default_rng(0)
+    judge = {i: human[i] if facet[i] != "de" or rng.random() < 0.5 else "x" for i in ids}
+    per = facet_report(judge, human, s.test, facet, "accuracy", n_boot=300)
+    assert per["values"]["cs"]["figure"] == 1.0 and per["values"]["de"]["figure"] < 0.8
+    assert per["df"] == 2 and per["p_value"] is None  # zero bootstrap spread on cs: no test
+    judge = {i: human[i] if rng.random() < (0.9 if facet[i] != "de" else 0.5) else "x" for i in ids}
+    per = facet_report(judge, human, s.test, facet, "accuracy", n_boot=300)
+    assert per["p_value"] < 0.01 and per["spread"] > 0.2

@@ -66,6 +66,12 @@ def test_tune_chooses_on_select_reports_on_test_and_writes_a_runnable_best(
         assert not (tune & select or tune & test or select & test)
         assert len(tune | select | test) == 60
         assert splits["test_hash"] == test_hash(splits["test"])
+        # stratified by language (the spilling runs' lang) and label: each keeps its share
+        assert splits["by"] == "lang"
+        facets = json.loads((out / "tune.json").read_text())["facets"]
+        assert set(facets["values"]) == {"de", "fr"} and facets["df"] == 1
+        assert sum(v["n"] for v in facets["values"].values()) == len(test)
+        assert "per lang on test: Cochran's Q=" in proc.stdout
 
         # the ranking on select, recomputed by hand from the cells' labels
         gold = {i: lab for i, _, lab in humans}

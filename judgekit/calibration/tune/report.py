@@ -8,7 +8,7 @@ Optimism = select-split figure minus test figure (the selection bias of choosing
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.stats import permutation_test
@@ -19,7 +19,9 @@ from judgekit.calibration.tune.choose import Ranking, statistic
 
 @dataclass(frozen=True)
 class TestReport:
-    """Test-only figures for ``chosen`` against ``baseline`` (statistic units, e.g. 0..1)."""
+    """Test-only figures for ``chosen`` against ``baseline`` (statistic units, e.g. 0..1);
+    ``facets``: the chosen judge per value of the facet ``by`` with Cochran's Q
+    (:func:`judgekit.calibration.tune.strata.facet_report`), empty without a facet."""
 
     chosen: str
     baseline: str
@@ -33,6 +35,8 @@ class TestReport:
     test_name: str
     optimism: float
     looks: int
+    by: str | None = None
+    facets: dict[str, object] = field(default_factory=dict)
 
 
 TestReport.__test__ = False  # type: ignore[attr-defined]

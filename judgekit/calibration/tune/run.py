@@ -3,7 +3,8 @@
 Each candidate (judge x prompt variant) is one cell run by
 :func:`judgekit.calibration.grid.run_cells` into ``OUT/<judge>__<prompt>/`` (cached, resumable).
 The items every candidate labelled and the humans labelled (a majority, ties excluded) are split
-once (:func:`judgekit.calibration.tune.splits.split_items`, stratified by human label), the choice
+once (:func:`judgekit.calibration.tune.splits.split_items`, stratified by language or ``by``
+and human label, :mod:`judgekit.calibration.tune.strata`), the choice
 is made on select (:func:`judgekit.calibration.tune.choose.choose`) and the chosen judge is reported
 on the sealed test split only (:func:`judgekit.calibration.tune.report.report_on_test`); reading the
 test labels counts a look in ``OUT/looks.json``.
@@ -11,6 +12,7 @@ test labels counts a look in ``OUT/looks.json``.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +27,7 @@ from judgekit.calibration.tune.choose import Ranking, choose
 from judgekit.calibration.tune.report import TestReport, report_on_test
 from judgekit.calibration.tune.spec import TuneConfig
 from judgekit.calibration.tune.splits import Splits, record_look, split_items
+from judgekit.calibration.tune.strata import facet_report, facet_values, strata
 from judgekit.config import load_config
 from judgekit.errors import InputError, JudgekitError
 from judgekit.labels.majority import majority_vote
@@ -99,18 +102,25 @@ def run_tune(config: TuneConfig, *, out: Path | None = None, no_cache: bool = Fa
     pipeline = load_config(config.base, list(cells[0].overrides)).pipeline
     run_cells(config, cells, pipeline, no_cache=no_cache)
     outputs, gold = _common_items(cells, humans)
-    splits = split_items(list(gold.index), list(gold), options.seed, options.fractions)
+    items = list(gold.index)
+    by, facet = facet_values([config.labels, *(c.directory for c in cells)], items, options.by)
+    splits = split_items(items, strata(items, gold, facet), options.seed, options.fractions)
     ranking = choose(outputs, gold.to_dict(), splits.select, options.statistic)
     looks = record_look(directory, splits.test_hash, "calibrate tune")
     report = report_on_test(
         outputs, gold.to_dict(), splits.test, ranking, baseline, looks, options.n_boot,
         options.seed,
     )  # fmt: skip
+    if by is not None:
+        per = facet_report(outputs[ranking.chosen], gold, splits.test, facet, ranking.statistic,
+                           options.n_boot, options.seed)  # fmt: skip
+        report = dataclasses.replace(report, by=by, facets=per)
     chosen = cells[names.index(ranking.chosen)]
     best = directory / BEST_FILE
     write_best(config, chosen, splits, best)
-    split_doc = {"seed": splits.seed, "test_hash": splits.test_hash, "tune": list(splits.tune),
-                 "select": list(splits.select), "test": list(splits.test)}  # fmt: skip
+    split_doc = {"seed": splits.seed, "by": by, "test_hash": splits.test_hash,
+                 "tune": list(splits.tune), "select": list(splits.select),
+                 "test": list(splits.test)}  # fmt: skip
     (directory / "splits.json").write_text(json.dumps(split_doc, indent=2) + "\n", "utf-8")
     rank_doc = {"statistic": ranking.statistic, "select": [list(f) for f in ranking.figures]}
     (directory / "ranking.json").write_text(json.dumps(rank_doc, indent=2) + "\n", "utf-8")

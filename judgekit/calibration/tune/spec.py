@@ -11,6 +11,7 @@
       baseline: a__default            # the candidate the gain is measured against
       fractions: [0.4, 0.3, 0.3]      # tune / select / test
       seed: 0
+      by: language                    # stratify by this facet and the label (default: language)
 
 Candidates are the grid's cells (judge x prompt variant), each an ordinary resumable run.
 """
@@ -29,7 +30,9 @@ from judgekit.calibration.tune.splits import DEFAULT_FRACTIONS
 class TuneOptions(BaseModel):
     """How candidates are chosen and reported (issue 35): the declared ``statistic``, the
     ``baseline`` cell name (``<judge>__<prompt>``; default: the first cell), the tune / select /
-    test ``fractions`` (non-negative, sum 1), the split ``seed`` and the bootstrap size."""
+    test ``fractions`` (non-negative, sum 1), the split ``seed``, the bootstrap size and ``by``,
+    the facet the split is stratified by with the label (default: ``language`` or ``lang`` where
+    every item has one, else the label alone)."""
 
     model_config = ConfigDict(extra="forbid")
     statistic: Literal["accuracy", "kappa", "ac1", "tau_b", "acc_eq"] = "accuracy"
@@ -37,6 +40,7 @@ class TuneOptions(BaseModel):
     fractions: tuple[float, float, float] = DEFAULT_FRACTIONS
     seed: int = 0
     n_boot: int = Field(1000, ge=10)
+    by: str | None = None
 
     @field_validator("fractions")
     @classmethod
