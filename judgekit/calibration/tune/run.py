@@ -23,6 +23,7 @@ import yaml
 from judgekit.calibration.grid import run_cells
 from judgekit.calibration.grid.config import Cell, out_dir, plan_cells
 from judgekit.calibration.grid.report import cell_labels
+from judgekit.calibration.tune.candidates import FEW_SHOT_PIPELINES, few_shot_cells
 from judgekit.calibration.tune.choose import Ranking, choose
 from judgekit.calibration.tune.report import TestReport, report_on_test
 from judgekit.calibration.tune.spec import TuneConfig
@@ -61,11 +62,49 @@ def _common_items(cells: list[Cell], humans: pd.Series) -> tuple[dict, pd.Series
     return outputs, humans.loc[ordered]
 
 
+def _few_shot(config: TuneConfig, cells, splits, gold, pipeline, no_cache, outputs) -> list[Cell]:
+    """Run the few-shot candidates (examples from tune only) and add their labels of the
+    select and test items to ``outputs``; returns their cells. Raises JudgekitError when one
+    leaves a select or test item unlabelled."""
+    options = config.tune.few_shot
+    if options is None:
+        return []
+    try:
+        shots = few_shot_cells(config.base, cells, splits, gold.to_dict(), options)
+    except ValueError as exc:
+        raise InputError(config.path, str(exc), field="tune.few_shot.k") from None
+    run_cells(config, shots, pipeline, no_cache=no_cache)
+    for cell in shots:
+        labels = cell_labels(cell)
+        missing = [i for i in (*splits.select, *splits.test) if i not in labels.index]
+        if missing:
+            raise JudgekitError(f"cell {cell.name}: no label for {len(missing)} select/test "
+                                f"items (first {missing[0]})")  # fmt: skip
+        outputs[cell.name] = labels.loc[list(gold.index.intersection(labels.index))].to_dict()
+    return shots
+
+
+def _absolute_paths(node: object, folder: Path) -> object:
+    """``node`` with each relative path string that names a file or folder beside the base
+    config made absolute, so best.yaml (written in OUT) finds what the base config found."""
+    if isinstance(node, dict):
+        return {k: _absolute_paths(v, folder) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_absolute_paths(v, folder) for v in node]
+    if isinstance(node, str) and node and not node.startswith("data:") and "\n" not in node:
+        candidate = Path(node)
+        if not candidate.is_absolute() and (folder / candidate).exists():
+            return str((folder / candidate).resolve())
+    return node
+
+
 def best_config(config: TuneConfig, cell: Cell) -> dict[str, object]:
     """The chosen candidate as a run config: the base config with the cell's overrides applied
-    (model, prompt, parameters), as a mapping ``judgekit run`` and ``calibrate estimate`` read."""
+    (model, prompt, few-shot examples, parameters), relative paths of the base config made
+    absolute, as a mapping ``judgekit run`` and ``calibrate estimate`` read."""
     run_config = load_config(config.base, list(cell.overrides))
-    return run_config.model_dump(mode="json", exclude_defaults=True)
+    data = run_config.model_dump(mode="json", exclude_defaults=True)
+    return _absolute_paths(data, Path(config.base).parent)  # type: ignore[return-value]
 
 
 def write_best(config: TuneConfig, cell: Cell, splits: Splits, path: Path) -> None:
@@ -100,11 +139,16 @@ def run_tune(config: TuneConfig, *, out: Path | None = None, no_cache: bool = Fa
             config.path, f"baseline '{baseline}' is not a candidate ({names})", field="tune"
         )
     pipeline = load_config(config.base, list(cells[0].overrides)).pipeline
+    if options.few_shot is not None and pipeline not in FEW_SHOT_PIPELINES:
+        raise InputError(config.path, f"few-shot candidates need the classify pipeline, "
+                         f"not {pipeline}", field="tune.few_shot")  # fmt: skip
     run_cells(config, cells, pipeline, no_cache=no_cache)
     outputs, gold = _common_items(cells, humans)
     items = list(gold.index)
     by, facet = facet_values([config.labels, *(c.directory for c in cells)], items, options.by)
     splits = split_items(items, strata(items, gold, facet), options.seed, options.fractions)
+    cells += _few_shot(config, cells, splits, gold, pipeline, no_cache, outputs)
+    names = [cell.name for cell in cells]
     ranking = choose(outputs, gold.to_dict(), splits.select, options.statistic)
     looks = record_look(directory, splits.test_hash, "calibrate tune")
     report = report_on_test(

@@ -12,6 +12,7 @@
       fractions: [0.4, 0.3, 0.3]      # tune / select / test
       seed: 0
       by: language                    # stratify by this facet and the label (default: language)
+      few_shot: {k: 4, draws: 2}      # classify: each candidate again with 4 tune-split examples
 
 Candidates are the grid's cells (judge x prompt variant), each an ordinary resumable run.
 """
@@ -24,6 +25,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from judgekit.calibration.grid.config import GridConfig, load_grid
+from judgekit.calibration.tune.candidates import FewShot
 from judgekit.calibration.tune.splits import DEFAULT_FRACTIONS
 
 
@@ -32,7 +34,8 @@ class TuneOptions(BaseModel):
     ``baseline`` cell name (``<judge>__<prompt>``; default: the first cell), the tune / select /
     test ``fractions`` (non-negative, sum 1), the split ``seed``, the bootstrap size and ``by``,
     the facet the split is stratified by with the label (default: ``language`` or ``lang`` where
-    every item has one, else the label alone)."""
+    every item has one, else the label alone) and ``few_shot`` (:class:`judgekit.calibration.
+    tune.candidates.FewShot`: more candidates with examples from the tune split)."""
 
     model_config = ConfigDict(extra="forbid")
     statistic: Literal["accuracy", "kappa", "ac1", "tau_b", "acc_eq"] = "accuracy"
@@ -41,6 +44,7 @@ class TuneOptions(BaseModel):
     seed: int = 0
     n_boot: int = Field(1000, ge=10)
     by: str | None = None
+    few_shot: FewShot | None = None
 
     @field_validator("fractions")
     @classmethod
