@@ -174,3 +174,35 @@ def test_split_by_language_and_label_keeps_each_share_and_tests_the_facets(tmp_p
     judge = {i: human[i] if rng.random() < (0.9 if facet[i] != "de" else 0.5) else "x" for i in ids}
     per = facet_report(judge, human, s.test, facet, "accuracy", n_boot=300)
     assert per["p_value"] < 0.01 and per["spread"] > 0.2
+
+
+def test_nested_cv_holds_each_item_out_once_and_reports_the_procedure():
+    from judgekit.calibration.tune.nested import fold_items, nested_cv
+
+    ids, langs, human = _items(n=100, seed=4)
+    strata = [f"{lang}|{human[i]}" for i, lang in zip(ids, langs, strict=True)]
+    folds = fold_items(ids, strata, k=5, seed=1)
+    assert sorted(i for f in folds for i in f) == sorted(ids)
+    assert max(map(len, folds)) - min(map(len, folds)) <= 1
+    assert folds == fold_items(list(reversed(ids)), list(reversed(strata)), k=5, seed=1)
+    with pytest.raises(ValueError, match="folds"):
+        fold_items(ids[:3], strata[:3], k=4)
+    rng = np.random.default_rng(9)
+    honest = {i: human[i] if rng.random() < 0.75 else str(1 - int(human[i])) for i in ids}
+    # a candidate right on 60 of the items: chosen in every fold, its advantage is spread over
+    # the folds, so the inner (choice-side) and held-out figures agree: no optimism
+    memoriser = {i: human[i] if k < 60 else honest[i] for k, i in enumerate(sorted(ids))}
+    noisy = {i: str(rng.integers(0, 2)) for i in ids}
+    cands = {"honest": honest, "memoriser": memoriser, "noisy": noisy}
+    res = nested_cv(cands, human, folds, "accuracy", "honest", looks=1, n_boot=200)
+    assert res.report.mode == "nested 5-fold" and res.report.n_test == 100
+    assert set(res.chosen_per_fold) == {"memoriser"} and res.ranking.chosen == "memoriser"
+    overall = statistic_of(memoriser, human, ids)
+    assert res.report.test_figure == pytest.approx(overall)  # pooled: each fold its own choice
+    assert abs(res.report.optimism) < 0.02 and res.report.gain_ci[0] > 0
+
+
+def statistic_of(out, human, ids):
+    from judgekit.calibration.tune import statistic
+
+    return statistic("accuracy", [out[i] for i in ids], [human[i] for i in ids])

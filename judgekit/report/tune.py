@@ -32,7 +32,11 @@ def tune_lines(rep: TestReport) -> list[str]:
     per facet value with Cochran's Q, looks (last)."""
     return [
         f"chosen {rep.chosen} ({rep.statistic} on test, n={rep.n_test}): "
-        f"{rep.test_figure:.3f} [{rep.test_ci[0]:.3f}, {rep.test_ci[1]:.3f}]",
+        f"{rep.test_figure:.3f} [{rep.test_ci[0]:.3f}, {rep.test_ci[1]:.3f}]"
+        if rep.mode == "split"
+        else f"chosen {rep.chosen} on all items; {rep.mode} ({rep.statistic} of each item judged "
+        f"by the choice made without it, n={rep.n_test}): {rep.test_figure:.3f} "
+        f"[{rep.test_ci[0]:.3f}, {rep.test_ci[1]:.3f}]",
         f"gain over {rep.baseline}: {rep.gain:+.3f} [{rep.gain_ci[0]:+.3f}, {rep.gain_ci[1]:+.3f}]"
         f", {rep.test_name} p={rep.p_value:.2g}",
         f"optimism (select - test): {rep.optimism:+.3f}",

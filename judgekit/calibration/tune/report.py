@@ -21,7 +21,9 @@ from judgekit.calibration.tune.choose import Ranking, statistic
 class TestReport:
     """Test-only figures for ``chosen`` against ``baseline`` (statistic units, e.g. 0..1);
     ``facets``: the chosen judge per value of the facet ``by`` with Cochran's Q
-    (:func:`judgekit.calibration.tune.strata.facet_report`), empty without a facet."""
+    (:func:`judgekit.calibration.tune.strata.facet_report`), empty without a facet; ``mode``:
+    ``split`` (one sealed test split) or ``nested K-fold`` (:mod:`judgekit.calibration.tune.
+    nested`: figures of the choosing procedure, every item held out once)."""
 
     chosen: str
     baseline: str
@@ -37,6 +39,7 @@ class TestReport:
     looks: int
     by: str | None = None
     facets: dict[str, object] = field(default_factory=dict)
+    mode: str = "split"
 
 
 TestReport.__test__ = False  # type: ignore[attr-defined]

@@ -7,7 +7,9 @@ once (:func:`judgekit.calibration.tune.splits.split_items`, stratified by langua
 and human label, :mod:`judgekit.calibration.tune.strata`), the choice
 is made on select (:func:`judgekit.calibration.tune.choose.choose`) and the chosen judge is reported
 on the sealed test split only (:func:`judgekit.calibration.tune.report.report_on_test`); reading the
-test labels counts a look in ``OUT/looks.json``.
+test labels counts a look in ``OUT/looks.json``. Below 150 labelled items (``mode: auto``) or
+with ``mode: nested`` the choice is cross-validated instead (:mod:`judgekit.calibration.tune.
+nested`): every item is held out once and splits.json's test split is every item.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from judgekit.calibration.grid.config import Cell, out_dir, plan_cells
 from judgekit.calibration.grid.report import cell_labels
 from judgekit.calibration.tune.candidates import FEW_SHOT_PIPELINES, few_shot_cells
 from judgekit.calibration.tune.choose import Ranking, choose
+from judgekit.calibration.tune.nested import NESTED_BELOW, fold_items, nested_cv
 from judgekit.calibration.tune.report import TestReport, report_on_test
 from judgekit.calibration.tune.spec import TuneConfig
 from judgekit.calibration.tune.splits import Splits, record_look, split_items
@@ -120,17 +123,9 @@ def write_best(config: TuneConfig, cell: Cell, splits: Splits, path: Path) -> No
     path.write_text(header + body, encoding="utf-8")
 
 
-def run_tune(config: TuneConfig, *, out: Path | None = None, no_cache: bool = False) -> TuneResult:
-    """Run every candidate, split the labelled items, choose on select, report on test.
-
-    Writes ``OUT/splits.json``, ``OUT/ranking.json``, ``OUT/best.yaml`` and counts one look in
-    ``OUT/looks.json`` (the report on test). Raises InputError for a bad labels file, a cell
-    config that does not validate or an unknown ``tune.baseline``; JudgekitError when a cell
-    fails or fewer than 3 items are labelled by everyone.
-    """
+def _plan(config: TuneConfig, directory: Path) -> tuple[list[Cell], str, str]:
+    """(cells, baseline cell name, pipeline), every check made before anything runs."""
     options = config.tune
-    humans = majority_vote(load_labels(config.labels, format=config.options.labels_format))
-    directory = out_dir(config, out)
     cells = plan_cells(config, directory)
     names = [cell.name for cell in cells]
     baseline = options.baseline or names[0]
@@ -142,29 +137,79 @@ def run_tune(config: TuneConfig, *, out: Path | None = None, no_cache: bool = Fa
     if options.few_shot is not None and pipeline not in FEW_SHOT_PIPELINES:
         raise InputError(config.path, f"few-shot candidates need the classify pipeline, "
                          f"not {pipeline}", field="tune.few_shot")  # fmt: skip
+    if options.few_shot is not None and options.mode == "nested":
+        raise InputError(config.path, "few-shot candidates need a tune split: mode split or "
+                         "auto", field="tune.mode")  # fmt: skip
+    return cells, baseline, pipeline
+
+
+def _look(directory: Path, splits: Splits) -> int:
+    """Count the report's look; a recorded look at another test split is an InputError."""
+    try:
+        return record_look(directory, splits.test_hash, "calibrate tune")
+    except ValueError as exc:
+        raise InputError(directory / "looks.json", f"{exc}: the labels were split anew after "
+                         "a look; use a new --out", field="test_hash") from None  # fmt: skip
+
+
+def is_nested(mode: str, n_items: int, few_shot: bool) -> bool:
+    """Whether a tune runs nested cross-validation: ``nested``, or ``auto`` below
+    :data:`NESTED_BELOW` labelled items when no few-shot candidates need a tune split."""
+    return mode == "nested" or (mode == "auto" and n_items < NESTED_BELOW and not few_shot)
+
+
+def _split_doc(splits: Splits, by: str | None, folds: tuple = ()) -> dict[str, object]:
+    doc = {"seed": splits.seed, "by": by, "mode": "nested" if folds else "split",
+           "test_hash": splits.test_hash, "tune": list(splits.tune),
+           "select": list(splits.select), "test": list(splits.test)}  # fmt: skip
+    if folds:
+        doc["folds"] = [list(f) for f in folds]
+    return doc
+
+
+def run_tune(config: TuneConfig, *, out: Path | None = None, no_cache: bool = False) -> TuneResult:
+    """Run every candidate, split the labelled items, choose on select, report on test (or, in
+    the nested mode, :func:`judgekit.calibration.tune.nested.nested_cv` over K folds).
+
+    Writes ``OUT/splits.json``, ``OUT/ranking.json``, ``OUT/best.yaml`` and counts one look in
+    ``OUT/looks.json`` (the report on test). Raises InputError for a bad labels file, a cell
+    config that does not validate, an unknown ``tune.baseline`` or few-shot candidates outside
+    the classify pipeline or in the nested mode; JudgekitError when a cell fails or fewer than 3
+    items are labelled by everyone.
+    """
+    options = config.tune
+    humans = majority_vote(load_labels(config.labels, format=config.options.labels_format))
+    directory = out_dir(config, out)
+    cells, baseline, pipeline = _plan(config, directory)
     run_cells(config, cells, pipeline, no_cache=no_cache)
     outputs, gold = _common_items(cells, humans)
-    items = list(gold.index)
+    items, human = list(gold.index), gold.to_dict()
     by, facet = facet_values([config.labels, *(c.directory for c in cells)], items, options.by)
-    splits = split_items(items, strata(items, gold, facet), options.seed, options.fractions)
-    cells += _few_shot(config, cells, splits, gold, pipeline, no_cache, outputs)
-    names = [cell.name for cell in cells]
-    ranking = choose(outputs, gold.to_dict(), splits.select, options.statistic)
-    looks = record_look(directory, splits.test_hash, "calibrate tune")
-    report = report_on_test(
-        outputs, gold.to_dict(), splits.test, ranking, baseline, looks, options.n_boot,
-        options.seed,
-    )  # fmt: skip
+    item_strata = strata(items, gold, facet)
+    folds: tuple = ()
+    if is_nested(options.mode, len(items), options.few_shot is not None):
+        folds = fold_items(items, item_strata, options.folds, options.seed)
+        splits = Splits((), (), tuple(items), options.seed)
+        looks = _look(directory, splits)
+        result = nested_cv(outputs, human, folds, options.statistic, baseline, looks,
+                           options.n_boot, options.seed)  # fmt: skip
+        ranking, report, held = result.ranking, result.report, result.held_out
+    else:
+        splits = split_items(items, item_strata, options.seed, options.fractions)
+        cells += _few_shot(config, cells, splits, gold, pipeline, no_cache, outputs)
+        ranking = choose(outputs, human, splits.select, options.statistic)
+        looks = _look(directory, splits)
+        report = report_on_test(outputs, human, splits.test, ranking, baseline, looks,
+                                options.n_boot, options.seed)  # fmt: skip
+        held = outputs[ranking.chosen]
     if by is not None:
-        per = facet_report(outputs[ranking.chosen], gold, splits.test, facet, ranking.statistic,
+        per = facet_report(held, gold, splits.test, facet, ranking.statistic,
                            options.n_boot, options.seed)  # fmt: skip
         report = dataclasses.replace(report, by=by, facets=per)
-    chosen = cells[names.index(ranking.chosen)]
+    chosen = next(cell for cell in cells if cell.name == ranking.chosen)
     best = directory / BEST_FILE
     write_best(config, chosen, splits, best)
-    split_doc = {"seed": splits.seed, "by": by, "test_hash": splits.test_hash,
-                 "tune": list(splits.tune), "select": list(splits.select),
-                 "test": list(splits.test)}  # fmt: skip
+    split_doc = _split_doc(splits, by, folds)
     (directory / "splits.json").write_text(json.dumps(split_doc, indent=2) + "\n", "utf-8")
     rank_doc = {"statistic": ranking.statistic, "select": [list(f) for f in ranking.figures]}
     (directory / "ranking.json").write_text(json.dumps(rank_doc, indent=2) + "\n", "utf-8")

@@ -13,6 +13,8 @@
       seed: 0
       by: language                    # stratify by this facet and the label (default: language)
       few_shot: {k: 4, draws: 2}      # classify: each candidate again with 4 tune-split examples
+      mode: auto                      # split | nested | auto (nested below 150 items)
+      folds: 5                        # outer folds of the nested mode
 
 Candidates are the grid's cells (judge x prompt variant), each an ordinary resumable run.
 """
@@ -26,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from judgekit.calibration.grid.config import GridConfig, load_grid
 from judgekit.calibration.tune.candidates import FewShot
+from judgekit.calibration.tune.nested import DEFAULT_FOLDS
 from judgekit.calibration.tune.splits import DEFAULT_FRACTIONS
 
 
@@ -35,7 +38,9 @@ class TuneOptions(BaseModel):
     test ``fractions`` (non-negative, sum 1), the split ``seed``, the bootstrap size and ``by``,
     the facet the split is stratified by with the label (default: ``language`` or ``lang`` where
     every item has one, else the label alone) and ``few_shot`` (:class:`judgekit.calibration.
-    tune.candidates.FewShot`: more candidates with examples from the tune split)."""
+    tune.candidates.FewShot`: more candidates with examples from the tune split), ``mode``
+    (``split``, ``nested`` K-fold with ``folds``, or ``auto``: nested below
+    :data:`judgekit.calibration.tune.nested.NESTED_BELOW` labelled items without few-shot)."""
 
     model_config = ConfigDict(extra="forbid")
     statistic: Literal["accuracy", "kappa", "ac1", "tau_b", "acc_eq"] = "accuracy"
@@ -45,6 +50,8 @@ class TuneOptions(BaseModel):
     n_boot: int = Field(1000, ge=10)
     by: str | None = None
     few_shot: FewShot | None = None
+    mode: Literal["auto", "split", "nested"] = "auto"
+    folds: int = Field(DEFAULT_FOLDS, ge=2, le=20)
 
     @field_validator("fractions")
     @classmethod
