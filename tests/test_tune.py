@@ -121,6 +121,15 @@ def test_llmbar_quick_resplits_cover_the_all_items_gain():
     coverage, optimism, _naive = bench.run(resplits=8, boot=150)
     assert coverage >= 0.75 and abs(optimism) <= 0.05
 
+    # the WMT23 en-de half: GEMBA-MQM, BLEU and chrF against expert MQM by tau_b
+    shared_path("judge-vs-human", "wmt23-gemba-mqm-vs-human-mqm")
+    cands, gold, strata = bench.load_wmt23()
+    assert sorted(cands) == ["BLEU", "GEMBA-MQM", "chrF"] and len(gold) == 1840
+    assert {s.split("|")[0] for s in strata.values()} == {
+        "GPT4-5shot", "NLLB_Greedy", "NLLB_MBR_BLEU", "ONLINE-A"}  # fmt: skip
+    coverage, optimism, _naive = bench.run(resplits=3, boot=100, dataset="wmt23")
+    assert coverage >= 2 / 3 and abs(optimism) <= 0.05
+
 
 def test_tune_writers_print_looks_and_round_trip(tmp_path):
     import csv
@@ -168,11 +177,11 @@ def test_split_by_language_and_label_keeps_each_share_and_tests_the_facets(tmp_p
     # a judge right on cs and ca, at chance on de: Cochran's Q finds the language difference
     rng = np.random.default_rng(0)
     judge = {i: human[i] if facet[i] != "de" or rng.random() < 0.5 else "x" for i in ids}
-    per = facet_report(judge, human, s.test, facet, "accuracy", n_boot=300)
+    per = facet_report(judge, human, s.test, facet, "accuracy", n_boot=150)
     assert per["values"]["cs"]["figure"] == 1.0 and per["values"]["de"]["figure"] < 0.8
     assert per["df"] == 2 and per["p_value"] is None  # zero bootstrap spread on cs: no test
     judge = {i: human[i] if rng.random() < (0.9 if facet[i] != "de" else 0.5) else "x" for i in ids}
-    per = facet_report(judge, human, s.test, facet, "accuracy", n_boot=300)
+    per = facet_report(judge, human, s.test, facet, "accuracy", n_boot=150)
     assert per["p_value"] < 0.01 and per["spread"] > 0.2
 
 

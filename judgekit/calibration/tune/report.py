@@ -56,7 +56,7 @@ def _bootstrap(stat, chosen, base, gold, n_boot, rng):
     return figs, gains
 
 
-def _paired_p(stat, chosen, base, gold, seed):
+def _paired_p(stat, chosen, base, gold, seed, n_perm=999):
     if stat == "accuracy":
         a = np.asarray(chosen, object) == np.asarray(gold, object)
         b = np.asarray(base, object) == np.asarray(gold, object)
@@ -77,7 +77,7 @@ def _paired_p(stat, chosen, base, gold, seed):
         (np.arange(n), np.arange(n) + n),
         diff,
         permutation_type="samples",
-        n_resamples=999,
+        n_resamples=n_perm,
         vectorized=False,
         random_state=seed,
     )
@@ -94,12 +94,14 @@ def report_on_test(
     n_boot: int = 1000,
     seed: int = 0,
     level: float = 0.95,
+    n_perm: int = 999,
 ) -> TestReport:
     """Figures for ``ranking.chosen`` on ``test_ids`` only (never used for the choice).
 
     ``gain`` = chosen minus ``baseline`` on the same test items; intervals are percentile paired
     bootstrap at ``level``. ``optimism`` = the chosen judge's select figure in ``ranking`` minus
-    its test figure. Raises KeyError if ``baseline`` is not a candidate.
+    its test figure; ``n_perm`` permutations for the paired permutation test (statistics other
+    than accuracy). Raises KeyError if ``baseline`` is not a candidate.
     """
     stat, name = ranking.statistic, ranking.chosen
     gold = [human[i] for i in test_ids]
@@ -109,7 +111,7 @@ def report_on_test(
     gain = fig - statistic(stat, base, gold)
     figs, gains = _bootstrap(stat, chosen, base, gold, n_boot, np.random.default_rng(seed))
     q = [(1 - level) / 2 * 100, (1 + level) / 2 * 100]
-    p, test_name = _paired_p(stat, chosen, base, gold, seed)
+    p, test_name = _paired_p(stat, chosen, base, gold, seed, n_perm)
     select_fig = dict(ranking.figures)[name]
     return TestReport(
         name,
