@@ -11,8 +11,10 @@ import re
 from pathlib import Path
 
 import yaml
+from browser import chrome
 from fault_server import FaultServer
 from test_tune_cli import judgekit
+from test_view import css, fmt, open_report
 
 N = 36
 
@@ -87,6 +89,21 @@ def test_few_shot_examples_only_from_tune_and_best_yaml_names_them(tmp_path: Pat
         assert report["chosen"] == names[0] and report["test_figure"] == 1.0
         assert "looks at the sealed test split: 1" in proc.stdout
         judgekit("run", str(out / "best.yaml"), "--out", str(tmp_path / "again"), "--limit", "2")
+
+    # judgekit view TUNE_OUT: the chosen run's card carries the tune's report, read from tune.json
+    page = tmp_path / "tune.html"
+    judgekit("view", str(out), "-o", str(page), "--n-resamples", "0")
+    with chrome() as driver:
+        open_report(driver, page)
+        block = css(driver, """[data-block='["tune"]']""")
+        assert f"{report['chosen']} (this run)" in block.text
+        low, high = report["test_ci"]
+        cell = css(block, """[data-path='["tune","test_figure"]']""")
+        assert cell.text == f"{fmt(report['test_figure'])} [{fmt(low)}, {fmt(high)}]"
+        assert css(block, """[data-path='["tune","looks"]']""").text == "1"
+        ranking_block = css(driver, """[data-block='["ranking"]']""")
+        assert len(ranking_block.find_elements("css selector", "tbody tr")) == len(names)
+        assert css(driver, "figure img[alt='tune.png']").get_attribute("src").startswith("data:")
 
 
 def test_few_shot_needs_the_classify_pipeline(tmp_path: Path) -> None:
