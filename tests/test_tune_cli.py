@@ -22,10 +22,10 @@ from judgekit.calibration.tune import choose, statistic, test_hash
 REPO = Path(__file__).resolve().parents[1]
 
 
-def judgekit(*args: str, code: int = 0) -> subprocess.CompletedProcess:
+def judgekit(*args: str, code: int = 0, timeout: int = 180) -> subprocess.CompletedProcess:
     proc = subprocess.run(
         [sys.executable, "-m", "judgekit", *args],
-        cwd=REPO, capture_output=True, text=True, timeout=180,
+        cwd=REPO, capture_output=True, text=True, timeout=timeout,
     )  # fmt: skip
     assert proc.returncode == code, proc.stdout + proc.stderr
     return proc
