@@ -32,7 +32,7 @@ def test_embedded_judge_tuned_over_two_prompts_on_20_cs_ca_items(tmp_path: Path)
     chosen += [r for r in rows if r["cs_label"] == "CA"][:10]
     items = tmp_path / "lite20.jsonl"
     items.write_text("".join(json.dumps(r) + "\n" for r in chosen), encoding="utf-8")
-    keys = {it.id: it.key for it in load_items(items, language="en")}
+    keys = {it.id: it.key for it in load_items(items, language="en").items}
     humans = pd.DataFrame({"item": [keys[r["id"]] for r in chosen], "rater": "humans",
                            "label": [r["cs_label"] for r in chosen]})  # fmt: skip
     humans.to_csv(tmp_path / "humans.csv", index=False)

@@ -86,9 +86,10 @@ def tune_blocks(run_dir: Path) -> tuple[list[Block], dict[str, bytes]]:
     if (tune / "ranking.json").is_file():
         ranking = _read(tune / "ranking.json")
         rows = [[name, value] for name, value in ranking.get("select", [])]
-        blocks.append({"kind": "table", "title": "calibrate tune: select-split ranking",
+        on = ranking.get("on", "select")
+        blocks.append({"kind": "table", "title": f"calibrate tune: ranking on {on}",
                        "path": ["ranking"], "columns": ["candidate", ranking.get("statistic")],
-                       "headers": ["candidate", f"{ranking.get('statistic')} on select"],
+                       "headers": ["candidate", f"{ranking.get('statistic')} on {on}"],
                        "rows": rows, "row_paths": [["ranking", r] for r in range(len(rows))],
                        "absent": []})  # fmt: skip
     facets = rep.get("facets") or {}

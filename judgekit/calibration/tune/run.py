@@ -211,6 +211,7 @@ def run_tune(config: TuneConfig, *, out: Path | None = None, no_cache: bool = Fa
     write_best(config, chosen, splits, best)
     split_doc = _split_doc(splits, by, folds)
     (directory / "splits.json").write_text(json.dumps(split_doc, indent=2) + "\n", "utf-8")
-    rank_doc = {"statistic": ranking.statistic, "select": [list(f) for f in ranking.figures]}
+    rank_doc = {"statistic": ranking.statistic, "on": "all items" if folds else "select",
+                "select": [list(f) for f in ranking.figures]}  # fmt: skip
     (directory / "ranking.json").write_text(json.dumps(rank_doc, indent=2) + "\n", "utf-8")
     return TuneResult(splits, ranking, report, best, directory)
