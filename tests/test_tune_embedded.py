@@ -21,6 +21,7 @@ LITE = ("benchmark-items", "global-mmlu-lite-en", "global_mmlu_lite_en_test.json
 
 
 @pytest.mark.embedded
+@pytest.mark.timeout(1800)  # 40 generations and re-asks of the embedded model on a CPU
 @pytest.mark.skipif(
     not os.environ.get("JUDGEKIT_EMBEDDED"),
     reason="slow (starts the embedded model): JUDGEKIT_EMBEDDED=1 pytest -m embedded",
