@@ -16,8 +16,9 @@ naming file, line and field. :func:`as_label_table` accepts the other usual shap
 
 from __future__ import annotations
 
+import json
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -64,10 +65,14 @@ class LabelTable:
             "N/A", "nan" and "null", any case, are read as None:
             :func:`judgekit.data.vocabulary.is_missing_label`).
         source: the file the table was read from, for messages (None when built in memory).
+        order: the category order the source declares (a run directory's config ``labels:``
+            list, in the label vocabulary), read by the statistics that need an order
+            (:func:`judgekit.metrics.label_codes.encode`); None where it declares none.
     """
 
     frame: pd.DataFrame
     source: str | None = None
+    order: tuple[Hashable, ...] | None = None
 
     def __post_init__(self) -> None:
         frame = self.frame
@@ -122,7 +127,7 @@ class LabelTable:
         """A table with only ``raters`` (in that order)."""
         for rater in raters:
             self.column(rater)
-        return LabelTable(self.frame[list(raters)], self.source)
+        return LabelTable(self.frame[list(raters)], self.source, self.order)
 
     def drop(self, raters: Sequence[Hashable]) -> LabelTable:
         """A table without ``raters``."""
@@ -131,7 +136,7 @@ class LabelTable:
     def dropna_items(self, min_ratings: int = 1) -> LabelTable:
         """A table without the items that have fewer than ``min_ratings`` ratings."""
         keep = self.ratings_per_item() >= min_ratings
-        return LabelTable(self.frame[keep], self.source)
+        return LabelTable(self.frame[keep], self.source, self.order)
 
     def to_long(self) -> pd.DataFrame:
         """Long DataFrame with columns item, rater, label; missing ratings are left out."""
@@ -332,6 +337,7 @@ def load_labels(
         InputError: missing file or column, malformed row, duplicate (item, rater) pair,
             unknown label; the message names file, line and field.
     """
+    order = declared_order(path)
     path = resolve_labels_path(path)
     jsonl = is_jsonl(path)
     table = read_table(path, default="csv")
@@ -378,4 +384,24 @@ def load_labels(
             for line, r in rows
             for rater in raters
         ]
-    return _from_long_records(records, str(path), allowed, wide=format == "wide")
+    table = _from_long_records(records, str(path), allowed, wide=format == "wide")
+    declared = {label_text(c) for c in order or ()}
+    if order is not None and {label_text(c) for c in table.categories} <= declared:
+        table = replace(table, order=order)  # every label is in the list: its order holds
+    return table
+
+
+def declared_order(path: str | Path) -> tuple[Hashable, ...] | None:
+    """The label list a run directory's config declared (``summary.json``'s signature
+    ``labels``, the config's order), in the label vocabulary; None for a file, or a run
+    whose pipeline declares no label list."""
+    summary = Path(path) / "summary.json"
+    if not summary.is_file():
+        return None
+    try:
+        labels = json.loads(summary.read_text(encoding="utf-8")).get("signature", {}).get("labels")
+    except (OSError, ValueError, AttributeError):
+        return None  # the labels file is the source; a damaged summary declares nothing
+    if not isinstance(labels, list) or not labels:
+        return None
+    return tuple(canonical_labels(labels, None))
