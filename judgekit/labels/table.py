@@ -16,7 +16,6 @@ naming file, line and field. :func:`as_label_table` accepts the other usual shap
 
 from __future__ import annotations
 
-import json
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -35,7 +34,7 @@ from judgekit.data.vocabulary import (
     label_text,
 )
 from judgekit.errors import InputError, JudgekitError
-from judgekit.labels.files import is_jsonl, resolve_labels_path
+from judgekit.labels.files import declared_order, is_jsonl, resolve_labels_path
 
 LabelFormat = Literal["auto", "long", "wide"]
 LONG_COLUMNS = ("item", "rater", "label")
@@ -337,7 +336,6 @@ def load_labels(
         InputError: missing file or column, malformed row, duplicate (item, rater) pair,
             unknown label; the message names file, line and field.
     """
-    order = declared_order(path)
     path = resolve_labels_path(path)
     jsonl = is_jsonl(path)
     table = read_table(path, default="csv")
@@ -385,23 +383,12 @@ def load_labels(
             for rater in raters
         ]
     table = _from_long_records(records, str(path), allowed, wide=format == "wide")
+    return _ordered(table, declared_order(path.parent))
+
+
+def _ordered(table: LabelTable, order: tuple[Hashable, ...] | None) -> LabelTable:
+    """``table`` with the declared ``order`` where every label it holds is in it."""
     declared = {label_text(c) for c in order or ()}
-    if order is not None and {label_text(c) for c in table.categories} <= declared:
-        table = replace(table, order=order)  # every label is in the list: its order holds
-    return table
-
-
-def declared_order(path: str | Path) -> tuple[Hashable, ...] | None:
-    """The label list a run directory's config declared (``summary.json``'s signature
-    ``labels``, the config's order), in the label vocabulary; None for a file, or a run
-    whose pipeline declares no label list."""
-    summary = Path(path) / "summary.json"
-    if not summary.is_file():
-        return None
-    try:
-        labels = json.loads(summary.read_text(encoding="utf-8")).get("signature", {}).get("labels")
-    except (OSError, ValueError, AttributeError):
-        return None  # the labels file is the source; a damaged summary declares nothing
-    if not isinstance(labels, list) or not labels:
-        return None
-    return tuple(canonical_labels(labels, None))
+    if order is None or not {label_text(c) for c in table.categories} <= declared:
+        return table
+    return replace(table, order=order)
