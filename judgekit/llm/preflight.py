@@ -14,8 +14,11 @@ For each role's model, each of its deployments and each fallback (depth-first), 
   serve (vLLM answers 404 to any other). llama.cpp servers answer whatever name is asked
   (``owned_by`` ``llamacpp``, or llama-cpp-python's ``me``), so their names are not checked.
 * **parameters**: a route that does not take some of the generation parameters (o3-mini: no
-  ``temperature`` but 1) is not sent them; one line per such route says so
-  (``PreflightResult.notes``, ``judgekit.llm.params``).
+  ``temperature`` but 1) is not sent them; a thinking model gets its provider's rules (Claude
+  with extended thinking: temperature 1, no forced tool call, so ``structured_output: auto``
+  is ``prompt``); one line per such route says what was applied (``PreflightResult.notes``,
+  ``judgekit.llm.params``), and ``structured_output: tools`` on a route that refuses a forced
+  tool call, or ``max_tokens`` not above ``thinking.budget_tokens``, is a problem.
 * **the embedded model** (``local/<name>``): llama-cpp-python and the model's package and file
   are installed (before its server is started).
 * **log-probabilities** (``logprobs: true``) on a route called through litellm: a route that
@@ -39,7 +42,7 @@ import aiohttp
 from judgekit.errors import JudgekitError
 from judgekit.llm.endpoint import litellm_route
 from judgekit.llm.local import check_installed
-from judgekit.llm.params import params_note
+from judgekit.llm.params import params_note, thinking_problem
 from judgekit.llm.secrets import resolve_key
 from judgekit.llm.spec import Deployment, ModelSpec
 
@@ -151,6 +154,7 @@ async def apreflight(
     keys: dict[int, str | None] = {}
     for route in routes:
         problem = _local_problem(route) if route.spec.is_local else None
+        problem = problem or thinking_problem(route.spec, route.role)
         try:
             keys[id(route)] = route.key()
         except JudgekitError as exc:

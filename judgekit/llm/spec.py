@@ -18,6 +18,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
+from judgekit.llm.params import forced_tool_refused
+
 StructuredOutput = Literal["auto", "json_schema", "json_object", "tools", "prompt"]
 Transport = Literal["auto", "aiohttp", "litellm"]
 RoutingStrategy = Literal[
@@ -221,7 +223,8 @@ class ModelSpec(BaseModel):
 
         llama.cpp rejects OpenAI's ``json_schema`` response format but constrains decoding with
         ``{"type": "json_object", "schema": ...}``; vLLM and OpenAI honour ``json_schema``;
-        other APIs get tool calling.
+        other APIs get tool calling, unless the route takes no forced tool call (a thinking
+        Claude model: ``judgekit.llm.params.forced_tool_refused``): then ``prompt``.
         """
         if self.structured_output != "auto":
             return self.structured_output
@@ -229,7 +232,7 @@ class ModelSpec(BaseModel):
             return "json_object"
         if self.provider in ("hosted_vllm", "openai_compatible", "openai", "azure"):
             return "json_schema"
-        return "tools"
+        return "prompt" if forced_tool_refused(self) else "tools"
 
     def window(self) -> int | None:
         """Context window in tokens: ``context_window``, 4096 for the embedded model, else None."""
