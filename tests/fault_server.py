@@ -33,6 +33,11 @@ answer OpenAI's 400 to a request with another value, as o3-mini does to ``temper
 
 ``default_latency`` is applied before every answer except ``hang`` and ``latency=S``.
 
+judgekit's preflight schema probe (a chat request with the header ``X-Judgekit-Probe``) gets a
+correct answer (``answer_fn`` applies: a server made to ignore the schema ignores it for the
+probe too), whatever the directives, phase and ``param_rules``, and is counted apart
+(``probes`` in ``/stats``): the counts of a test's own tasks are the same with or without it.
+
 A later phase, and holding answers
 ----------------------------------
 ``after=N, then=SPEC`` (``--after N --then SPEC``; ``POST /phase {"after": N, "then": SPEC}``
@@ -132,6 +137,7 @@ OutputSpec = _shared.OutputSpec
 schema_instance = _shared.schema_instance
 output_spec = _shared.output_spec
 message_hash = _shared.message_hash
+PROBE_HEADER = "X-Judgekit-Probe"  # judgekit.llm.schema_probe.PROBE_HEADER
 last_user_text = _shared.last_user_text
 correct_content = _shared.correct_content
 
@@ -292,6 +298,7 @@ class FaultServer:
         self.port = port
         self.shutdown_timeout = shutdown_timeout
         self._lock = threading.Lock()
+        self.probes = 0  # judgekit's preflight schema probes, counted apart
         self._attempts: Counter[tuple[str, str]] = Counter()
         self._counts: Counter[str] = Counter()
         self._paths: Counter[str] = Counter()
@@ -472,6 +479,7 @@ class FaultServer:
             records = list(self._records)
             return {
                 "held": self._held,
+                "probes": self.probes,
                 "held_total": self._held_total,
                 "total_requests": len(records),
                 "counts": dict(self._counts),
@@ -490,6 +498,7 @@ class FaultServer:
             self._paths.clear()
             self._records.clear()
             self._chats = 0
+            self.probes = 0
 
     def _record(
         self, digest: str, fault: Fault | None, kind: str, model: Any, task: str | None = None
@@ -543,9 +552,26 @@ class FaultServer:
 
     @web.middleware
     async def _count_paths(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        if request.headers.get(PROBE_HEADER):
+            return await handler(request)
         with self._lock:
             self._paths[request.path] += 1
         return await handler(request)
+
+    def _probe_answer(self, body: dict) -> web.Response:
+        """judgekit's preflight probe: a correct answer, counted apart (module doc)."""
+        with self._lock:
+            self.probes += 1
+        model = body.get("model")
+        if self.served_models is not None and model not in self.served_models:
+            return self._error_response(404, f"The model `{model}` does not exist.")
+        spec = output_spec(body)
+        content = self._correct(body, message_hash(body.get("messages")), spec)
+        reply = _shared.chat_completion(
+            content, model=model if isinstance(model, str) and model else self.model, spec=spec,
+            finish_reason="stop", prompt_tokens=_shared.prompt_tokens(body), completion_tokens=None,
+        )  # fmt: skip
+        return web.json_response(reply)
 
     async def _models(self, request: web.Request) -> web.Response:
         if self.served_models is None:  # any name is answered, as llama.cpp does
@@ -649,6 +675,8 @@ class FaultServer:
         except ValueError as exc:
             self._record("-", None, "bad_request", None)
             return self._error_response(400, f"invalid JSON body: {exc}")
+        if request.headers.get(PROBE_HEADER):
+            return self._probe_answer(body)
         messages = body.get("messages")
         digest = message_hash(messages)
         model = body.get("model")

@@ -146,6 +146,7 @@ class ModelSpec(BaseModel):
     top_logprobs: int = Field(10, ge=1, le=20)
     extra: dict[str, object] = Field(default_factory=dict)
     _no_logprobs: bool = PrivateAttr(False)
+    _schema_ignored: bool = PrivateAttr(False)
 
     @model_validator(mode="after")
     def _server_routes_need_an_address(self) -> ModelSpec:
@@ -228,6 +229,8 @@ class ModelSpec(BaseModel):
         """
         if self.structured_output != "auto":
             return self.structured_output
+        if self._schema_ignored:  # preflight's probe found the schema ignored
+            return "prompt"
         if self.is_local:
             return "json_object"
         if self.provider in ("hosted_vllm", "openai_compatible", "openai", "azure"):
@@ -268,6 +271,11 @@ class ModelSpec(BaseModel):
         if self.logprobs and not self._no_logprobs:
             return f"label_probs@top{self.top_logprobs}"
         return "hard"
+
+    def mark_schema_ignored(self) -> None:
+        """Record that preflight's probe found the route ignoring the JSON schema
+        (``judgekit.llm.schema_probe``): :meth:`strategy` says ``prompt`` where it was ``auto``."""
+        self._schema_ignored = True
 
     def mark_no_logprobs(self) -> None:
         """Record that the route gave no log-probabilities: :meth:`scoring` says ``hard``."""
