@@ -147,6 +147,7 @@ class ModelSpec(BaseModel):
     extra: dict[str, object] = Field(default_factory=dict)
     _no_logprobs: bool = PrivateAttr(False)
     _schema_ignored: bool = PrivateAttr(False)
+    _scored: tuple[int, int] | None = PrivateAttr(None)  # (ok records, with label_probs)
 
     @model_validator(mode="after")
     def _server_routes_need_an_address(self) -> ModelSpec:
@@ -265,12 +266,27 @@ class ModelSpec(BaseModel):
         return out
 
     def scoring(self) -> str:
-        """How this model's labels are scored: ``label_probs@top<K>`` (probabilities from
-        log-probabilities) or ``hard`` (the label only: not asked for, or the route gave
-        none)."""
+        """How this model's labels were scored: ``label_probs@top<K>`` (probabilities from
+        log-probabilities), ``hard`` (the label only: not asked for, the route gave none, or
+        none could be read), or both with their shares of the ``ok`` records
+        (``label_probs@top10:3/4+hard:1/4``). Once the run's records are counted
+        (:meth:`note_scored`) they decide; before, what the run asked for and saw."""
+        top = f"label_probs@top{self.top_logprobs}"
+        if self._scored is not None and self._scored[0] > 0:
+            ok, with_probs = self._scored
+            if with_probs == ok:
+                return top
+            if with_probs == 0:
+                return "hard"
+            return f"{top}:{with_probs}/{ok}+hard:{ok - with_probs}/{ok}"
         if self.logprobs and not self._no_logprobs:
-            return f"label_probs@top{self.top_logprobs}"
+            return top
         return "hard"
+
+    def note_scored(self, ok: int, with_probs: int) -> None:
+        """Record how the run's ``ok`` records of this model were scored (``with_probs`` of
+        them carry ``label_probs``): :meth:`scoring` names what was actually used."""
+        self._scored = (ok, with_probs)
 
     def mark_schema_ignored(self) -> None:
         """Record that preflight's probe found the route ignoring the JSON schema
