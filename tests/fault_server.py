@@ -34,9 +34,10 @@ answer OpenAI's 400 to a request with another value, as o3-mini does to ``temper
 ``default_latency`` is applied before every answer except ``hang`` and ``latency=S``.
 
 judgekit's preflight schema probe (a chat request with the header ``X-Judgekit-Probe``) gets a
-correct answer (``answer_fn`` applies: a server made to ignore the schema ignores it for the
-probe too), whatever the directives, phase and ``param_rules``, and is counted apart
-(``probes`` in ``/stats``): the counts of a test's own tasks are the same with or without it.
+correct answer for its schema whatever the directives, phase and ``param_rules`` (with
+``answer_probes=True``, ``answer_fn``'s answer: a server made to ignore the schema ignores it
+for the probe too), and is counted apart (``probes`` in ``/stats``): the counts of a test's own
+tasks, and of its ``answer_fn``'s calls, are the same with or without it.
 
 A later phase, and holding answers
 ----------------------------------
@@ -279,8 +280,10 @@ class FaultServer:
         then: str | None = None,
         param_rules: dict[str, Any] | None = None,
         logprobs_fn: Callable[[dict, str], Any] | None = None,
+        answer_probes: bool = False,
     ) -> None:
         self.param_rules = param_rules or {}
+        self.answer_probes = answer_probes
         parse_fault(default_fault)  # fail early on a typo
         self.logprobs_fn = logprobs_fn
         self.served_models = served_models
@@ -566,7 +569,12 @@ class FaultServer:
         if self.served_models is not None and model not in self.served_models:
             return self._error_response(404, f"The model `{model}` does not exist.")
         spec = output_spec(body)
-        content = self._correct(body, message_hash(body.get("messages")), spec)
+        seed = int(message_hash(body.get("messages")), 16)
+        content = None
+        if self.answer_probes and self.answer_fn is not None:
+            content = self.answer_fn(body)
+        if content is None:
+            content = correct_content(body, seed, spec)
         reply = _shared.chat_completion(
             content, model=model if isinstance(model, str) and model else self.model, spec=spec,
             finish_reason="stop", prompt_tokens=_shared.prompt_tokens(body), completion_tokens=None,

@@ -52,7 +52,7 @@ def config(tmp: Path, url: str, strategy: str = "auto") -> Path:
 
 
 def test_a_server_ignoring_the_schema_is_found_and_the_run_switches_to_prompt(tmp_path) -> None:
-    with FaultServer(answer_fn=ignores_response_format) as srv:
+    with FaultServer(answer_fn=ignores_response_format, answer_probes=True) as srv:
         proc = run_cli("run", str(config(tmp_path, srv.base_url)))
         probes, tasks = srv.probes, srv.total_requests
     out = proc.stdout + proc.stderr
@@ -65,7 +65,7 @@ def test_a_server_ignoring_the_schema_is_found_and_the_run_switches_to_prompt(tm
 
 
 def test_a_route_set_to_json_schema_stops_before_the_run(tmp_path) -> None:
-    with FaultServer(answer_fn=ignores_response_format) as srv:
+    with FaultServer(answer_fn=ignores_response_format, answer_probes=True) as srv:
         proc = run_cli("run", str(config(tmp_path, srv.base_url, "json_schema")))
         probes, tasks = srv.probes, srv.total_requests
     out = proc.stdout + proc.stderr
