@@ -166,22 +166,15 @@ def params_note(spec: ModelSpec, role: str) -> str | None:
     parts = []
     if thinking_rule(spec):
         asked, sent = spec.params(), _thinking_params(spec)
-        changed = [
-            f"{name}={sent[name]!r} (not {asked[name]!r})"
-            for name in ("temperature",)
-            if name in asked and sent.get(name) != asked[name]
-        ]
-        gone = [
-            f"{name}={asked[name]!r}"
-            for name in ("top_p", "top_k")
-            if name in asked and name not in sent
-        ]
-        parts.append(
-            "extended thinking (Anthropic's rules): "
-            + ", ".join([*changed, *(f"not sent {g}" for g in gone)] or ["temperature not sent"])
-        )
+        rules = ["temperature not sent (the provider's default)"]
+        if "temperature" in sent:
+            was = asked["temperature"]
+            rules = [f"temperature={sent['temperature']!r}" + (f" (not {was!r})" * (was != 1))]
+        gone = [k for k in ("top_p", "top_k") if k in asked and k not in sent]
+        rules += [f"not sent {k}={asked[k]!r}" for k in gone]
+        parts.append("extended thinking (Anthropic's rules): " + ", ".join(rules))
     refused = forced_tool_refused(spec)
-    if refused and spec.structured_output == "auto":
+    if refused and spec.structured_output == "auto" and spec.strategy() == "prompt":
         parts.append(f"no forced tool call ({refused}): structured_output auto -> prompt")
     dropped = dropped_params(spec)
     if dropped:
