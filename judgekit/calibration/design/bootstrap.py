@@ -26,15 +26,15 @@ SEED = 0
 
 
 def _stats(c: np.ndarray, y: np.ndarray, f: np.ndarray, w: np.ndarray,
-           cu: np.ndarray, f_all: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-    """(theta, se^2) per row of the count matrices ``c`` (B, n) and ``cu`` (B, N)."""
-    n, big_n = len(y), len(f_all)
+           pop: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """(theta, se^2) per row of the count matrix ``c`` (B, n) of the labelled items and the
+    resampled population judge values ``pop`` (B, N)."""
+    n, big_n = len(y), pop.shape[1]
     cw = c * w
     tot = cw.sum(axis=1)
     my, mf = cw @ y / tot, cw @ f / tot
     cov = cw @ (y * f) / tot - my * mf
-    mu = cu @ f_all / big_n
-    var_u = np.maximum(cu @ f_all**2 / big_n - mu**2, 0.0)
+    mu, var_u = pop.mean(axis=1), pop.var(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         lam = np.where(var_u > 0, np.clip(cov / ((1 + n / big_n) * var_u), 0, 1), 0.0)
     theta = lam * mu + my - lam * mf
@@ -49,7 +49,9 @@ def _stats(c: np.ndarray, y: np.ndarray, f: np.ndarray, w: np.ndarray,
 
 
 def _counts(rng: np.random.Generator, b: int, size: int) -> np.ndarray:
-    return rng.multinomial(size, np.full(size, 1.0 / size), size=b).astype(float)
+    """Resample counts, shape (b, size): each row ``size`` draws with replacement."""
+    idx = rng.integers(0, size, (b, size)) + np.arange(b)[:, None] * size
+    return np.bincount(idx.ravel(), minlength=b * size).reshape(b, size).astype(float)
 
 
 def weighted_bootstrap_t(
@@ -79,8 +81,9 @@ def weighted_bootstrap_t(
     theta_b, var_b = np.zeros(b), np.zeros(b)
     for lab, pop, share in groups:
         args = (y[lab], f[lab], w[lab])
-        t0, v0 = _stats(np.ones((1, len(lab))), *args, np.ones((1, len(pop))), f_all[pop])
-        tb, vb = _stats(_counts(rng, b, len(lab)), *args, _counts(rng, b, len(pop)), f_all[pop])
+        t0, v0 = _stats(np.ones((1, len(lab))), *args, f_all[pop][None, :])
+        resampled = f_all[pop][rng.integers(0, len(pop), (b, len(pop)))]
+        tb, vb = _stats(_counts(rng, b, len(lab)), *args, resampled)
         theta0 += share * t0[0]
         var0 += share**2 * v0[0]
         theta_b += share * tb
