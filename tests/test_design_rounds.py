@@ -120,3 +120,25 @@ def test_sequential_rounds_end_to_end(population, tmp_path: Path) -> None:  # no
     write_long(human, [(i, "h1", "CS" if truth[i] else "CA") for i in both["item"][1:]])
     with pytest.raises(InputError, match="earlier round lack a label"):
         estimate_design(str(judge), str(human), str(sel2), target="share:CS")
+
+
+def test_plan_by_width(population, tmp_path: Path) -> None:  # noqa: F811
+    """--width sizes the design: uniform at the PPI++ size of ``calibrate plan --width``; the
+    active design with a pilot at that size less the saving its pilot projects."""
+    judge, truth = population
+    sel = tmp_path / "sel.csv"
+    common = ("calibrate", "plan", "--judge", str(judge), "--target", "share:CS",
+              "--selection-out", str(sel), "--width", "0.08")  # fmt: skip
+    uni = judgekit(*common, "--design", "uniform", "--kappa", "0.6")
+    assert uni.exit_code == 0, uni.output
+    n_uniform = int(uni.output.split("uniform PPI++ needs ")[1].split()[0])
+    assert f"budget {n_uniform}:" in uni.output and 0 < n_uniform < 400
+    every8 = list(truth)[::8]
+    pilot = write_long(
+        tmp_path / "pilot.csv", [(i, "h1", "CS" if truth[i] else "CA") for i in every8]
+    )
+    act = judgekit(*common, "--design", "active", "--pilot", str(pilot))
+    assert act.exit_code == 0, act.output
+    budget = int(act.output.split("budget ")[1].split(":")[0])
+    saving = int(act.output.split("save ")[1].split("%")[0])
+    assert saving >= 10 and budget < int(act.output.split("needs ")[1].split()[0])

@@ -102,12 +102,13 @@ def pilot_feature(values: pd.Series, u: np.ndarray, kind: str) -> np.ndarray:
 def _active(
     judge: str, values: pd.Series, kind: str, chosen: list[str], table: pd.DataFrame | None,
     goal: Target, pilot: str | None, budget: int, floor: float, done: set[str],
-) -> tuple[np.ndarray, float, str, str]:  # fmt: skip
-    """(score per item, floor, design, note) of the active design: the raw uncertainty without
-    a pilot; with one, fitted and checked (:func:`judgekit.calibration.design.pilot.choose`)."""
+) -> tuple[np.ndarray, float, str, str, float]:  # fmt: skip
+    """(score per item, floor, design, note, projected saving) of the active design: the raw
+    uncertainty without a pilot (no saving projected); with one, fitted and checked
+    (:func:`judgekit.calibration.design.pilot.choose`)."""
     u = judge_uncertainty(judge, values, kind, chosen, table, goal)
     if not pilot:
-        return u, floor, "active", ""
+        return u, floor, "active", "", 0.0
     from judgekit.calibration.design.pilot import choose, pilot_residuals
 
     x = pilot_feature(values, u, kind)
@@ -119,7 +120,8 @@ def _active(
     pick = choose(x[on], e, x[rest], min(budget, int(rest.sum())))
     score = np.ones(len(x))
     score[rest] = pick.score
-    return score, pick.floor, pick.design, f"pilot {int(on.sum())}: {pick.reason}"
+    note = f"pilot {int(on.sum())}: {pick.reason}"
+    return score, pick.floor, pick.design, note, max(pick.projected_saving, 0.0)
 
 
 def plan_design(
@@ -153,8 +155,8 @@ def plan_design(
     step = {"exclude": done, "seed": seed, "round_no": max((r.round for r in before), default=0)
             + 1}  # fmt: skip
     if design == "active":
-        u, floor, used, note = _active(judge, values, kind, chosen, table, goal, pilot, budget,
-                                       floor, done)  # fmt: skip
+        u, floor, used, note, _ = _active(judge, values, kind, chosen, table, goal, pilot,
+                                          budget, floor, done)  # fmt: skip
         kw = {"uncertainty": u, "floor": floor} if used == "active" else {}
         return before + draw(items, used, budget, note=note, **kw, **step)
     if design != "stratified":
@@ -168,6 +170,40 @@ def plan_design(
         sig = values.groupby(strata).std().fillna(0).to_dict()
     sigmas = {str(k): float(v) for k, v in sig.items()}
     return before + draw(items, design, budget, strata=list(strata), sigmas=sigmas, **step)
+
+
+def design_budget(
+    judge: str, design: str, width: float, *, pilot: str | None = None,
+    kappa: float | None = None, target: str | None = None, raters: list[str] | None = None,
+    kind: str = AUTO, exclude: str | None = None, alpha: float = 0.05,
+) -> tuple[int, str]:  # fmt: skip
+    """Labels (budget) a design needs for a (1 - alpha) CI of half-width ``width``, and how.
+
+    The uniform PPI++ size of ``calibrate plan --width`` (:func:`run_plan`, from the ``pilot``
+    or ``kappa``), less the labels of earlier rounds (``exclude``, known in the estimate); the
+    active design with a pilot takes the share its pilot projects to save
+    (:func:`judgekit.calibration.design.pilot.choose`); stratified and active without a pilot
+    are planned at the uniform size (Neyman allocation does not do worse than proportional
+    allocation, Cochran 1977, Sec. 5.5; an unchecked uncertainty is not promised a saving).
+    Raises InputError as :func:`run_plan`.
+    """
+    from judgekit.calibration.estimate.plan import run_plan
+
+    plan = run_plan(judge, width, pilot=pilot, kappa=kappa, target=target,
+                    judge_raters=raters, alpha=alpha)  # fmt: skip
+    n_uniform = sum(p.n_ppi for p in plan.plans)
+    done = {r.item for r in read_selection(Path(exclude))} if exclude else set()
+    budget = max(n_uniform - len(done), 2)
+    note = f"uniform PPI++ needs {n_uniform} labels for half-width {width:g}"
+    if done:
+        note += f", {len(done)} known from earlier rounds"
+    if design == "active" and pilot:
+        goal = _target(judge, target)
+        values, chosen, _ = load_judge(judge, goal, raters)
+        saving = _active(judge, values, kind, chosen, None, goal, pilot, budget, 0.2, done)[4]
+        budget = max(int(np.ceil(budget * (1 - saving))), 2)
+        note += f"; the pilot projects the active design to save {saving:.0%}"
+    return budget, note
 
 
 def estimate_design(
