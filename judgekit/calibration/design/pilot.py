@@ -31,7 +31,8 @@ BINS = 4
 SHRINK = 3.0
 FLOORS = (0.1, 0.2, 0.35, 0.5)
 MARGIN = 0.1
-MODELS = (0, BINS)
+RAW = -1
+MODELS = (RAW, 0, BINS)
 
 
 def _bins(u_all: np.ndarray, bins: int) -> np.ndarray:
@@ -60,11 +61,15 @@ def error_model(
 
     ``u_pilot``, ``e_pilot``: the pilot's uncertainty feature and centred residual (shape
     (n,)); ``u_all``: the feature on all N items, cut into ``bins`` quantile bins (fewer where
-    values tie). Each bin's mean of ``e^2`` is shrunk to the pooled mean by :data:`SHRINK`
-    pseudo-labels, so an empty bin takes the pooled value. Source: Zrnic & Candès 2024, Sec. 3
+    values tie); ``bins`` 0: a least-squares line of ``|e|`` on the feature; :data:`RAW`: the
+    feature itself, unfitted (right for a calibrated judge's ``sqrt(p (1 - p))``). Each bin's
+    mean of ``e^2`` is shrunk to the pooled mean by :data:`SHRINK` pseudo-labels, so an empty
+    bin takes the pooled value. Source: Zrnic & Candès 2024, Sec. 3
     (the optimal rule ``pi ∝ sqrt(E[e^2 | x])``, with its expectation learned from labels).
     """
     u_pilot, e2, u_all = (np.asarray(a, dtype=float) for a in (u_pilot, e_pilot, u_all))
+    if bins == RAW:  # the feature itself, unfitted (a calibrated judge's sqrt(p (1 - p)))
+        return np.maximum(u_all, 0.0)
     if bins == 0:
         return _linear(u_pilot, np.abs(e2), u_all)
     e2 = e2**2
@@ -137,6 +142,8 @@ def choose(
     grown = budget * (len(u_all) + len(e)) / len(u_all)
     best = (float("-inf"), 1.0, models[0])
     for model in models:
+        if model == RAW and (u_all < 0).any():
+            continue  # a score, not an uncertainty: only fitted
         loo = _loo_scores(u_pilot, e, u_all, model)
         score = error_model(u_pilot, e, u_all, model)
         for floor in floors:
@@ -145,7 +152,7 @@ def choose(
             best = max(best, (1 - float(np.mean(e**2 / pi)) / v_uni, floor, model))
     saving, floor, model = best
     score = error_model(u_pilot, e, u_all, model)
-    fit = "a line" if model == 0 else f"{model} bins"
+    fit = {RAW: "the uncertainty as is", 0: "a line"}.get(model, f"{model} bins")
     if saving < margin:
         why = f"pilot projects {saving:.0%} saving (< {margin:.0%}): uncertainty not informative"
         return Choice("uniform", 1.0, saving, score, why)
