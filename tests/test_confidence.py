@@ -190,3 +190,16 @@ def test_estimate_cli_reports_the_hard_label_row_beside_the_probabilities(tmp_pa
     assert predictor["width_ratio"]["all"] == pytest.approx(width / hard_width)
     table = CliRunner().invoke(app, args[:-1])
     assert "width ratio" in table.output and "--hard-labels" in table.output
+
+
+def test_missing_probability_cells_are_missing_in_every_spelling(tmp_path: Path) -> None:
+    """Issue 32.8 at the p:LABEL reader: a row whose p: cells are all NA, N/A, NaN, null or
+    empty has no probabilities (counted), as every label reader reads them; 'NA' was an error
+    ("probability 'NA' ... is not a number") and 'NaN' one of "not in [0, 1]"."""
+    rows = ["item,rater,label,p:CS,p:CA", "i1,j,CS,0.9,0.1", "i2,j,CA,NA,N/A", "i3,j,CA,,",
+            "i4,j,CS,null,NaN", "i5,j,CA,0.2,0.8"]  # fmt: skip
+    path = tmp_path / "probs.csv"
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    probs, missing = load_label_probs(path)
+    assert list(probs.index) == ["i1", "i5"] and missing == 3
+    assert probs.loc["i1", "CS"] == pytest.approx(0.9)
