@@ -21,11 +21,11 @@ Designs, each drawn ``--draws`` times per population at n = 50 and 100 labels (e
   ``sqrt(p (1 - p))`` for a label probability;
 * ``stratified``: four strata by the judge's value, Neyman allocation with the judge's spread.
 
-Intervals: ``calibrate estimate``'s rule (design-respecting bootstrap-t below 100 labels, CLT from
-there), checked against the full-human mean. Saving: ``1 - (w_a / w_b)^2`` at n = 100, median
-over populations: the share of labels the design saves for the baseline's width (widths scale
-as 1 / sqrt(n)); ``active`` against ``uniform-2`` (same pilot, same estimator), ``active-raw``
-against ``uniform``.
+Intervals: ``calibrate estimate``'s rule (a mean: design-respecting bootstrap-t below 100 labels;
+a share: t below 50; CLT from there), checked against the full-human mean. Saving:
+``1 - (w_a / w_b)^2`` at n = 100, median over populations: the share of labels the design saves
+for the baseline's width (widths scale as 1 / sqrt(n)); ``active`` against ``uniform-2`` (same
+pilot, same estimator), ``active-raw`` against ``uniform``.
 
 Usage: ``python bench/designs.py [--draws 1000]`` (default 30 draws: quick; 1,000 draws is the
 issue's validation and takes hours on 2 cores); prints ``<name>: <figure> (target ...)``.
@@ -101,7 +101,7 @@ def strata_of(f: np.ndarray) -> np.ndarray:
     return np.digitize(f, edges).astype(str)
 
 
-def _two_rounds(y, f, n, rng, active):
+def _two_rounds(y, f, n, rng, active, kind):
     """A uniform pilot of PILOT * n, then the rest uniform or active (fitted, safeguarded)."""
     big_n = len(y)
     lab = np.flatnonzero(rng.random(big_n) < PILOT * n / big_n)
@@ -114,26 +114,29 @@ def _two_rounds(y, f, n, rng, active):
         if pick.design == "active":
             pi = active_probabilities(pick.score, n2, pick.floor)
     hit = rng.random(len(rest)) < pi
-    est = weighted_ppi(y[rest][hit], f[rest][hit], f[rest], pi[hit], design="active")
+    est = weighted_ppi(y[rest][hit], f[rest][hit], f[rest], pi[hit], design="active", kind=kind)
     return combine_rounds(est, y[lab], big_n)
 
 
 def one_draw(y, f, design, n, rng, u, strata):
-    """(covered, half-width) of one draw of ``n`` labels under ``design``."""
+    """(covered, half-width) of one draw of ``n`` labels under ``design``; the interval rule of
+    ``calibrate estimate`` for the target's kind (binary human values: a share)."""
+    kind = "share" if set(np.unique(y)) <= {0.0, 1.0} else "mean"
     if design == "stratified":
         sizes = {h: int((strata == h).sum()) for h in np.unique(strata)}
         sig = {h: float(f[strata == h].std()) for h in sizes}
         alloc = neyman_allocation(sizes, sig, n)
         idx = np.concatenate([rng.choice(np.flatnonzero(strata == h), alloc[h], replace=False)
                               for h in sizes])  # fmt: skip
-        est = stratified_ppi(y[idx], f[idx], strata[idx], f, strata)
+        est = stratified_ppi(y[idx], f[idx], strata[idx], f, strata, kind=kind)
     elif design in ("uniform-2", "active"):
-        est = _two_rounds(y, f, n, rng, design == "active")
+        est = _two_rounds(y, f, n, rng, design == "active", kind)
     else:
         raw = design == "active-raw"
         pi = active_probabilities(u, n, 0.2) if raw else np.full(len(y), n / len(y))
         hit = rng.random(len(y)) < pi
-        est = weighted_ppi(y[hit], f[hit], f, pi[hit], design="active" if raw else "uniform")
+        est = weighted_ppi(y[hit], f[hit], f, pi[hit], design="active" if raw else "uniform",
+                           kind=kind)  # fmt: skip
     return est.low <= y.mean() <= est.high, est.half_width
 
 

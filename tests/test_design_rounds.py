@@ -142,3 +142,17 @@ def test_plan_by_width(population, tmp_path: Path) -> None:  # noqa: F811
     budget = int(act.output.split("budget ")[1].split(":")[0])
     saving = int(act.output.split("save ")[1].split("%")[0])
     assert saving >= 10 and budget < int(act.output.split("needs ")[1].split()[0])
+
+
+def test_interval_rule_follows_the_target_kind() -> None:
+    """A share gets t below 50 labels and the CLT from there (as ``calibrate estimate``); a mean
+    gets the bootstrap-t below 100."""
+    rng = np.random.default_rng(4)
+    p = rng.uniform(size=800)
+    y, pi = (rng.random(800) < p).astype(float), np.full(800, 0.1)
+    for n, kind, rule in ((40, "share", "t"), (70, "share", "clt"), (70, "mean", "bootstrap-t")):
+        est = weighted_ppi(y[:n], p[:n], p, pi[:n], kind=kind)
+        assert est.signature["interval"] == rule
+    clt = weighted_ppi(y[:40], p[:40], p, pi[:40], interval="clt")
+    t = weighted_ppi(y[:40], p[:40], p, pi[:40], kind="share")
+    assert t.half_width > clt.half_width and abs(t.estimate - clt.estimate) < 1e-9

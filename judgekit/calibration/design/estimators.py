@@ -28,7 +28,7 @@ from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
 from scipy.stats import norm
 
 from judgekit.calibration.design.bootstrap import weighted_bootstrap_t
-from judgekit.calibration.estimate.intervals import BOOTSTRAP_BELOW
+from judgekit.calibration.estimate.intervals import quantile, resolve
 
 SOURCES = {
     "active": "Zrnic & Candès 2024, Active Statistical Inference (ICML), Sec. 3",
@@ -100,12 +100,15 @@ def weighted_ppi(
     alpha: float = 0.05,
     design: str = "active",
     interval: str = "auto",
+    kind: str = "mean",
 ) -> DesignEstimate:
     """IPW PPI++ mean: human ``y`` and judge ``f`` on the n labelled items (shape (n,)), the
     judge ``f_all`` on all N items, inclusion probabilities ``pi`` in (0, 1] (shape (n,)).
 
-    ``interval``: ``clt`` (ppi_py's), ``bootstrap-t`` (design-respecting,
-    :mod:`.bootstrap`) or ``auto`` (bootstrap-t below 100 labels, as ``calibrate estimate``).
+    ``interval``: ``clt`` (ppi_py's), ``t`` (the same with Student's t at n - 1),
+    ``bootstrap-t`` (design-respecting, :mod:`.bootstrap`) or ``auto``: the rule of
+    ``calibrate estimate`` for the target's ``kind`` (a ``mean``: bootstrap-t below 100 labels;
+    a ``share`` or ``rate``: t below 50; CLT from there).
     Returns a :class:`DesignEstimate` whose signature names the design. Raises ValueError when
     a probability is missing (NaN or None) for a weighted design, or shapes disagree.
     Source: Zrnic & Candès 2024, Sec. 3; ppi_py ``ppi_mean_ci`` with ``w``.
@@ -116,7 +119,8 @@ def weighted_ppi(
     w = np.ones(len(y)) if pi is None else 1.0 / pi
     low, high = (float(np.ravel(b)[0]) for b in ppi_mean_ci(y, f, f_all, alpha=alpha, w=w))
     point = float(np.ravel(ppi_mean_pointestimate(y, f, f_all, w=w))[0])
-    boot, rule = _boot(interval, y, f, w, f_all, alpha)
+    boot, rule = _boot(interval, kind, y, f, w, f_all, alpha, None, None, (low + high) / 2,
+                       (high - low) / 2)  # fmt: skip
     clt_half = (high - low) / 2
     if boot:
         point, low, high = boot
@@ -125,13 +129,17 @@ def weighted_ppi(
 
 
 def _boot(
-    interval: str, y: np.ndarray, f: np.ndarray, w: np.ndarray, f_all: np.ndarray, alpha: float,
-    strata: np.ndarray | None = None, strata_all: np.ndarray | None = None,
+    interval: str, kind: str, y: np.ndarray, f: np.ndarray, w: np.ndarray, f_all: np.ndarray,
+    alpha: float, strata: np.ndarray | None = None, strata_all: np.ndarray | None = None,
+    point: float = 0.0, half: float = 0.0,
 ) -> tuple[tuple[float, float, float] | None, str]:  # fmt: skip
-    """The bootstrap-t (estimate, low, high) when the rule asks for it, and the rule's name."""
-    if interval not in ("auto", "clt", "bootstrap-t"):
-        raise ValueError(f"interval {interval!r} is not one of auto, clt, bootstrap-t")
-    if interval == "clt" or (interval == "auto" and len(y) >= BOOTSTRAP_BELOW):
+    """(estimate, low, high) when the rule (``intervals.resolve``) asks for bootstrap-t or t
+    (the CLT ``point +- half`` widened by t / z), else None; and the rule's name."""
+    rule = resolve(interval, kind, len(y))
+    if rule == "t":
+        wide = half * quantile("t", len(y), alpha) / quantile("clt", len(y), alpha)
+        return (point, point - wide, point + wide), "t"
+    if rule != "bootstrap-t":
         return None, "clt"
     out = weighted_bootstrap_t(y, f, w, f_all, alpha, strata=strata, strata_all=strata_all)
     return out, "bootstrap-t" if out else "clt (bootstrap-t undefined: no spread)"
@@ -163,11 +171,12 @@ def stratified_ppi(
     strata_all: np.ndarray,
     alpha: float = 0.05,
     interval: str = "auto",
+    kind: str = "mean",
 ) -> DesignEstimate:
     """Stratified PPI++ mean (Fisch et al. 2024, Sec. 3): per-stratum PPI++ (ppi_py) combined by
     the stratum shares N_h / N. ``y``, ``f``, ``strata``: the n labelled items; ``f_all``,
     ``strata_all``: all N items. Every stratum needs at least 2 labels (ValueError otherwise).
-    ``interval``: as :func:`weighted_ppi` (the bootstrap resamples within strata).
+    ``interval``, ``kind``: as :func:`weighted_ppi` (the bootstrap resamples within strata).
     """
     y, f, f_all = (np.asarray(a, dtype=float) for a in (y, f, f_all))
     strata, strata_all = np.asarray(strata), np.asarray(strata_all)
@@ -189,7 +198,7 @@ def stratified_ppi(
     half = float(z * np.sqrt(var))
     low, high = point - half, point + half
     clt_half = half
-    boot, rule = _boot(interval, y, f, w, f_all, alpha, strata, strata_all)
+    boot, rule = _boot(interval, kind, y, f, w, f_all, alpha, strata, strata_all, point, half)
     if boot:
         point, low, high = boot
     return _result("stratified", y, f, f_all, w, alpha, point, low, high,

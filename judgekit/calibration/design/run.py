@@ -245,13 +245,13 @@ def estimate_design(
                          f"probability (e.g. {', '.join(lacking[:3])}): a weighted estimate "
                          "is refused", field="inclusion_probability")  # fmt: skip
     y = y[[i in rows for i in y.index]]
-    est = _last_round(judge, y, values, rows, design, alpha, by, facets, selection)
+    est = _last_round(judge, y, values, rows, design, alpha, by, facets, selection, goal.kind)
     return combine_rounds(est, known, len(values) + len(known)) if earlier else est
 
 
 def _last_round(
     judge: str, y: pd.Series, values: pd.Series, rows: dict[str, Selected], design: str,
-    alpha: float, by: str | None, facets: str | None, selection: str,
+    alpha: float, by: str | None, facets: str | None, selection: str, kind: str = "mean",
 ) -> DesignEstimate:  # fmt: skip
     """The estimate of one round's design on the items ``values`` (those not known before)."""
     f = values.reindex(y.index).to_numpy(float)
@@ -265,5 +265,7 @@ def _last_round(
         if set(lab) - set(pop):
             msg = "strata of the selection are not the judge's: give the plan's --by and --facets"
             raise InputError(selection, msg, field="stratum")
-        return stratified_ppi(y.to_numpy(float), f, lab, values.to_numpy(float), pop, alpha)
-    return weighted_ppi(y.to_numpy(float), f, values.to_numpy(float), pi, alpha, design)
+        return stratified_ppi(y.to_numpy(float), f, lab, values.to_numpy(float), pop, alpha,
+                              kind=kind)  # fmt: skip
+    return weighted_ppi(y.to_numpy(float), f, values.to_numpy(float), pi, alpha, design,
+                        kind=kind)  # fmt: skip
