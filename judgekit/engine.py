@@ -291,6 +291,7 @@ class _Session:
         p, usage = self.progress, self.client.usage
         p.event, p.records = event, len(self.runlog.records)
         p.requests = self.client.calls_made
+        p.transient = dict(self.client.transient_failures)
         p.tokens = int(usage.total("tokens_in") + usage.total("tokens_out"))
         p.cost_usd = usage.total("cost_usd")
         p.cost_unknown = int(usage.total("cost_unknown"))
@@ -328,6 +329,7 @@ class _Session:
 
     def fill(self, result: RunResult) -> None:
         result.requests = self.client.calls_made
+        result.transient = dict(self.client.transient_failures)
         result.cache_rejected = self.client.cache_rejected
         result.warnings = list(self.warnings)
         if self.cache is not None:

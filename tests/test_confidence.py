@@ -203,3 +203,26 @@ def test_missing_probability_cells_are_missing_in_every_spelling(tmp_path: Path)
     probs, missing = load_label_probs(path)
     assert list(probs.index) == ["i1", "i5"] and missing == 3
     assert probs.loc["i1", "CS"] == pytest.approx(0.9)
+
+
+def test_estimate_counts_items_left_on_their_hard_label(tmp_path: Path) -> None:
+    """Issue 32 (nothing silent): judged items with no label probabilities keep the hard label
+    as the predictor; the count is in --json and the console, not swallowed."""
+    rows = ["item,rater,label,p:CS,p:CA"]
+    rows += [f"i{k},judge,{'CS' if k % 2 else 'CA'},{0.7 if k % 2 else 0.3},"
+             f"{0.3 if k % 2 else 0.7}" for k in range(30)]  # fmt: skip
+    rows += [f"i{k},judge,CS,NA," for k in range(30, 40)]  # 10 judged items with no probabilities
+    judge_file = tmp_path / "judge.csv"
+    judge_file.write_text("\n".join(rows) + "\n")
+    human_file = tmp_path / "humans.csv"
+    human_file.write_text("item,rater,label\n" + "".join(
+        f"i{k},h1,{'CS' if k % 3 else 'CA'}\n" for k in range(0, 40, 2)))  # fmt: skip
+    args = ["calibrate", "estimate", "--judge", str(judge_file), "--human", str(human_file),
+            "--target", "share:CS", "--resamples", "200"]  # fmt: skip
+    out = CliRunner().invoke(app, [*args, "--json"])
+    assert out.exit_code == 0, out.output
+    predictor = json.loads(out.output)["predictor"]
+    assert predictor["used"] == "probabilities"
+    assert predictor["items_without_probabilities"] == 10
+    table = CliRunner().invoke(app, args)
+    assert "10 judged items have no label probabilities" in table.output
