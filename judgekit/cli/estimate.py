@@ -256,7 +256,8 @@ def plan_command(
                            raters=judge_rater or None, kind=uncertainty, floor=floor, by=by,
                            facets=str(facets) if facets else None,
                            pilot=str(pilot) if pilot else None,
-                           exclude=str(previous) if previous else None, seed=seed)  # fmt: skip
+                           exclude=str(previous) if previous else None, seed=seed,
+                           width=width, kappa=kappa)  # fmt: skip
     if width is None:
         raise InputError(None, "give --width W (or --design with --budget)", field="--width")
 
