@@ -50,7 +50,8 @@ class RunConfig(BaseModel):
     by the options model the pipeline's registry entry names (:mod:`judgekit.pipelines.options`).
     :func:`load_config` checks the run's section (absent = defaults) and any other pipeline's
     section present, reporting errors with file, line and key like the rest; :meth:`section`
-    returns a checked section and :meth:`options` the same with its relative paths looked up.
+    (or the attribute: ``config.spilling``) returns a checked section and :meth:`options` the
+    same with its relative paths looked up.
 
     Attributes:
         pipeline: registered pipeline name (``spilling``; see ``judgekit.pipelines``).
@@ -107,6 +108,12 @@ class RunConfig(BaseModel):
             InputError: a key in the section is unknown, missing or ill-typed.
         """
         return self._with_paths(self._validated(name, model), name)
+
+    def __getattr__(self, name: str) -> Any:
+        # ``config.spilling`` (any pipeline's name): its checked section, as :meth:`section`
+        if name in PIPELINES:
+            return self.section(name)
+        return super().__getattr__(name)  # type: ignore[misc]
 
     def section(self, name: str | None = None) -> BaseModel:
         """The ``name:`` section (default: the run's pipeline's) validated against that

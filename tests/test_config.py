@@ -34,7 +34,7 @@ def test_shipped_configs_load_and_differ_only_in_model_lines() -> None:
     assert configs["spilling-vllm"].judge.model.startswith("hosted_vllm/")
     assert configs["spilling-vllm"].judge.api_base == "http://localhost:8000/v1"
     # the pipeline options are the same in all three
-    options = {name: cfg.section("spilling") for name, cfg in configs.items()}
+    options = {name: cfg.spilling for name, cfg in configs.items()}
     assert options["spilling"] == options["spilling-vllm"] == options["spilling-api"]
 
 
@@ -44,7 +44,7 @@ def test_set_swaps_the_judge_in_one_flag(tmp_path: Path) -> None:
     assert cfg.judge.strategy() == "json_schema"
     assert cfg.limit == 0
     cfg = load_config(write(tmp_path, BASE), ["judge.temperature=0.7", "spilling.backcheck=false"])
-    assert cfg.judge.temperature == 0.7 and cfg.section("spilling").backcheck is False
+    assert cfg.judge.temperature == 0.7 and cfg.spilling.backcheck is False
 
 
 def test_unknown_key_names_file_line_and_key(tmp_path: Path) -> None:
@@ -111,7 +111,8 @@ def test_pipeline_sections_validate_with_file_line_and_key(tmp_path: Path) -> No
         languages: list[str] = ["de"]
 
     cfg = load_config(write(tmp_path, BASE + "spilling:\n  languages: [de, fr]\n"))
-    assert cfg.section("spilling").languages == ["de", "fr"]
+    assert cfg.spilling.languages == ["de", "fr"]
+    assert cfg.section("spilling") is cfg.section() is cfg.spilling  # checked once, at load
     assert cfg.options("missing", Opts).languages == ["de"]
     path = write(tmp_path, BASE.replace("spilling", "spilling") + "spilling:\n  langs: [de]\n")
     with pytest.raises(InputError) as err:

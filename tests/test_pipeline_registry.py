@@ -7,7 +7,6 @@ import inspect
 from dataclasses import fields
 
 import pytest
-
 from pydantic import BaseModel
 
 from judgekit.pipelines import (
@@ -67,5 +66,6 @@ def test_the_viewer_has_no_pipeline_branches() -> None:
 
 
 def test_an_unknown_pipeline_has_the_generic_profile() -> None:
-    assert get_printer("nope") is None and get_profile("nope") is None and get_options("nope") is None
+    assert get_printer("nope") is None and get_profile("nope") is None
+    assert get_options("nope") is None
     assert profile("nope") is GENERIC
