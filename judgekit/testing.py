@@ -17,7 +17,7 @@ def assert_gate(gate: str | Path | Any, *, allow_inconclusive: bool = False,
     Args:
         gate: a ``GATE.yaml`` path or a :class:`judgekit.gate.GateSpec`.
         allow_inconclusive: an inconclusive gate passes too (a failed check never does).
-        alpha: overrides the gate's alpha, in (0, 1).
+        alpha: overrides the gate's alpha, in (0, 0.5).
 
     Returns:
         The :class:`judgekit.gate.GateResult`, for further assertions.

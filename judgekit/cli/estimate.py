@@ -165,6 +165,11 @@ def _print_predictor(predictor: dict) -> None:
             f"labels PPI++ is {_num(hard['estimate'])} [{_num(hard['ci_low'])}, "
             f"{_num(hard['ci_high'])}], width ratio {_num(ratio, 3)} (--hard-labels to use them)"
         )
+    if predictor.get("items_without_probabilities"):
+        console.print(
+            f"note: {predictor['items_without_probabilities']} judged items have no label "
+            "probabilities: their predictor is the hard label"
+        )
 
 
 def _print_ranking(ranking: list[dict], spec: dict, rank: str | None) -> None:

@@ -121,7 +121,7 @@ def agreement_check(
     upper = float((np.sum(reps <= rule.bound) + 1) / (b + 1))  # H0 theta <= bound
     lower = float((np.sum(reps >= rule.bound) + 1) / (b + 1))  # H0 theta >= bound
     p_pass, p_fail = oriented(upper, lower, rule.direction)
-    low, high = np.quantile(reps, [spec.alpha / 2, 1 - spec.alpha / 2])
+    low, high = np.quantile(reps, [spec.alpha, 1 - spec.alpha])  # the (1 - 2 alpha) interval
     return Check(**base, estimate=value, ci_low=float(low), ci_high=float(high), p_pass=p_pass,
                  p_fail=p_fail)  # fmt: skip
 
@@ -149,16 +149,16 @@ def agreement_checks(rule: Rule, spec: GateSpec) -> list[Check]:
 def more_labels(check: Check, alpha: float) -> tuple[int | None, bool | None]:
     """(labels to add, decidable) for an inconclusive agreement check: the interval's
     half-width shrinks as 1 / sqrt(n), so an interval of half-width ``|value - bound|`` at the
-    check's Holm level needs about ``n (z_holm se / gap)^2`` items (se from the interval's
-    width); an approximation, stated as such in the output."""
+    check's Holm level (one-sided) needs about ``n (z_holm se / gap)^2`` items (se from the
+    interval's width); an approximation, stated as such in the output."""
     from scipy.stats import norm
 
     if check.estimate is None or check.ci_low is None or check.ci_high is None:
         return None, None
     gap = abs(check.estimate - check.bound)
     level = check.holm_alpha or alpha
-    se = (check.ci_high - check.ci_low) / (2 * norm.ppf(1 - alpha / 2))
+    se = (check.ci_high - check.ci_low) / (2 * norm.ppf(1 - alpha))  # a (1 - 2 alpha) interval
     if gap == 0 or se == 0:
         return None, False
-    needed = int(np.ceil(check.n_labelled * (norm.ppf(1 - level / 2) * se / gap) ** 2))
+    needed = int(np.ceil(check.n_labelled * (norm.ppf(1 - level) * se / gap) ** 2))
     return max(needed - check.n_labelled, 1), True

@@ -127,7 +127,7 @@ def facet_check(
 ) -> tuple[Check, Facet]:
     """The check of one facet value (``part``: its rows of the split) and its values."""
     interval = IntervalRule(spec.interval, loaded.kind, spec.resamples, spec.seed)
-    rows = group_rows(part, facet, spec.alpha, interval)
+    rows = group_rows(part, facet, spec.interval_alpha, interval)
     row = next(r for r in rows if r.method == rule.method)
     labelled = part[part["human"].notna()]
     unlabelled = part.loc[part["human"].isna(), "judge"].to_numpy(float)
@@ -178,7 +178,8 @@ def estimate_checks(rule: Rule, spec: GateSpec) -> list[tuple[Check, Facet]]:
 
 def more_labels(check: Check, values: Facet, spec: GateSpec) -> tuple[int | None, bool | None]:
     """(labels to add, decidable) for an inconclusive check: the labels for an interval of
-    half-width ``|estimate - bound|`` at the check's Holm level (``calibrate plan``'s sizes:
+    half-width ``|estimate - bound|`` whose one-sided test is at the check's Holm level (the
+    (1 - 2 level) interval of ``calibrate plan``'s sizes:
     :func:`judgekit.calibration.estimate.plan.plan_size`, sigma and rho from the labelled pairs),
     minus those it has. ``(None, None)`` where the check has no estimate or too few labels."""
     from judgekit.calibration.estimate.plan import pilot_moments, plan_size
@@ -190,7 +191,7 @@ def more_labels(check: Check, values: Facet, spec: GateSpec) -> tuple[int | None
     if width == 0:
         return None, False
     sigma, rho = pilot_moments(values.human, values.judge)
-    n_classical, n_ppi, reachable = plan_size(total, sigma, rho, width, check.holm_alpha,
+    n_classical, n_ppi, reachable = plan_size(total, sigma, rho, width, 2 * check.holm_alpha,
                                               kind=values.kind, interval=spec.interval)  # fmt: skip
     needed = n_classical if check.figure.startswith("classical") else n_ppi
     if not reachable:

@@ -133,7 +133,7 @@ def run_gate(gate: str | Path | GateSpec, *, alpha: float | None = None,
 
     Args:
         gate: the gate file or spec (:mod:`judgekit.gate.spec`).
-        alpha: overrides the gate's alpha, in (0, 1).
+        alpha: overrides the gate's alpha, in (0, 0.5).
         inconclusive: overrides what an inconclusive gate exits with (``inconclusive``,
             ``pass``, ``fail``).
 

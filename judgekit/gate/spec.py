@@ -2,7 +2,7 @@
 
 A gate file is a mapping::
 
-    alpha: 0.05            # error level of every decision, in (0, 1)
+    alpha: 0.05            # error level of each verdict (a one-sided test), in (0, 0.5)
     family: gate           # Holm over every check of the gate (or "rule": per rule)
     inconclusive: inconclusive   # what an inconclusive gate exits with: inconclusive (3),
                                  # pass (0) or fail (1)
@@ -116,8 +116,10 @@ class GateSpec:
     """A gate: its settings and rules (module docstring).
 
     Attributes:
-        alpha: error level in (0, 1); a check passes or fails where its Holm-adjusted p-value
-            is below alpha.
+        alpha: error level in (0, 0.5); each verdict is a one-sided test at alpha: a check
+            passes (or fails) where its Holm-adjusted one-sided p-value is below alpha, i.e.
+            where its equal-tailed (1 - 2 alpha) interval (:attr:`interval_alpha`) clears (or
+            lies beyond) the bound.
         family: ``gate`` (Holm over every check) or ``rule`` (Holm within each rule).
         inconclusive: the exit of an inconclusive gate: ``inconclusive`` (3), ``pass`` (0),
             ``fail`` (1).
@@ -135,6 +137,13 @@ class GateSpec:
     seed: int = 0
     path: str | None = None
     settings: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def interval_alpha(self) -> float:
+        """``2 alpha``: the checks' intervals are the equal-tailed (1 - 2 alpha) intervals, whose
+        ends are the one-sided tests at alpha (the two one-sided tests convention, Schuirmann
+        1987, J. Pharmacokinet. Biopharm. 15:657-680)."""
+        return 2 * self.alpha
 
 
 def _lines(text: str) -> list[int | None]:
@@ -285,7 +294,7 @@ def check_gate(spec: GateSpec) -> GateSpec:
     """``spec`` after the checks every gate passes (also one built in Python).
 
     Raises:
-        InputError: alpha outside (0, 1), fewer than 100 resamples, a duplicate rule name, or a
+        InputError: alpha outside (0, 0.5), fewer than 100 resamples, a duplicate rule name, or a
             ``requires`` that names no rule or the rule itself.
     """
     path = spec.path
@@ -295,8 +304,9 @@ def check_gate(spec: GateSpec) -> GateSpec:
     if spec.family not in FAMILIES:
         raise InputError(path, f"family must be one of {', '.join(FAMILIES)}, got "
                          f"{spec.family!r}", field="family")  # fmt: skip
-    if not 0 < spec.alpha < 1:
-        raise InputError(path, f"alpha must be in (0, 1), got {spec.alpha:g}", field="alpha")
+    if not 0 < spec.alpha < 0.5:
+        raise InputError(path, f"alpha must be in (0, 0.5), got {spec.alpha:g} (each verdict is a "
+                         "one-sided test at alpha)", field="alpha")  # fmt: skip
     if spec.resamples < 100:
         raise InputError(path, f"at least 100 resamples, got {spec.resamples}",
                          field="resamples")  # fmt: skip

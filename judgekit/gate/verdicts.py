@@ -1,13 +1,17 @@
 """Checks, their three verdicts, multiplicity control and the gate's exit code.
 
 A **check** is one rule on one facet value (``language = de``, or ``all``): a calibrated figure
-with its (1 - alpha) interval, and two one-sided p-values against the rule's bound:
+with its equal-tailed (1 - 2 alpha) interval, and two one-sided p-values against the rule's bound:
 
 * ``p_pass``: for H0 "the figure is on the failing side of the bound" (at_least: theta <= b);
 * ``p_fail``: for H0 "the figure is on the passing side" (at_least: theta >= b).
 
-The check's p-value is ``min(1, 2 min(p_pass, p_fail))``: below alpha exactly where the
-equal-tailed (1 - alpha) interval excludes the bound. Across checks of a family, the p-values are
+Each verdict is a one-sided test at alpha (the two one-sided tests convention, Schuirmann
+1987): pass rejects "the figure is on the failing side", fail rejects "it is on the passing
+side". At any true value at most one of the two is an error, so each check errs with
+probability at most alpha; with the bound exactly at the truth, the false-fail rate is alpha.
+The check's p-value is ``min(p_pass, p_fail)``: below alpha exactly where the (1 - 2 alpha)
+interval excludes the bound. Across checks of a family, the p-values are
 adjusted with Holm's step-down procedure (Holm 1979, "A simple sequentially rejective multiple
 test procedure", Scand. J. Statist. 6:65-70; ``statsmodels.stats.multitest.multipletests``,
 method ``holm``), which holds the family-wise error rate at alpha whatever the dependence between
@@ -92,8 +96,8 @@ class Check:
 
     @property
     def p_value(self) -> float:
-        """``min(1, 2 min(p_pass, p_fail))``: the two-sided p-value of "figure == bound"."""
-        return float(min(1.0, 2 * min(self.p_pass, self.p_fail)))
+        """``min(p_pass, p_fail)``: the one-sided p-value on the side the evidence points to."""
+        return float(min(self.p_pass, self.p_fail))
 
     def to_dict(self) -> dict[str, Any]:
         """The ``--json`` row: every attribute, plus ``p_value``."""

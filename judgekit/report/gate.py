@@ -59,7 +59,7 @@ def print_gate(result: GateResult, console: Any) -> None:
     from rich.text import Text
 
     table = Table(title=f"judgekit gate: {MARK[result.verdict]}")
-    for name in ("rule", "facet", "figure", "estimate", f"{1 - result.spec.alpha:.0%} CI",
+    for name in ("rule", "facet", "figure", "estimate", f"{1 - result.spec.interval_alpha:.0%} CI",
                  "bound", "n labels", "p (Holm)", "verdict", "to decide"):  # fmt: skip
         table.add_column(name)
     for c in result.checks:
@@ -80,7 +80,7 @@ def markdown(result: GateResult) -> str:
     def cell(text: Any) -> str:
         return str(text).replace("|", "\\|").replace("\n", " ").replace("<", "&lt;")
 
-    level = f"{1 - result.spec.alpha:.0%}"
+    level = f"{1 - result.spec.interval_alpha:.0%}"
     lines = [f"## judgekit gate: **{MARK[result.verdict]}**", "",
              f"Holm over {'every check' if result.spec.family == 'gate' else 'each rule'}, "
              f"alpha {result.spec.alpha:g}; exit code {result.exit_code}.", "",

@@ -7,9 +7,11 @@ file and the item:
 
 * the file's campaign id and task are the campaign's (a file of another campaign is refused);
 * every item id is in the campaign and its hash is the campaign's (an edited item is refused);
-* every answer of a done item has the task's shape and values (rubric ids, 5 booleans, ...);
-* MQM spans: ``0 <= start < end <= len(text)`` in code points, and the marked text equals
-  ``text[start:end]`` after NFC normalisation; the type's side matches (omissions: source);
+* every answer of a done item passes the task's JSON Schema (rubric ids, 5 booleans, MQM
+  offsets within the text in code points, the type's side: omissions in the source;
+  :mod:`judgekit.review.schema`, the definition the page's Load JSON applies too);
+* MQM spans: ``start < end`` and the marked text equals ``text[start:end]`` after NFC
+  normalisation (:func:`judgekit.review.schema.span_problem`);
 * one file per rater.
 """
 

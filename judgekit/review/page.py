@@ -25,13 +25,23 @@ from typing import Any
 
 from judgekit import __version__
 from judgekit.review.campaign import Campaign
+from judgekit.review.schema import item_part, task_schema
 from judgekit.view.page import CSP_MARK, with_policy
 
+CHECK = ["vendor/jsonschema.min.js", "static/check.js", "static/core.js"]
 SCRIPTS = {
-    "postedit": ["vendor/diff.min.js", "static/core.js", "static/postedit.js"],
-    "meanings": ["static/core.js", "static/labels.js"],
-    "csca": ["static/core.js", "static/labels.js"],
-    "mqm": ["static/core.js", "static/mqm.js"],
+    "postedit": ["vendor/diff.min.js", *CHECK, "static/postedit.js"],
+    "meanings": [*CHECK, "static/labels.js"],
+    "csca": [*CHECK, "static/labels.js"],
+    "mqm": [*CHECK, "static/mqm.js"],
+}
+# vendored file -> (its name and version, its licence file); see vendor/README.md
+VENDORED = {
+    "vendor/diff.min.js": ("jsdiff 8.0.4 (npm diff), vendored unchanged", "vendor/LICENSE-jsdiff"),
+    "vendor/jsonschema.min.js": (
+        "@cfworker/json-schema 4.1.6 (npm), bundled by esbuild (vendor/README.md)",
+        "vendor/LICENSE-cfworker-json-schema",
+    ),
 }
 KEYS = {
     "postedit": "Keys: a accept the LLM version, r revert to the original, e edit, Enter confirm "
@@ -40,9 +50,12 @@ KEYS = {
     "focus, Enter next item, j / k next / previous item.",
     "csca": "Keys: number keys answer the focused question, ArrowUp / ArrowDown move the focus, "
     "Enter next item, j / k next / previous item.",
-    "mqm": "Keys: select a span with the mouse, then a number key for the type, m minor, M major, "
-    "c critical, Enter add the error; 0 no errors; Enter confirm the segment; Escape drop the "
-    "selection; j / k next / previous item.",
+    "mqm": "Keys: select a span with the mouse, or w for a word cursor in the translation (Tab: "
+    "the source), ArrowLeft / ArrowRight move it, Shift+ArrowLeft / Shift+ArrowRight move its "
+    "end, Space marks it; then a number key for the type, m minor, M major, c critical, Enter "
+    "add the error; e focus the next marked error, Space edit it, x remove it; 0 no errors; "
+    "Enter confirm the segment; Escape drop the span; j / k next / previous item (a span not "
+    "added yet asks first: a add it, d discard it, Escape stay).",
 }
 
 
@@ -51,12 +64,13 @@ def _read(name: str) -> str:
 
 
 def _vendored(name: str) -> str:
-    """A script file; a vendored one comes after its licence, as a comment (BSD-3-Clause asks
-    for the notice to travel with the code)."""
+    """A script file; a vendored one comes after its licence, as a comment (BSD-3-Clause and
+    MIT ask for the notice to travel with the code)."""
     text = _read(name)
-    if name.startswith("vendor/"):
-        notice = _read("vendor/LICENSE-jsdiff").replace("*/", "* /")
-        text = f"/* jsdiff 8.0.4 (npm diff), vendored unchanged.\n{notice}*/\n{text}"
+    if name in VENDORED:
+        what, licence = VENDORED[name]
+        notice = _read(licence).replace("*/", "* /")
+        text = f"/* {what}.\n{notice}*/\n{text}"
     return text
 
 
@@ -84,11 +98,15 @@ def script_json(value: Any) -> str:
 
 
 def page_data(campaign: Campaign, rater: str, show_judge: bool) -> dict[str, Any]:
-    """What the page's script reads: the campaign id, task, rater, options and items (each with
-    ``id``, ``hash``, ``data``; ``judge`` only when ``show_judge``)."""
+    """What the page's script reads: the campaign id, task, rater, options, the task's answer
+    schema (:func:`judgekit.review.schema.task_schema`) and items (each with ``id``, ``hash``,
+    ``data``, ``schema``: the item's part of it; ``judge`` only when ``show_judge``)."""
     items = []
     for item in campaign.items:
         row: dict[str, Any] = {"id": item.id, "hash": item.hash, "data": item.data}
+        part = item_part(campaign, item)
+        if part:
+            row["schema"] = part
         if show_judge and item.judge is not None:
             row["judge"] = item.judge
         items.append(row)
@@ -98,6 +116,7 @@ def page_data(campaign: Campaign, rater: str, show_judge: bool) -> dict[str, Any
         "rater": rater,
         "show_judge": show_judge,
         "options": campaign.options,
+        "answer_schema": task_schema(campaign),
         "items": items,
     }
 

@@ -73,10 +73,34 @@ var JK = (function () {
       rev = Math.max(rev, other ? other.rev || 0 : 0) + 1;
       localStorage.setItem(KEY, JSON.stringify({ rev: rev, saved_at: Date.now(), current: state.current, items: items, imported: state.imported }));
       setStatus("saved in this browser at " + new Date().toLocaleTimeString());
-      clearConflict();
+      clearConflict(); saveFailed(null);
     } catch (err) {
-      setStatus("autosave failed (" + err.name + "): use Download JSON now", true);
+      saveFailed(err);
     }
+  }
+  /* A failed autosave stays on screen (not a one-off status) until a later save succeeds or
+   * the rater downloads the answers; until then the page asks before it is closed. */
+  var unsaved = null;
+  function saveFailed(err) {
+    var bar = document.getElementById("save-failed");
+    if (!err) { unsaved = null; if (bar) bar.remove(); return; }
+    unsaved = err.name || "Error";
+    if (!bar) {
+      bar = el("div", { id: "save-failed", role: "alert" });
+      document.querySelector("header").appendChild(bar);
+    }
+    bar.textContent = "Autosave failed (" + unsaved + ", last try " + new Date().toLocaleTimeString() +
+      "): your answers since the last save are only in this tab. Use Download JSON now; this warning stays until a save works.";
+    setStatus("autosave failed (" + unsaved + "): use Download JSON now", true);
+  }
+  /* What would be lost if the page closed now ("" when nothing). */
+  function atRisk() {
+    var why = [];
+    if (unsaved) why.push("autosave failed");
+    if (conflict) why.push("not saved: another tab saved this draft");
+    var held = task().pending ? task().pending() : null;
+    if (held) why.push(held.text);
+    return why.join("; ");
   }
   /* Another tab (or window) saved this draft since this tab read it: nothing is written until
    * the rater chooses whose work to keep. */
@@ -156,19 +180,52 @@ var JK = (function () {
     };
     reader.readAsText(file);
   }
+  /* Each row of a loaded file is checked as `judgekit review import` checks it (the item is in
+   * the campaign with the same hash, `done` is true or false, a done answer passes the task's
+   * schema: JKCheck), and an unfinished answer must have the draft's shape (the schema's
+   * `draft`), so the page can show it; a row that fails is skipped and listed with its reason,
+   * never taken. */
   function take(data, name, other) {
-    var byId = {}, hashes = {};
-    DATA.items.forEach(function (it) { hashes[it.id] = it.hash; });
-    data.items.forEach(function (r) { if (hashes[r.id] === r.hash) byId[r.id] = r; });
+    var byId = {}, pages = {}, skipped = [];
+    DATA.items.forEach(function (it) { pages[it.id] = it; });
+    data.items.forEach(function (r) {
+      var it = Object.prototype.hasOwnProperty.call(pages, r.id) ? pages[r.id] : null;
+      var why = !it ? "not in this campaign" :
+        r.hash !== it.hash ? "changed item (hash " + r.hash + ", this page's " + it.hash + ")" :
+        typeof r.done !== "boolean" ? "'done' must be true or false" :
+        r.done ? JKCheck.problem(DATA, it, r.answer) : draftProblem(it, r.answer);
+      if (why) skipped.push({ id: String(r.id), why: why });
+      else byId[r.id] = r;
+    });
     merge(byId);
     if (other && state.imported.indexOf(String(data.rater)) < 0) state.imported.push(String(data.rater));
     save(); render();
-    setStatus("loaded " + Object.keys(byId).length + " items from " + name + (other ? " (rater " + data.rater + "'s answers, imported as " + DATA.rater + ")" : ""));
+    setStatus("loaded " + Object.keys(byId).length + " items from " + name + (other ? " (rater " + data.rater + "'s answers, imported as " + DATA.rater + ")" : "") +
+      (skipped.length ? "; skipped " + skipped.length + " (listed below)" : ""), skipped.length > 0);
+    loadReport(name, skipped);
+  }
+  function draftProblem(it, answer) {
+    var why = JKCheck.problem(DATA, it, answer, true);
+    return why ? "unfinished answer, " + why : null;
+  }
+  function loadReport(name, skipped) {
+    var old = document.getElementById("load-report");
+    if (old) old.remove();
+    if (!skipped.length) return;
+    var list = el("ul", {});
+    skipped.forEach(function (s) {
+      list.appendChild(el("li", {}, [el("code", { dir: "auto", text: s.id }), ": " + s.why]));
+    });
+    var box = el("div", { id: "load-report", role: "alert" }, [
+      el("strong", { text: name + ": " + skipped.length + " item" + (skipped.length > 1 ? "s" : "") + " not loaded (this page keeps its own answer for them)" }),
+      el("button", { id: "load-report-close", text: "close", on: { click: function () { box.remove(); } } }), list]);
+    document.querySelector("header").appendChild(box);
   }
   function download() {
     var blob = new Blob([JSON.stringify(exportObject(), null, 1)], { type: "application/json" });
     var a = el("a", { href: URL.createObjectURL(blob), download: "judgekit-" + DATA.task + "-" + DATA.campaign + "-" + DATA.rater + ".json" });
     document.body.appendChild(a); a.click(); a.remove();
+    if (unsaved) { saveFailed(null); setStatus("downloaded " + a.getAttribute("download") + " (autosave still fails: download again before leaving)", true); return; }
     setStatus("downloaded " + a.getAttribute("download"));
   }
 
@@ -183,6 +240,8 @@ var JK = (function () {
    * unacknowledged one); the new item starts at its top with its first question focused. */
   function goTo(i) {
     i = Math.max(0, Math.min(DATA.items.length - 1, i));
+    var work = task().pending ? task().pending() : null;
+    if (work && i !== state.current) { askPending(work, i); return; }
     var held = task().leave ? task().leave(item(), entry()) : null;
     if (held) { save(); render(); setStatus(held, true); return; }
     if (i === state.current) { tick(); save(); render(); return; }
@@ -191,6 +250,38 @@ var JK = (function () {
     save(); render(); toTop();
   }
   function go(delta) { goTo(state.current + delta); }
+  /* Unfinished work the task holds (an MQM span not yet added) stops every way of leaving the
+   * item (j, k, next, prev, the strip): the rater adds it (when complete) or discards it, or
+   * stays. Keys: a add, d discard, Escape stay. */
+  var asking = null;
+  function askPending(work, target) {
+    closePrompt();
+    asking = { work: work, target: target };
+    var add = el("button", { id: "prompt-add", cls: "primary", text: work.canAdd ? "add it and go on (a)" : "add it (a): needs " + work.missing,
+      on: { click: promptAdd } });
+    var box = el("div", { id: "pending-prompt", role: "alertdialog", "aria-label": "unfinished work" }, [
+      el("span", { text: work.text + ". " }), add,
+      el("button", { id: "prompt-discard", text: "discard it and go on (d)", on: { click: promptDiscard } }),
+      el("button", { id: "prompt-stay", text: "stay (Escape)", on: { click: closePrompt } })]);
+    document.querySelector("header").appendChild(box);
+    setStatus(work.text + ": add it or discard it before leaving this item", true);
+  }
+  function closePrompt() {
+    asking = null;
+    var box = document.getElementById("pending-prompt");
+    if (box) box.remove();
+  }
+  function promptAdd() {
+    var a = asking;
+    if (!a) return;
+    closePrompt();
+    if (a.work.add()) goTo(a.target);  /* an incomplete span stays, asking for what it lacks */
+  }
+  function promptDiscard() {
+    var a = asking;
+    if (!a) return;
+    closePrompt(); a.work.discard(); goTo(a.target);
+  }
   function toTop() {
     var card = document.getElementById("card");
     window.scrollTo(0, Math.max(0, card.getBoundingClientRect().top + window.scrollY - headHeight()));
@@ -245,6 +336,13 @@ var JK = (function () {
     }
     if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
     if ((tag === "button" || tag === "a" || tag === "summary") && (ev.key === "Enter" || ev.key === " ")) return;  /* it presses the button */
+    if (asking) {
+      if (ev.key === "a") promptAdd();
+      else if (ev.key === "d") promptDiscard();
+      else if (ev.key === "Escape") closePrompt();
+      ev.preventDefault(); return;
+    }
+    if (task().firstKey && task().firstKey(ev, item(), entry()) !== false) { ev.preventDefault(); return; }
     if (ev.key === "j" || ev.key === "ArrowRight") { go(1); ev.preventDefault(); return; }
     if (ev.key === "k" || ev.key === "ArrowLeft") { go(-1); ev.preventDefault(); return; }
     if (task().key(ev, item(), entry()) !== false) ev.preventDefault();
@@ -261,6 +359,10 @@ var JK = (function () {
       state = { current: 0, items: {}, imported: [] }; rev = 0; clearConflict(); render(); setStatus("draft discarded");
     });
     document.addEventListener("keydown", onKey);
+    window.addEventListener("beforeunload", function (ev) {
+      if (!atRisk()) return;
+      ev.preventDefault(); ev.returnValue = "";  /* the browser asks before the page closes */
+    });
     window.addEventListener("storage", function (ev) {  /* another tab saved: warn at once */
       if (ev.key !== KEY || !ev.newValue) return;
       var other = null;
@@ -278,7 +380,7 @@ var JK = (function () {
   return {
     DATA: DATA, KEY: KEY, tasks: tasks, el: el, textBox: textBox, entry: entry, item: item,
     changed: changed, render: render, refreshState: refreshState, go: go, start: start, showFocus: showFocus,
-    setStatus: setStatus,
+    setStatus: setStatus, atRisk: atRisk,
     cpLength: cpLength, u16ToCp: u16ToCp, cpToU16: cpToU16, exportObject: exportObject
   };
 })();
