@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 import yaml
 from pydantic import (
@@ -29,11 +29,9 @@ from judgekit.data.yamltext import load_yaml
 from judgekit.datasets.refs import is_data_ref
 from judgekit.errors import InputError
 from judgekit.llm.spec import ModelSpec
-from judgekit.pipelines import PIPELINES
+from judgekit.pipelines import PIPELINES, get_options
 
 OptionsT = TypeVar("OptionsT", bound=BaseModel)
-
-SPILLING_LANGUAGES = ["ru", "fr", "zh", "ja", "it", "de", "pt", "es", "hi"]
 
 
 class CacheConfig(BaseModel):
@@ -45,48 +43,15 @@ class CacheConfig(BaseModel):
     dir: Path | None = None
 
 
-class SpillingOptions(BaseModel):
-    """Options of the language-spilling pipeline (paper 002, §3).
-
-    Attributes:
-        languages: ISO 639-1 codes of the target languages.
-        words: English source words to use (None = ``dictionaries/words.txt``, in order).
-        meanings_prompt: prompt family for generation (``spilling/meanings.<lang>``).
-        translations: ``table`` (``dictionaries/translations.tsv``, each row with its source) or
-            ``model`` (the ``translator`` role translates the words with the paper's prompt,
-            appendix A.2, as a first stage; saved to ``translations.model.tsv``).
-        judge_prompt: judge prompt variant (``prompts/spilling/judge.<name>.txt``).
-        backcheck: run the English back-check on rejected meanings (paper §5).
-        samples: generations per (word, language, model).
-    """
-
-    model_config = ConfigDict(extra="forbid")
-    languages: list[str] = Field(default_factory=lambda: list(SPILLING_LANGUAGES))
-    words: list[str] | None = None
-    translations: Literal["table", "model"] = "table"
-    judge_prompt: str = "default"
-    backcheck: bool = True
-    samples: int = Field(1, ge=1, le=20)
-
-    @field_validator("languages", "words")
-    @classmethod
-    def _unique_non_empty(cls, value: list[str] | None) -> list[str] | None:
-        if value is None:
-            return value
-        if not value:
-            raise ValueError("must not be empty (leave it out to use the default)")
-        repeated = sorted({v for v in value if value.count(v) > 1})
-        if repeated:
-            raise ValueError(f"repeated entries {repeated}")
-        return value
-
-
 class RunConfig(BaseModel):
     """One run: which pipeline, which models in which roles, and the pipeline's options.
 
-    Pipeline options live in a section named after the pipeline (``spilling:``, ...). The
-    spilling section is typed here; other pipelines validate their own section with
-    ``options(name, Model)``, which reports errors with file, line and key like the rest.
+    Pipeline options live in a section named after the pipeline (``spilling:``, ...), typed
+    by the options model the pipeline's registry entry names (:mod:`judgekit.pipelines.options`).
+    :func:`load_config` checks the run's section (absent = defaults) and any other pipeline's
+    section present, reporting errors with file, line and key like the rest; :meth:`section`
+    (or the attribute: ``config.spilling``) returns a checked section and :meth:`options` the
+    same with its relative paths looked up.
 
     Attributes:
         pipeline: registered pipeline name (``spilling``; see ``judgekit.pipelines``).
@@ -109,10 +74,10 @@ class RunConfig(BaseModel):
     generator: ModelSpec | list[ModelSpec] | None = None
     judge: ModelSpec | list[ModelSpec] | None = None
     translator: ModelSpec | None = None
-    spilling: SpillingOptions = Field(default_factory=SpillingOptions)
     _path: Path | None = PrivateAttr(None)
     _root: Any = PrivateAttr(None)
     _overrides: list[str] = PrivateAttr(default_factory=list)
+    _sections: dict[str, BaseModel] = PrivateAttr(default_factory=dict)
 
     @field_validator("generator", "judge")
     @classmethod
@@ -142,14 +107,49 @@ class RunConfig(BaseModel):
         Raises:
             InputError: a key in the section is unknown, missing or ill-typed.
         """
+        return self._with_paths(self._validated(name, model), name)
+
+    def __getattr__(self, name: str) -> Any:
+        # ``config.spilling`` (any pipeline's name): its checked section, as :meth:`section`
+        if name in PIPELINES:
+            return self.section(name)
+        return super().__getattr__(name)  # type: ignore[misc]
+
+    def section(self, name: str | None = None) -> BaseModel:
+        """The ``name:`` section (default: the run's pipeline's) validated against that
+        pipeline's registered options model, as checked when the config loaded; relative paths
+        not yet looked up (:meth:`options` does that).
+
+        Raises:
+            InputError: no pipeline of that name, or a key in the section is unknown, missing
+                or ill-typed.
+        """
+        name = name or self.pipeline
+        if name not in self._sections:
+            model = get_options(name)
+            if model is None:
+                raise InputError(self._path, f"no pipeline '{name}' has options", field=name)
+            self._sections[name] = self._validated(name, model)
+        return self._sections[name]
+
+    def check_sections(self) -> None:
+        """Validate the run's pipeline section (absent = defaults) and every other pipeline's
+        section present against each pipeline's options model.
+
+        Raises:
+            InputError: a key in a section is unknown, missing or ill-typed (file, line, key).
+        """
+        for name in dict.fromkeys([self.pipeline, *(self.model_extra or {})]):
+            self.section(name)
+
+    def _validated(self, name: str, model: type[OptionsT]) -> OptionsT:
         data = (self.model_extra or {}).get(name) or {}
         try:
-            options = model.model_validate(data)
+            return model.model_validate(data)
         except ValidationError as exc:
             err = exc.errors()[0]
             key, message = explain_error({**err, "loc": (name, *err["loc"])})
             raise self.located(key, message) from None
-        return self._with_paths(options, name)
 
     def _with_paths(self, options: OptionsT, prefix: str) -> OptionsT:
         """``options`` with each relative path field (``Path``-typed, not ``data:``) looked up
@@ -332,7 +332,7 @@ def load_config(path: Path | str, overrides: list[str] | None = None) -> RunConf
 
     Raises:
         InputError: the file is missing or not YAML, or a key is unknown, missing or
-            ill-typed (the message names file, line and key).
+            ill-typed, in the pipeline sections too (the message names file, line and key).
     """
     path = Path(path)
     if not path.is_file():
@@ -364,4 +364,5 @@ def load_config(path: Path | str, overrides: list[str] | None = None) -> RunConf
         key, message, more = _first_error(exc)
         raise located(path, root, overrides, key, message + more) from None
     config._path, config._root, config._overrides = path, root, overrides
+    config.check_sections()
     return config

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +80,42 @@ class Signature(BaseModel):
     parameters: dict[str, Any] = Field(default_factory=dict)
     data: dict[str, str | None] = Field(default_factory=dict)
     seed: int | None = None
+
+    @classmethod
+    def for_files(
+        cls,
+        pipeline: str,
+        files: Mapping[str, Path | str] | Iterable[Path | str],
+        *,
+        parameters: Mapping[str, Any] | None = None,
+        seed: int | None = None,
+        **extra: Any,
+    ) -> Signature:
+        """The signature of a command over input files: ``data`` maps each file's path to its
+        SHA-256 (:func:`file_hash`, 64 hex digits; None for a path that is not a file).
+
+        Args:
+            pipeline: the command (``calibrate judge``...).
+            files: the input files; given by name (``{"judge": path}``), they are also listed
+                under ``inputs`` (name -> ``{"path", "sha256"}``) and ``command`` names
+                ``pipeline``, as the calibrate commands' results record them.
+            parameters: the options that change the numbers.
+            seed: the resampling's seed.
+            extra: keys of the command's own, kept in the JSON.
+        """
+        if isinstance(files, Mapping):
+            named = {k: {"path": str(p), "sha256": file_hash(p)} for k, p in files.items()}
+            extra = {"command": pipeline, "inputs": named, **extra}
+            paths: list[Path | str] = list(files.values())
+        else:
+            paths = list(files)
+        return cls(
+            pipeline=pipeline,
+            parameters=dict(parameters or {}),
+            data={str(p): file_hash(p) for p in paths},
+            seed=seed,
+            **extra,
+        )
 
     def format(self) -> str:
         """The one-line form: ``judgekit:V|pipeline:P|ROLE:NAME=ROUTE[@REV]|prompt:ID@HASH|

@@ -47,6 +47,21 @@ def test_bad_input_is_one_line_without_traceback(tmp_path: Path) -> None:
     assert f"{bad}:3" in result.stderr and "limt" in result.stderr
 
 
+def test_a_bad_pipeline_option_fails_when_the_config_loads(tmp_path: Path) -> None:
+    # the classify section is typed by the registry's options model: checked before any input
+    # is read (the items file does not exist), one line naming file, line and key, exit 2
+    bad = tmp_path / "bad.yaml"
+    bad.write_bytes(
+        b"pipeline: classify\njudge: {model: local/x}\nclassify:\n  items: none.jsonl\n"
+        b"  labels: [a, b]\n  samples: many\n"
+    )
+    result = judgekit("run", str(bad), "--dry-run")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    assert f"{bad}:6" in result.stderr and "classify.samples" in result.stderr
+    assert "none.jsonl" not in result.stderr
+
+
 def test_user_text_in_tables_is_printed_as_it_is() -> None:
     from rich.table import Table
 

@@ -112,6 +112,7 @@ def test_pipeline_sections_validate_with_file_line_and_key(tmp_path: Path) -> No
 
     cfg = load_config(write(tmp_path, BASE + "spilling:\n  languages: [de, fr]\n"))
     assert cfg.spilling.languages == ["de", "fr"]
+    assert cfg.section("spilling") is cfg.section() is cfg.spilling  # checked once, at load
     assert cfg.options("missing", Opts).languages == ["de"]
     path = write(tmp_path, BASE.replace("spilling", "spilling") + "spilling:\n  langs: [de]\n")
     with pytest.raises(InputError) as err:
@@ -165,11 +166,8 @@ def test_set_errors_in_pipeline_sections_and_new_keys_blame_the_command_line(
         tmp_path,
         "pipeline: classify\njudge:\n  model: local/smollm2-135m\nclassify:\n  items: i.jsonl\n",
     )
-    from judgekit.pipelines.classify import ClassifyOptions
-
-    config = load_config(bad, ["classify.labels=[a, a]"])
-    with pytest.raises(InputError) as err:
-        config.options("classify", ClassifyOptions)
+    with pytest.raises(InputError) as err:  # checked when the config loads
+        load_config(bad, ["classify.labels=[a, a]"])
     assert err.value.path is None and "--set classify.labels=[a, a]" in str(err.value)
 
 

@@ -1,5 +1,5 @@
-"""A pipeline is one registry entry: runner, report writer, console printer and viewer profile
-together, every part there and of its kind."""
+"""A pipeline is one registry entry: runner, report writer, console printer, viewer profile and
+options model together, every part there and of its kind."""
 
 from __future__ import annotations
 
@@ -7,8 +7,17 @@ import inspect
 from dataclasses import fields
 
 import pytest
+from pydantic import BaseModel
 
-from judgekit.pipelines import PIPELINES, Pipeline, _load, get_pipeline, get_printer, get_profile
+from judgekit.pipelines import (
+    PIPELINES,
+    Pipeline,
+    _load,
+    get_options,
+    get_pipeline,
+    get_printer,
+    get_profile,
+)
 from judgekit.pipelines.base import Runner
 from judgekit.view.headline import items_rows
 from judgekit.view.profiles import GENERIC, Profile, profile
@@ -17,7 +26,7 @@ PARTS = {f.name for f in fields(Pipeline)}
 
 
 def test_every_part_is_named() -> None:
-    assert {"runner", "report", "printer", "profile"} == PARTS
+    assert {"runner", "report", "printer", "profile", "options"} == PARTS
     assert set(PIPELINES) == {"classify", "spilling", "cultural", "localise", "pairwise", "errors"}
 
 
@@ -38,6 +47,7 @@ def test_every_entry_has_every_part(name: str) -> None:
     assert get_pipeline(name) == (runner, loaded["report"])
     assert get_printer(name) is loaded["printer"] and get_profile(name) is loaded["profile"]
     assert profile(name) is loaded["profile"]
+    assert issubclass(loaded["options"], BaseModel) and get_options(name) is loaded["options"]
     # the profile is the pipeline's whole view: its own headline and detail-pane context
     assert loaded["profile"].headline is not items_rows, name
     assert loaded["profile"].extras is not GENERIC.extras, name
@@ -57,4 +67,5 @@ def test_the_viewer_has_no_pipeline_branches() -> None:
 
 def test_an_unknown_pipeline_has_the_generic_profile() -> None:
     assert get_printer("nope") is None and get_profile("nope") is None
+    assert get_options("nope") is None
     assert profile("nope") is GENERIC

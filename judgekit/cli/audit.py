@@ -70,7 +70,6 @@ def audit_run(
     flagged.csv, validation.md (with human votes) and summary.json. Resumes when run again."""
     from judgekit.cli.run import execute
     from judgekit.config import load_config
-    from judgekit.pipelines.cultural import CulturalOptions
 
     overrides = [*set_, f"cultural.items={json.dumps([str(p) for p in items])}"]
     for key, value in (("human", human), ("language", language), ("split", split)):
@@ -83,7 +82,6 @@ def audit_run(
     cfg = load_config(config, overrides)
     if cfg.pipeline != "cultural":
         raise InputError(config, f"expected pipeline: cultural, found {cfg.pipeline}")
-    cfg.options("cultural", CulturalOptions)
     execute(cfg, (), limit=limit, out=out, no_cache=no_cache, retry_errors=retry_errors,
             dry_run=dry_run)  # fmt: skip
 

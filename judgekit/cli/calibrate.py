@@ -32,7 +32,6 @@ from judgekit.cli.output import plain_console
 from judgekit.cli.root import app
 from judgekit.cli.validity import validity_command
 from judgekit.data.atomic import write_frame
-from judgekit.data.digest import file_sha256
 from judgekit.data.vocabulary import canonical_id
 from judgekit.errors import InputError
 from judgekit.labels.files import parse_categories, resolve_labels_path
@@ -41,6 +40,7 @@ from judgekit.labels.table import LabelTable, load_labels
 from judgekit.metrics.agreement_all import MANY_CATEGORIES, agreement_statistics
 from judgekit.metrics.krippendorff_alpha import LEVELS
 from judgekit.metrics.statistics import among
+from judgekit.signature import Signature
 
 calibrate_app = typer.Typer(
     help="Calibrate judges: agreement among raters, a judge against human labels.",
@@ -59,23 +59,13 @@ def _fmt(value: float | None, ci: tuple[float, float] | list[float] | None = Non
 
 
 def _signature(command: str, inputs: dict[str, Path], **params: Any) -> dict[str, Any]:
-    """Everything that changes the numbers (a :class:`~judgekit.signature.Signature`): version,
-    inputs with their sha256, parameters (also at the top level, as before), seed."""
-    from judgekit.signature import Signature
-
-    files = {}
-    for name, path in inputs.items():
-        resolved = resolve_labels_path(path)
-        files[name] = {"path": str(resolved), "sha256": file_sha256(resolved)}
-    return Signature(
-        pipeline=command,
-        parameters=params,
-        data={f["path"]: f["sha256"] for f in files.values()},
-        seed=params.get("seed"),
-        command=command,
-        inputs=files,
-        **{k: v for k, v in params.items() if k != "seed"},
-    ).as_dict()
+    """:meth:`Signature.for_files` of the label files as read; the parameters also at the top
+    level, as before."""
+    files = {name: resolve_labels_path(path) for name, path in inputs.items()}
+    top = {k: v for k, v in params.items() if k != "seed"}
+    seed = params.get("seed")
+    signature = Signature.for_files(command, files, parameters=params, seed=seed, **top)
+    return signature.as_dict()
 
 
 def _write(out: Path, stem: str, payload: dict[str, Any], rows: list[dict[str, Any]]) -> None:

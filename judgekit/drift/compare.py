@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from judgekit.errors import InputError
+from judgekit.metrics.bootstrap import resample_rows
 
 KINDS = ("label", "score")
 COLUMNS = ("group", "human", "before", "after")
@@ -85,11 +86,9 @@ def _figure(kind: str, human: np.ndarray, answer: np.ndarray) -> float:
 def _boot_figures(kind: str, part: pd.DataFrame, n_boot: int, seed: int) -> np.ndarray:
     """Paired bootstrap: the figures (before, after) on ``n_boot`` item resamples, shape
     (n_boot, 2), rows with an undefined figure dropped."""
-    rng = np.random.default_rng(seed)
     h, b, a = (part[c].to_numpy() for c in ("human", "before", "after"))
     out = np.empty((n_boot, 2))
-    for i in range(n_boot):
-        idx = rng.integers(0, len(h), len(h))
+    for i, idx in enumerate(resample_rows(seed, n_boot, len(h))):
         out[i] = _figure(kind, h[idx], b[idx]), _figure(kind, h[idx], a[idx])
     return out[~np.isnan(out).any(axis=1)]
 

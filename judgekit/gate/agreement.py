@@ -26,6 +26,7 @@ from judgekit.gate.verdicts import Check, oriented
 from judgekit.labels.majority import apply_ties, judge_labels, majority_vote
 from judgekit.labels.overlap import align_labels
 from judgekit.labels.table import LabelTable, load_labels
+from judgekit.metrics.bootstrap import resample_rows
 from judgekit.metrics.classification import ReferenceScorer
 
 
@@ -86,10 +87,8 @@ def replicates(rows: pd.DataFrame, metric: str, tie_policy: str, spec: GateSpec)
     """The metric on ``spec.resamples`` bootstrap resamples of the items (seeded), shape (B,);
     NaN where a resample leaves it undefined."""
     scorer = ReferenceScorer(rows, tie_policy)  # type: ignore[arg-type]
-    rng = np.random.default_rng(spec.seed)
-    n = len(scorer.items)
-    return np.array([scorer.metric(metric, rng.integers(0, n, size=n))
-                     for _ in range(spec.resamples)])  # fmt: skip
+    rows = resample_rows(spec.seed, spec.resamples, len(scorer.items))
+    return np.array([scorer.metric(metric, idx) for idx in rows])
 
 
 def agreement_check(

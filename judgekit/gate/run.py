@@ -10,7 +10,7 @@ from typing import Any
 
 from judgekit.gate.spec import GateSpec, check_gate, load_gate
 from judgekit.gate.verdicts import Check, apply_requires, exit_code, holm, overall
-from judgekit.signature import Signature, file_hash
+from judgekit.signature import Signature
 
 
 @dataclass(frozen=True)
@@ -59,9 +59,7 @@ class GateResult:
 
 
 def _signature(spec: GateSpec) -> dict[str, Any]:
-    files: dict[str, str | None] = {}
-    if spec.path:
-        files[spec.path] = file_hash(spec.path)
+    files: list[Path | str] = [spec.path] if spec.path else []
     for rule in spec.rules:
         for path in (rule.judge, rule.human, rule.baseline_judge, rule.baseline_human,
                      rule.facets):  # fmt: skip
@@ -72,11 +70,11 @@ def _signature(spec: GateSpec) -> dict[str, Any]:
                 if target.is_dir() and (target / name).is_file():
                     target = target / name
                     break
-            files[str(target)] = file_hash(target)
+            files.append(target)
     parameters = {"alpha": spec.alpha, "family": spec.family, "interval": spec.interval,
                   "resamples": spec.resamples, "inconclusive": spec.inconclusive,
                   "rules": [r.describe() for r in spec.rules]}  # fmt: skip
-    return Signature(pipeline="gate", parameters=parameters, data=files, seed=spec.seed).as_dict()
+    return Signature.for_files("gate", files, parameters=parameters, seed=spec.seed).as_dict()
 
 
 def _checks(spec: GateSpec) -> tuple[list[Check], dict[tuple[str, str], Any]]:

@@ -1,4 +1,4 @@
-"""Pipeline registry: one entry per pipeline, naming its four parts, imported lazily
+"""Pipeline registry: one entry per pipeline, naming its five parts, imported lazily
 (lm-evaluation-harness style), so a new pipeline is its own files and one entry here, not a
 switch statement.
 
@@ -7,7 +7,9 @@ exposes ``plan()`` (the items it will run), ``tasks()`` (its calls known in adva
 ``async run(on_item)``; the report function ``write(run, records, out_dir) -> summary`` writes
 tables, figures and ``summary.json``; the printer ``print(summary, console, run)`` prints the
 console summary; the viewer profile (:class:`judgekit.view.profile.Profile`) tells
-``judgekit view`` what a record of the pipeline judges, its label, units and facets.
+``judgekit view`` what a record of the pipeline judges, its label, units and facets; the options
+model (a pydantic model in :mod:`judgekit.pipelines.options`) types the pipeline's section of a
+run config and is checked when the config loads.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any
+
+from pydantic import BaseModel
 
 from judgekit.errors import JudgekitError
 
@@ -29,12 +33,14 @@ class Pipeline:
         report: the report writer ``write(run, records, out_dir) -> summary``.
         printer: the console printer ``print(summary, console, run)``.
         profile: the viewer profile (:class:`judgekit.view.profile.Profile`).
+        options: the options model of the pipeline's config section (``<name>:``).
     """
 
     runner: str
     report: str
     printer: str
     profile: str
+    options: str
 
     def parts(self) -> dict[str, str]:
         """``part name -> module:attribute`` of every part."""
@@ -47,36 +53,42 @@ PIPELINES: dict[str, Pipeline] = {
         "judgekit.pipelines.classify:write_report",
         "judgekit.report.console:print_classify",
         "judgekit.report.classify_view:PROFILE",
+        "judgekit.pipelines.options.classify:ClassifyOptions",
     ),
     "spilling": Pipeline(
         "judgekit.pipelines.spilling:SpillingRun",
         "judgekit.report.spilling:write_report",
         "judgekit.report.console:print_spilling",
         "judgekit.report.spilling_view:PROFILE",
+        "judgekit.pipelines.options.spilling:SpillingOptions",
     ),
     "cultural": Pipeline(
         "judgekit.pipelines.cultural:CulturalRun",
         "judgekit.report.cultural:write_report",
         "judgekit.report.cultural:print_summary",
         "judgekit.report.cultural_view:PROFILE",
+        "judgekit.pipelines.options.cultural:CulturalOptions",
     ),
     "localise": Pipeline(
         "judgekit.pipelines.localise:LocaliseRun",
         "judgekit.pipelines.localise:write_pairs",
         "judgekit.report.console:print_localise",
         "judgekit.report.localise_view:PROFILE",
+        "judgekit.pipelines.options.localise:LocaliseOptions",
     ),
     "pairwise": Pipeline(
         "judgekit.pipelines.pairwise:PairwiseRun",
         "judgekit.report.pairwise:write_report",
         "judgekit.report.pairwise:print_summary",
         "judgekit.report.pairwise_view:PROFILE",
+        "judgekit.pipelines.options.pairwise:PairwiseOptions",
     ),
     "errors": Pipeline(
         "judgekit.pipelines.error_typing:ErrorsRun",
         "judgekit.report.error_typing:write_report",
         "judgekit.report.console:print_errors",
         "judgekit.report.error_typing_view:PROFILE",
+        "judgekit.pipelines.options.errors:ErrorsOptions",
     ),
 }
 
@@ -103,6 +115,13 @@ def get_printer(name: str) -> Callable[..., None] | None:
     for an unknown name (the engine's own summary line is printed either way)."""
     entry = PIPELINES.get(name)
     return None if entry is None else _load(entry.printer)
+
+
+def get_options(name: str) -> type[BaseModel] | None:
+    """The options model of a registered pipeline's config section, or None for an unknown
+    name."""
+    entry = PIPELINES.get(name)
+    return None if entry is None else _load(entry.options)
 
 
 def get_profile(name: str) -> Any | None:

@@ -26,7 +26,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from judgekit.config import RunConfig
 from judgekit.data import jsonl_objects, resolve_path
@@ -37,45 +37,11 @@ from judgekit.llm.client import LLMClient, Task
 from judgekit.metrics.common_items import coverage
 from judgekit.pipelines.base import require_models, task_fingerprint, workers
 from judgekit.pipelines.few_shot import example_problem, few_shot_message
+from judgekit.pipelines.options.classify import ClassifyOptions
 from judgekit.prompts import load_prompt
 from judgekit.run_usage import usage_summary
 from judgekit.runlog import Record, join_key
 from judgekit.signature import ModelSignature, Signature, file_hash, schema_hash
-
-
-class ClassifyOptions(BaseModel):
-    """The ``classify:`` section of a run config.
-
-    Attributes:
-        items: JSONL file of items (relative to the config's folder, else to the current
-            directory; or ``data:NAME/path``).
-        id_field, text_field: the fields that hold an item's id and its text.
-        labels: the label set (at least 2, distinct).
-        task: the instruction shown to the judge (``$task`` in the prompt).
-        prompt: template name, ``prompts/classify/<prompt>.txt``.
-        rationale_max_chars: longest rationale accepted, in characters.
-        samples: judgments per (item, judge) (deliberate repeats; not collapsed by the cache).
-        few_shot: labelled examples shown before each item (item id of the items file -> its
-            human label; :mod:`judgekit.pipelines.few_shot`), e.g. from ``calibrate tune``.
-    """
-
-    model_config = ConfigDict(extra="forbid")
-    items: Path
-    id_field: str = "id"
-    text_field: str = "text"
-    labels: list[str] = Field(min_length=2)
-    task: str = "Classify the text into one of the labels."
-    prompt: str = "default"
-    rationale_max_chars: int = Field(300, ge=20, le=4000)
-    samples: int = Field(1, ge=1, le=20)
-    few_shot: dict[str, str] = Field(default_factory=dict)
-
-    @field_validator("labels")
-    @classmethod
-    def _distinct(cls, value: list[str]) -> list[str]:
-        if len(set(value)) != len(value) or any(not v.strip() for v in value):
-            raise ValueError("labels must be distinct, non-empty strings")
-        return value
 
 
 @dataclass(frozen=True, slots=True)

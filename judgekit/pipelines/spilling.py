@@ -28,6 +28,7 @@ from judgekit.lexicon.store import DictEntry, load_dictionary, load_translations
 from judgekit.llm.client import LLMClient, Task
 from judgekit.llm.spec import ModelSpec
 from judgekit.pipelines.base import require_models, run_items, task_fingerprint, workers
+from judgekit.pipelines.options.spilling import SpillingOptions
 from judgekit.pipelines.spilling_schemas import MeaningsAnswer, judge_schema, translation_schema
 from judgekit.pipelines.spilling_translate import translate_words
 from judgekit.prompts import load_prompt
@@ -88,7 +89,7 @@ class SpillingRun:
     def __init__(self, config: RunConfig, client: LLMClient | None) -> None:
         self.generators = require_models(config, "generator", "spilling")
         self.config = config
-        self.options = config.spilling
+        self.options = config.options("spilling", SpillingOptions)
         self.client = client
         self.judge: ModelSpec = config.single_judge()
         self.translator: ModelSpec = config.translator or self.judge

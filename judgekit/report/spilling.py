@@ -28,14 +28,14 @@ def signature(run: SpillingRun) -> Signature:
     """Everything that changes the numbers: models, prompts, data files, judgekit version."""
     cfg = run.config
     prompts = {p.id: p.hash for p in [run.judge_prompt, *run.meaning_prompts.values()]}
-    if cfg.spilling.backcheck:
+    if run.options.backcheck:
         prompts[run.backcheck_prompt.id] = run.backcheck_prompt.hash
     base = dictionaries_dir()
     files = ["words.txt", "translations.tsv", "en.jsonl"]
-    files += [f"{lang}.jsonl" for lang in cfg.spilling.languages]
+    files += [f"{lang}.jsonl" for lang in run.options.languages]
     models = [ModelSignature.of(s, "generator") for s in cfg.generators()]
     models.append(ModelSignature.of(run.judge, "judge"))
-    if cfg.spilling.backcheck or cfg.spilling.translations == "model":
+    if run.options.backcheck or run.options.translations == "model":
         models.append(ModelSignature.of(run.translator, "translator"))
     return Signature(
         pipeline="spilling",
@@ -43,7 +43,7 @@ def signature(run: SpillingRun) -> Signature:
         prompts=prompts,
         schema_hash=schema_hash(MeaningsAnswer, judge_schema(5)),
         parameters={
-            **cfg.spilling.model_dump(mode="json"),
+            **run.options.model_dump(mode="json"),
             "n_words": len(run.words),
             "limit": cfg.limit,
         },

@@ -39,7 +39,7 @@ from judgekit.errors import InputError, JudgekitError
 from judgekit.labels.table import LabelTable
 from judgekit.metrics.meta_eval import SPA_PERMUTATIONS, SPA_SEED
 from judgekit.metrics.perm_both import PermutationSettings
-from judgekit.signature import Signature, file_hash
+from judgekit.signature import Signature
 
 LEVELS = ("item", "system", "segment")
 WMT_EXCLUDED = ("refA", "synthetic_ref")  # MT-Metrics-Eval meta_info: std ref, outlier (WMT23)
@@ -101,20 +101,17 @@ class CompareResult:
 
 
 def _signature(files: list[Path], options: CompareOptions, kind: str) -> dict[str, Any]:
-    data = {}
-    for path in files:
-        target = (
-            path / ("segments.csv" if (path / "segments.csv").is_file() else "labels.csv")
-            if path.is_dir()
-            else path
-        )
-        data[str(target)] = file_hash(target)
-    return Signature(
-        pipeline="calibrate compare",
-        parameters={"kind": kind, **options.parameters()},
-        data=data,
-        seed=options.seed,
-    ).as_dict()
+    targets = [
+        path / ("segments.csv" if (path / "segments.csv").is_file() else "labels.csv")
+        if path.is_dir()
+        else path
+        for path in files
+    ]
+    parameters = {"kind": kind, **options.parameters()}
+    signature = Signature.for_files(
+        "calibrate compare", targets, parameters=parameters, seed=options.seed
+    )
+    return signature.as_dict()
 
 
 def _families(found, facet: str, options: CompareOptions, rows, pairs, table) -> None:

@@ -34,7 +34,7 @@ from scipy import stats
 from judgekit.calibration.compare.coverage import Coverage, own_coverage_families
 from judgekit.calibration.compare.results import Family
 from judgekit.errors import JudgekitError
-from judgekit.metrics.bootstrap import resample_weights
+from judgekit.metrics.bootstrap import resample_matrix, resample_weights
 from judgekit.metrics.correlation import undefined_reasons
 from judgekit.metrics.kendall_fast import (
     GroupedTau,
@@ -130,7 +130,7 @@ def _system_families(
     fns = {"pearson": pearson_rows, "pairwise_accuracy": pairwise_accuracy_rows}
     dists: dict[str, dict[str, np.ndarray]] = {j: {} for j in judges}
     if s.n_resamples:
-        systems = np.random.default_rng(s.seed).integers(0, h.size, (s.n_resamples, h.size))
+        systems = resample_matrix(s.seed, s.n_resamples, h.size)
         segments = resample_weights(mask.shape[1], s.n_resamples, s.seed)
         for j, m in judges.items():
             if m.sys is None and human.sys is None:

@@ -10,7 +10,7 @@ All draws of one setting are computed at once, with the formulas of
 :mod:`judgekit.calibration.estimate.intervals` (``ppi_py``'s estimate, SE and ``lam`` rule,
 tested equal to ``ppi_py``): the CLT and t intervals from each draw's sums, and the bootstrap-t
 from the same resamples ``calibrate estimate`` draws with the same seed. The resample indices
-(:func:`~judgekit.calibration.estimate.intervals.resample_indices`) become count matrices, and
+(:func:`~judgekit.metrics.bootstrap.resample_indices`) become count matrices, and
 a resample's sums over a draw's items are the count matrix times the draw's values (one matrix
 product for every draw), so each draw's interval is the one ``estimate_mean`` gives on it.
 """
@@ -23,6 +23,7 @@ import numpy as np
 
 from judgekit.calibration.estimate import intervals as iv
 from judgekit.errors import JudgekitError
+from judgekit.metrics.bootstrap import resample_indices
 
 COVERAGE_METHODS = ("classical", "ppi", "ppi++")
 STUDY_INTERVALS = ("clt", "t", "bootstrap-t", "auto")
@@ -61,7 +62,7 @@ class Coverage:
 def _counts(rng: np.random.Generator, b: int, size: int) -> np.ndarray:
     """The resamples of :func:`resample_indices` as counts, shape (B, size), int16."""
     out = []
-    for idx in iv.resample_indices(rng, b, size):
+    for idx in resample_indices(rng, b, size):
         rows = len(idx)
         flat = (idx + size * np.arange(rows)[:, None]).ravel()
         out.append(np.bincount(flat, minlength=rows * size).reshape(rows, size).astype(np.int16))

@@ -29,13 +29,12 @@ A bootstrap-t bound is undefined when more than alpha / 2 of the resamples have 
 The resample statistics are computed from resample sums (moments), all B at once; the same
 sums come from gathering resampled values (:func:`resample_sums`, one estimate) or from count
 matrices times values (:mod:`judgekit.calibration.estimate.coverage`, many draws at once).
-Both draw the resample indices through :func:`resample_indices`, so a seed gives the same
-resamples in both.
+Both draw the resample indices through :func:`judgekit.metrics.bootstrap.resample_indices`,
+so a seed gives the same resamples in both.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,6 +42,7 @@ from scipy.stats import norm
 from scipy.stats import t as student_t
 
 from judgekit.errors import JudgekitError
+from judgekit.metrics.bootstrap import resample_indices
 
 INTERVALS = ("auto", "clt", "t", "bootstrap-t")
 BOOTSTRAP_BELOW = 100
@@ -132,15 +132,6 @@ def point_and_se(s: Sums, lam: np.ndarray | float) -> tuple[np.ndarray, np.ndarr
     var_u = s.uu / big_n - mean_u**2
     se2 = lam * lam * np.maximum(var_u, 0.0) / big_n + np.maximum(var_rect, 0.0) / n
     return lam * mean_u + rect, np.sqrt(se2)
-
-
-def resample_indices(rng: np.random.Generator, b: int, size: int) -> Iterator[np.ndarray]:
-    """B resamples of ``size`` items as index arrays (rows, size), in chunks of rows so that at
-    most :data:`CHUNK_VALUES` indices are held at once; the chunks depend only on (b, size), so
-    one seed gives the same resamples wherever they are drawn."""
-    rows = max(1, CHUNK_VALUES // max(size, 1))
-    for start in range(0, b, rows):
-        yield rng.integers(0, size, size=(min(rows, b - start), size))
 
 
 def resample_sums(

@@ -46,6 +46,7 @@ from scipy.stats import norm
 
 from judgekit.calibration.estimate import intervals as iv
 from judgekit.errors import InputError
+from judgekit.metrics.bootstrap import resample_matrix
 
 JUDGE_LABEL_COST = 1e-9
 MAX_RHO = 0.999
@@ -181,7 +182,7 @@ def simulated_size(
     judge = np.asarray(judge, float)
     rng = np.random.default_rng(seed)
     order = np.argsort(rng.random((SIMULATIONS, len(judge))), axis=1)
-    picks = rng.integers(0, len(pilot_human), size=(SIMULATIONS, iv.BOOTSTRAP_BELOW))
+    picks = resample_matrix(rng, SIMULATIONS, len(pilot_human), draws=iv.BOOTSTRAP_BELOW)
 
     def reaches(n: int) -> bool:
         y, h = pilot_human[picks[:, :n]], pilot_judge[picks[:, :n]]

@@ -15,6 +15,7 @@ from scipy.stats import permutation_test
 from statsmodels.stats.contingency_tables import mcnemar
 
 from judgekit.calibration.tune.choose import Ranking, statistic
+from judgekit.metrics.bootstrap import resample_rows
 
 
 @dataclass(frozen=True)
@@ -48,8 +49,7 @@ TestReport.__test__ = False  # type: ignore[attr-defined]
 def _bootstrap(stat, chosen, base, gold, n_boot, rng):
     n = len(gold)
     figs, gains = np.empty(n_boot), np.empty(n_boot)
-    for b in range(n_boot):
-        idx = rng.integers(0, n, n)
+    for b, idx in enumerate(resample_rows(rng, n_boot, n)):
         g = [gold[i] for i in idx]
         figs[b] = statistic(stat, [chosen[i] for i in idx], g)
         gains[b] = figs[b] - statistic(stat, [base[i] for i in idx], g)
