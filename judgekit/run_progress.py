@@ -24,6 +24,8 @@ class RunProgress:
         status: records of this process by status (``ok``, ``unscored``, ``error``), and
             ``cached`` (answered from the cache).
         requests: HTTP attempts this process sent (retries and re-asks included).
+        transient: those attempts that failed transiently, by kind (``timeout``: no answer
+            within the config's ``timeout``; ``rate_limit``, ``server``, ``connection``).
         tokens: input + output tokens of this process's records; ``cost_usd``: their cost,
             and ``cost_unknown`` the records whose price no table knows (not counted as $0).
         preflight: what the checks before the first call covered and took (one line; empty
@@ -42,6 +44,7 @@ class RunProgress:
     records: int = 0
     status: Counter[str] = field(default_factory=Counter)
     requests: int = 0
+    transient: dict[str, int] = field(default_factory=dict)
     tokens: int = 0
     cost_usd: float = 0.0
     cost_unknown: int = 0

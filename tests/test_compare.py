@@ -446,3 +446,69 @@ def test_an_undefined_statistic_says_why_and_no_library_warning_reaches_the_user
     printed = subprocess.run(cmd, capture_output=True, text=True, check=True)
     assert "Warning" not in printed.stderr
     assert "- flat tau_b: undefined: all 100 of the judge's scores are 5" in printed.stdout
+
+
+def test_a_label_judge_with_partial_coverage_changes_no_other_judges_figures(tmp_path) -> None:
+    """Issue 32.4 for label judges, the rule of score judges (one helper): each judge on the
+    items it and the humans labelled, each pair tested on the items both labelled, the items
+    said and printed beside every figure; --common keeps the like-for-like table."""
+    rng = np.random.default_rng(11)
+    items = [f"i{k}" for k in range(60)]
+    truth = rng.choice(list("xyz"), size=60)
+    humans = pd.DataFrame({f"h{r}": np.where(rng.random(60) < 0.8, truth,
+                                             rng.choice(list("xyz"), size=60))
+                           for r in range(3)}, index=items)  # fmt: skip
+
+    def judge(right: float) -> pd.Series:
+        return pd.Series(np.where(rng.random(60) < right, truth, rng.choice(list("xyz"), 60)),
+                         index=items, dtype=object)  # fmt: skip
+
+    judges = {"a": judge(0.9), "b": judge(0.6), "c": judge(0.8).iloc[:30]}  # c: half the items
+    kw = {"facet": "all", "n_resamples": 50, "permutations": PermutationSettings(200)}
+
+    def figures(facet) -> dict[tuple[str, str], tuple]:
+        return {(f.statistic, j): (v, None if f.dists[j] is None else tuple(f.dists[j]))
+                for f in facet.families for j, v in f.values.items()}  # fmt: skip
+
+    table = LabelTable(humans)
+    alone = figures(label_facet({k: judges[k] for k in "ab"}, table, **kw))
+    mixed = label_facet(judges, table, **kw)
+    got = figures(mixed)
+    for key, (value, dist) in alone.items():
+        assert got[key][0] == pytest.approx(value, nan_ok=True)  # a and b untouched by c
+        assert got[key][1] == pytest.approx(dist, nan_ok=True)
+    c_only = figures(label_facet({"c": judges["c"]}, LabelTable(humans.iloc[:30]), **kw))
+    for name in ("accuracy", "kappa", "ac1"):
+        assert got[name, "c"][0] == pytest.approx(c_only[name, "c"][0])
+        assert got[name, "c"][1] == pytest.approx(c_only[name, "c"][1])
+    accuracy = next(f for f in mixed.families if f.statistic == "accuracy")
+    n = accuracy.n_by_judge
+    assert n["a"] == n["b"] > n["c"] == c_only_items(judges["c"], table)
+    assert accuracy.test("a", "c").p_value is not None
+    said = " ".join(mixed.notes)
+    assert "coverage differs" in said and f"a {n['a']}, b {n['b']}, c {n['c']}" in said
+    assert f"pair a / c: tested on the {n['c']} items both labelled" in said
+    assert accuracy.delta_dist is not None and accuracy.delta_dist("a", "c").shape == (50,)
+    common = figures(label_facet(judges, table, common=True, **kw))
+    assert common["accuracy", "a"][0] != pytest.approx(alone["accuracy", "a"][0])  # c's items
+    files = {
+        "humans": [(i, f"h{r}", humans.loc[i, f"h{r}"]) for i in items for r in range(3)],
+        "judges": [(i, j, lab) for j, s in judges.items() for i, lab in s.items()],
+    }
+    for name, rows in files.items():
+        frame = pd.DataFrame(rows, columns=["item", "rater", "label"])
+        frame.to_csv(tmp_path / f"{name}.csv", index=False)
+    args = ["calibrate", "compare", "--human", str(tmp_path / "humans.csv"), "--judge",
+            str(tmp_path / "judges.csv"), "--n-resamples", "50",
+            "--permutations", "100"]  # fmt: skip
+    printed = runner.invoke(app, args)
+    assert printed.exit_code == 0, printed.output
+    assert f"n={n['c']}" in printed.output and "coverage differs" in printed.output
+
+
+def c_only_items(labels: pd.Series, table: LabelTable) -> int:
+    """Items a judge labelled whose human majority is not a tie (what the judge is scored on)."""
+    from judgekit.labels.majority import TIE, majority_vote
+
+    reference = majority_vote(table)
+    return int(sum(reference[i] != TIE for i in labels.index if i in reference.index))

@@ -147,8 +147,7 @@ def _llmbar_truth(path) -> pd.DataFrame:
     complete = (frame["winner_original_order"] != "None") & (
         frame["winner_swapped_order"] != "None"
     )
-    keys = set(frame["key"]) - set(frame.loc[~complete, "key"])
-    frame = frame[frame["key"].isin(keys)]
+    frame = frame[complete]  # each judge on the items it has both verdicts of (issue 32.4)
     right = (frame["winner_original_order"] == frame["gold_label"]) & (
         frame["winner_swapped_order"] == frame["gold_label"]
     )

@@ -190,3 +190,39 @@ def test_estimate_cli_reports_the_hard_label_row_beside_the_probabilities(tmp_pa
     assert predictor["width_ratio"]["all"] == pytest.approx(width / hard_width)
     table = CliRunner().invoke(app, args[:-1])
     assert "width ratio" in table.output and "--hard-labels" in table.output
+
+
+def test_missing_probability_cells_are_missing_in_every_spelling(tmp_path: Path) -> None:
+    """Issue 32.8 at the p:LABEL reader: a row whose p: cells are all NA, N/A, NaN, null or
+    empty has no probabilities (counted), as every label reader reads them; 'NA' was an error
+    ("probability 'NA' ... is not a number") and 'NaN' one of "not in [0, 1]"."""
+    rows = ["item,rater,label,p:CS,p:CA", "i1,j,CS,0.9,0.1", "i2,j,CA,NA,N/A", "i3,j,CA,,",
+            "i4,j,CS,null,NaN", "i5,j,CA,0.2,0.8"]  # fmt: skip
+    path = tmp_path / "probs.csv"
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    probs, missing = load_label_probs(path)
+    assert list(probs.index) == ["i1", "i5"] and missing == 3
+    assert probs.loc["i1", "CS"] == pytest.approx(0.9)
+
+
+def test_estimate_counts_items_left_on_their_hard_label(tmp_path: Path) -> None:
+    """Issue 32 (nothing silent): judged items with no label probabilities keep the hard label
+    as the predictor; the count is in --json and the console, not swallowed."""
+    rows = ["item,rater,label,p:CS,p:CA"]
+    rows += [f"i{k},judge,{'CS' if k % 2 else 'CA'},{0.7 if k % 2 else 0.3},"
+             f"{0.3 if k % 2 else 0.7}" for k in range(30)]  # fmt: skip
+    rows += [f"i{k},judge,CS,NA," for k in range(30, 40)]  # 10 judged items with no probabilities
+    judge_file = tmp_path / "judge.csv"
+    judge_file.write_text("\n".join(rows) + "\n")
+    human_file = tmp_path / "humans.csv"
+    human_file.write_text("item,rater,label\n" + "".join(
+        f"i{k},h1,{'CS' if k % 3 else 'CA'}\n" for k in range(0, 40, 2)))  # fmt: skip
+    args = ["calibrate", "estimate", "--judge", str(judge_file), "--human", str(human_file),
+            "--target", "share:CS", "--resamples", "200"]  # fmt: skip
+    out = CliRunner().invoke(app, [*args, "--json"])
+    assert out.exit_code == 0, out.output
+    predictor = json.loads(out.output)["predictor"]
+    assert predictor["used"] == "probabilities"
+    assert predictor["items_without_probabilities"] == 10
+    table = CliRunner().invoke(app, args)
+    assert "10 judged items have no label probabilities" in table.output

@@ -250,3 +250,23 @@ def test_one_override_given_as_a_string_is_one_override(tmp_path: Path) -> None:
     one = judgekit.run(config, "classify.task=Tone.", out=tmp_path, dry_run=True)
     listed = judgekit.run(config, ["classify.task=Tone."], out=tmp_path, dry_run=True)
     assert one.estimate is not None and one.estimate.calls == listed.estimate.calls == 12
+
+
+def test_transient_failures_are_counted_by_kind_and_printed(server, tmp_path: Path) -> None:
+    """A run whose requests outnumber its records says why: each attempt that failed
+    transiently is counted by kind, in the result and on the console's last line."""
+    items = tmp_path / "items.jsonl"
+    lines = [json.dumps({"id": f"r{i}", "text": f"[[fault:{'500x1' if i < 3 else 'ok'}]] ok {i}"})
+             for i in range(5)]  # fmt: skip
+    items.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    config = classify_config(tmp_path, server.base_url, items)
+    result = judgekit.run(config, out=tmp_path / "out")
+    assert set(result.records["status"]) == {"ok"} and len(result.records) == 5
+    assert result.transient == {"server": 3} and result.requests == 8
+    server.reset()  # the server fails each task's first attempt again
+    proc = subprocess.run(
+        [sys.executable, "-m", "judgekit", "run", str(config), "--out", str(tmp_path / "again"),
+         "--no-preflight"], capture_output=True, text=True, cwd=REPO, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "requests sent this run 8 (failed: server 3)" in " ".join(proc.stdout.split())

@@ -11,7 +11,8 @@ Two sources, one reader (:func:`load_label_probs`):
   ``label_probs`` (a provider that returned none) are counted, never given invented values.
 * a labels file (CSV, TSV, JSONL; long ``item,rater,label``) with one column ``p:LABEL`` per
   label: the probability of LABEL for that row's item and rater; a row with every ``p:`` cell
-  empty has none.
+  missing (empty, ``NA``, ``N/A``, ``NaN``, ``null``: the label vocabulary's missing markers)
+  has none.
 
 A row's probabilities must lie in [0, 1] and sum to 1 within 1e-3; otherwise the file (and line
 or record key) is named in an :class:`~judgekit.errors.InputError`.
@@ -26,7 +27,7 @@ from typing import Any
 import pandas as pd
 
 from judgekit.data.tables import read_table
-from judgekit.data.vocabulary import canonical_id, label_text
+from judgekit.data.vocabulary import canonical_id, is_missing_label, label_text
 from judgekit.errors import InputError
 from judgekit.labels.files import resolve_labels_path
 
@@ -83,7 +84,7 @@ def _from_file(path: Path) -> tuple[dict[tuple[str, str], dict[str, float]], int
         return found, 0
     for line, row in table.rows:
         cells = {c[len(PROB_PREFIX) :]: row.get(c) for c in columns}
-        if all(v is None or str(v).strip() == "" for v in cells.values()):
+        if all(is_missing_label(v) for v in cells.values()):  # '', NA, N/A, NaN, null
             missing += 1
             continue
         key = (canonical_id(row.get("item")), canonical_id(row.get("rater", "judge")))

@@ -47,6 +47,7 @@ from judgekit.metrics.agreement import (
     unanimous_share,
 )
 from judgekit.metrics.classification import Estimate
+from judgekit.metrics.label_codes import encode
 
 JUDGE_TIE = "<judge tie>"
 CS_CA = ("CS", "CA")
@@ -133,17 +134,19 @@ def _agreement(
     """Human agreement rows: CS/CA votes with CIs and prevalence; 4-way votes, point values."""
     ci = dict(ci=n_resamples > 0, n_resamples=max(n_resamples, 1), seed=seed)
     section, n = "human agreement, CS/CA votes", cs_votes.n_items
-    out.estimate(section, "unanimous share", n, unanimous_share(cs_votes, **ci))
-    scale = {"categories": ("CA", "CS")}  # a language whose voters all said CA still has CS
-    out.estimate(section, "Fleiss' kappa", n, fleiss_kappa(cs_votes, **scale, **ci))
-    out.estimate(section, "Gwet's AC1", n, gwet_ac1(cs_votes, **scale, **ci))
-    prev = prevalence(cs_votes)
+    # encoded once; a language whose voters all said CA still has CS
+    votes, _ = encode(cs_votes, ("CA", "CS"))
+    out.estimate(section, "unanimous share", n, unanimous_share(votes, **ci))
+    out.estimate(section, "Fleiss' kappa", n, fleiss_kappa(votes, **ci))
+    out.estimate(section, "Gwet's AC1", n, gwet_ac1(votes, **ci))
+    prev = prevalence(votes)
     share = prev.counts.get("CS", 0) / prev.n_ratings if prev.n_ratings else math.nan
     out.add(section, "prevalence CS (share of votes)", prev.n_ratings, share)
     if knowledge is not None:
         section = "human agreement, required-knowledge votes"
-        out.estimate(section, "Fleiss' kappa", n, fleiss_kappa(knowledge))
-        out.estimate(section, "Gwet's AC1", n, gwet_ac1(knowledge))
+        coded, _ = encode(knowledge)
+        out.estimate(section, "Fleiss' kappa", n, fleiss_kappa(coded))
+        out.estimate(section, "Gwet's AC1", n, gwet_ac1(coded))
 
 
 def validate_subset(

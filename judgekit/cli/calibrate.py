@@ -38,17 +38,9 @@ from judgekit.errors import InputError
 from judgekit.labels.files import parse_categories, resolve_labels_path
 from judgekit.labels.majority import TIE_POLICIES
 from judgekit.labels.table import LabelTable, load_labels
-from judgekit.metrics.agreement import (
-    cohen_kappa,
-    fleiss_kappa,
-    gwet_ac1,
-    krippendorff_alpha,
-    percent_agreement,
-    prevalence,
-    unanimous_share,
-)
-from judgekit.metrics.agreement_results import AgreementResult
+from judgekit.metrics.agreement_all import MANY_CATEGORIES, agreement_statistics
 from judgekit.metrics.krippendorff_alpha import LEVELS
+from judgekit.metrics.statistics import among
 
 calibrate_app = typer.Typer(
     help="Calibrate judges: agreement among raters, a judge against human labels.",
@@ -104,39 +96,12 @@ def _load(path: Path, fmt: str) -> LabelTable:
     return load_labels(path, format=fmt)  # type: ignore[arg-type]
 
 
-MANY_CATEGORIES = 20  # above this, a scale (0-100 scores), not categories
-
-
-def agreement_results(
-    table: LabelTable,
-    level: str,
-    n_resamples: int,
-    seed: int,
-    confidence: float,
-    categories: list[Any] | None = None,
-) -> tuple[list[AgreementResult], Any, str]:
-    """Every agreement statistic of ``table`` (Cohen's kappa only with two raters), over the
-    category set ``categories`` (default: the labels present).
-
-    With more than 20 distinct labels (a rating scale), the irrCAC-based coefficients (Fleiss'
-    kappa, Gwet's AC1) get no bootstrap CI (each resample costs ~0.3 s there) and a note says so.
-    """
-    boot = {"n_resamples": n_resamples, "seed": seed, "confidence": confidence}
-    boot["categories"] = categories  # type: ignore[assignment]
-    scale = len(table.categories) > MANY_CATEGORIES
-    slow = {**boot, "n_resamples": 0} if scale else boot
-    note = ""
-    if scale and n_resamples:
-        note = (
-            f"{len(table.categories)} distinct labels: a scale, not categories; no bootstrap "
-            "CI for Fleiss' kappa and Gwet's AC1 (use Krippendorff's alpha --level interval)"
-        )
-    results = [percent_agreement(table, **boot), unanimous_share(table, **boot)]
-    if table.n_raters == 2:
-        results.append(cohen_kappa(table, **slow))
-    results += [fleiss_kappa(table, **slow), gwet_ac1(table, **slow)]
-    results.append(krippendorff_alpha(table, level=level, **boot))  # type: ignore[arg-type]
-    return results, prevalence(table, **slow), note
+ORDER_HELP = (
+    "The category set, comma-separated, in the scale's order (default: the labels present); "
+    "the order is read by "
+    + ", ".join(s.name for s in among("raters") if s.needs_order)
+    + " in their weighted or ordinal forms."
+)
 
 
 @calibrate_app.command("agreement")
@@ -148,15 +113,13 @@ def agreement_command(
     seed: int = typer.Option(0, help="Bootstrap seed."),
     confidence: float = typer.Option(0.95, help="CI level."),
     out: Path | None = typer.Option(None, help="Write agreement.csv and agreement.json here."),
-    categories: str | None = typer.Option(
-        None, help="The category set, comma-separated (default: the labels present)."
-    ),
+    categories: str | None = typer.Option(None, help=ORDER_HELP),
 ) -> None:
     """Agreement among all raters of LABELS, with bootstrap CIs and category prevalence."""
     _check_choice("--level", level, LEVELS)
     table = _load(labels, format)
     cats = parse_categories(categories, table.categories, table.source)
-    results, prev, note = agreement_results(table, level, n_resamples, seed, confidence, cats)
+    results, prev, note = agreement_statistics(table, level, n_resamples, seed, confidence, cats)
     shown = list(prev.per_category.values()) if len(prev.counts) <= MANY_CATEGORIES else []
     view = Table(title=f"Agreement: {table.n_items} items x {table.n_raters} raters")
     for column in ("statistic", "value [CI]", "items", "raters", "level"):
@@ -336,6 +299,9 @@ def tune_command(
     out: Path | None = typer.Option(None, help="Output directory (default: the file's out)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the cache."),
     as_json: bool = typer.Option(False, "--json", help="Print the test report as JSON."),
+    by: str | None = typer.Option(
+        None, help="Stratify the split by this facet and the label (default: language)."
+    ),
 ) -> None:
     """Choose a judge on the select split, report it on the sealed test split; writes best.yaml.
 
@@ -348,7 +314,10 @@ def tune_command(
     from judgekit.report.tune import tune_dict, tune_lines, write_tune_csv, write_tune_json
     from judgekit.report.tune_figure import tune_figure
 
-    result = run_tune(load_tune(tune, set_, labels), out=out, no_cache=no_cache)
+    spec = load_tune(tune, set_, labels)
+    if by is not None:
+        spec.tune.by = by
+    result = run_tune(spec, out=out, no_cache=no_cache)
     write_tune_json(result.report, result.directory / "tune.json")
     write_tune_csv(result.report, result.directory / "tune.csv")
     tune_figure(result.ranking, result.report, result.directory / "tune.png")

@@ -90,7 +90,9 @@ def compare_command(
     ),
     all_systems: bool = typer.Option(False, "--all-systems", help="Keep every system."),
     common: bool = typer.Option(
-        False, "--common", help="Every judge on the cells all judges scored (like for like)."
+        False,
+        "--common",
+        help="Every judge on the cells (items) all judges scored (like for like).",
     ),
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     out: Path | None = typer.Option(None, help="Write compare.json, CSVs and compare.png here."),

@@ -21,7 +21,7 @@ def localise_command(
     dry_run: bool = typer.Option(False, "--dry-run", help="Count calls and tokens; send none."),
 ) -> None:
     """Localise source/English pairs to a target locale; writes localised.jsonl and aligned
-    text files (see docs/error-typing.md). Same as `judgekit run CONFIG` for a localise config.
+    text files (see docs/localisation.md). Same as `judgekit run CONFIG` for a localise config.
     """
     from judgekit.cli.run import execute
 

@@ -58,7 +58,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "localise": (
         "judgekit.cli.localise",
         "Localise source/English pairs to a target locale; writes localised.jsonl and aligned "
-        "text files (see docs/error-typing.md). Same as `judgekit run CONFIG` for a localise "
+        "text files (see docs/localisation.md). Same as `judgekit run CONFIG` for a localise "
         "config.",
     ),
     "mqm": ("judgekit.cli.mqm", "MQM scores from human or judge error annotations."),

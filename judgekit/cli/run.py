@@ -171,11 +171,19 @@ def _stats(p: RunProgress) -> str:
 
     status = p.status
     line = (  # this process's requests and records (a resume's earlier ones are not counted)
-        f"requests {p.requests}; ok {status['ok']} "
+        f"requests {p.requests}{_failed(p.transient)}; ok {status['ok']} "
         f"unscored {status['unscored']} error {status['error']} cached {status['cached']}; "
         f"tokens {p.tokens:,} {cost_text(p.cost_usd, p.cost_unknown)}"
     )
     return f"{p.batch}; {line}" if p.batch else line
+
+
+def _failed(transient: dict[str, int]) -> str:
+    """`` (failed: timeout 2, server 1)``: the attempts that failed and were retried or ended
+    their task; empty when none did."""
+    if not transient:
+        return ""
+    return f" (failed: {', '.join(f'{k} {n}' for k, n in sorted(transient.items()))})"
 
 
 def _print_dry_run(result: RunResult) -> None:
@@ -244,7 +252,8 @@ def _print_totals(result: RunResult) -> None:
         f"excluded {items.get('excluded')}; records {usage['calls']} {usage['status']}, "
         f"tokens in {totals.get('tokens_in', 0):,.0f} out {totals.get('tokens_out', 0):,.0f}, "
         f"cost {cost_text(totals.get('cost_usd', 0), totals.get('cost_unknown', 0))}; "
-        f"requests sent this run {result.requests} (retries and re-asks included); "
+        f"requests sent this run {result.requests}{_failed(result.transient)} (retries and "
+        "re-asks included); "
         f"{result.elapsed_s:.0f}s; results in {result.out_dir}"
     )
     batch = usage.get("batch") or {}

@@ -160,8 +160,10 @@ def check_label_sets(
         sides = [f"{name} only {_shown(s)}" for name, s in ((judge_name, j_only),
                  (human_name, h_only)) if s]  # fmt: skip
         notes.append(
-            f"labels seen on one side only: {'; '.join(sides)} (the figures compare "
-            f"{_shown(common)}; a misspelt label never matches)"
+            f"labels seen on one side only: {'; '.join(sides)} (only {_shown(common)} can "
+            "match; a one-sided label counts as a miss in accuracy and kappa, and macro-F1 "
+            "averages over every label seen, as scikit-learn does, so a judge-only label is a "
+            "class with F1 0; a misspelt label never matches)"
         )
     if warn:
         for note in notes:

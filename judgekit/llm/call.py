@@ -101,6 +101,7 @@ async def call_task(
     base: dict[str, Any],
     on_attempt: Callable[[], None],
     on_warning: Callable[[str], None] | None = None,
+    on_transient: Callable[[BaseException], None] | None = None,
 ) -> tuple[Record, bool]:
     """Call ``model`` (its backend built) for ``task`` until a validated answer, the re-asks
     run out, or no answer comes.
@@ -113,6 +114,7 @@ async def call_task(
         on_attempt: called once per HTTP request, when it is sent (not while it waits for a
             slot; retries and re-asks included).
         on_warning: called with an endpoint's warning (``health.py``), once per endpoint.
+        on_transient: called with each attempt's transient failure (``CallState``).
 
     Returns:
         ``(record, by_primary)``: the record (``ok``, ``unscored`` or ``error``; ``latency_s``
@@ -124,7 +126,7 @@ async def call_task(
     """
     spec = task.spec
     messages = task.messages
-    call = _Call(base, CallState(on_sent=on_attempt))
+    call = _Call(base, CallState(on_sent=on_attempt, on_transient=on_transient))
     for reask in range(spec.max_reasks + 1):
         call.reasks = reask
         try:
@@ -170,6 +172,7 @@ async def _attempts(
     try:
         return await backend.complete(messages, fmt, spec.max_retries <= 1)
     except Exception as exc:
+        state.failed(exc)
         if not is_transient(exc) or spec.max_retries <= 1:
             raise
         first: Exception | None = exc
@@ -184,6 +187,10 @@ async def _attempts(
                 exc, first = first, None
                 raise exc
             last = attempt.retry_state.attempt_number >= spec.max_retries
-            result = await backend.complete(messages, fmt, last)
+            try:
+                result = await backend.complete(messages, fmt, last)
+            except Exception as exc:
+                state.failed(exc)
+                raise
     assert result is not None
     return result

@@ -12,6 +12,7 @@ mapped to a default.
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from typing import Any
@@ -45,6 +46,8 @@ class LLMClient:
 
     Attributes:
         calls_made: HTTP attempts sent by this process.
+        transient_failures: those attempts that failed transiently, by kind (``timeout``,
+            ``rate_limit``, ``server``, ``connection``); each was retried or ended its task.
         cache_rejected: cache entries found but not valid answers of their task's schema
             (the tasks were called instead, and their entries rewritten).
         seen: ``key -> Record`` of every record this run used, resumed or new (read lazily
@@ -71,6 +74,7 @@ class LLMClient:
         self.cache = cache
         self.on_record = on_record
         self.calls_made = 0
+        self.transient_failures: Counter[str] = Counter()
         self.cache_rejected = 0
         self.seen: RecordIndex = RecordIndex(runlog, set())
         self.usage = UsageTotals()
@@ -304,7 +308,13 @@ class LLMClient:
             await self.models.backend(model)
         fmt = model.format(task.schema)[0]
         record, by_primary = await call_task(
-            task, model, fmt, model.base(task), self._count_attempt, self.warn
+            task,
+            model,
+            fmt,
+            model.base(task),
+            self._count_attempt,
+            self.warn,
+            self._count_transient,
         )
         entry = model.cache_entry(record)
         if ckey is not None and by_primary and entry is not None:
@@ -338,6 +348,9 @@ class LLMClient:
 
     def _count_attempt(self) -> None:
         self.calls_made += 1
+
+    def _count_transient(self, exc: BaseException) -> None:
+        self.transient_failures[str(getattr(exc, "kind", None) or type(exc).__name__)] += 1
 
     def record(self, record: Record) -> Record:
         """Keep a record made outside a call (an answer imported from a batch): written to

@@ -32,11 +32,19 @@ class CallState:
     """What one task's call counts while it runs (set per task by ``call.py``, updated by the
     sender): HTTP requests sent (``attempts``; ``on_sent`` is called for each, when it is sent,
     not while it waits for a slot) and seconds spent waiting for an endpoint slot or for an
-    endpoint to come back (``queued``: not time spent retrying, not latency)."""
+    endpoint to come back (``queued``: not time spent retrying, not latency); ``on_transient``
+    is called with each attempt's transient failure (a timeout, 429, 5xx, refused connection),
+    so a run can say why its requests outnumber its records."""
 
     on_sent: Callable[[], None] | None = None
     attempts: int = 0
     queued: float = 0.0
+    on_transient: Callable[[BaseException], None] | None = None
+
+    def failed(self, exc: BaseException) -> None:
+        """Report ``exc`` to ``on_transient`` where it is transient."""
+        if self.on_transient is not None and is_transient(exc):
+            self.on_transient(exc)
 
     def sent(self) -> None:
         """Count one request sent."""

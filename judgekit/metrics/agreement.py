@@ -2,9 +2,13 @@
 
 Every function takes an items x raters table: a :class:`~judgekit.labels.table.LabelTable`, a
 DataFrame (index = items, one column per rater), a 2-D numpy array or a list of rows; a missing
-rating is None or NaN. Each returns an :class:`AgreementResult` (``.value``, ``.ci`` and
-extras). A CI is computed only when asked for (``ci=True`` or ``n_resamples > 0``): a seeded
-percentile bootstrap over items (:func:`judgekit.metrics.bootstrap.bootstrap_ci`).
+rating is None or NaN; or that table encoded once
+(:class:`~judgekit.metrics.label_codes.CodedLabels` from :func:`~judgekit.metrics.label_codes.
+encode`), so that several coefficients compute on one encoding without reading the labels again
+(:func:`judgekit.metrics.agreement_all.agreement_statistics`). Each returns an
+:class:`AgreementResult` (``.value``, ``.ci`` and extras). A CI is computed only when asked for
+(``ci=True`` or ``n_resamples > 0``): a seeded percentile bootstrap over items
+(:func:`judgekit.metrics.bootstrap.bootstrap_ci`).
 
 Thin over the libraries: scikit-learn ``cohen_kappa_score``, statsmodels ``fleiss_kappa`` /
 ``aggregate_raters`` / ``cohens_kappa`` and ``irrCAC.raw.CAC``; Krippendorff's alpha lives in
@@ -44,7 +48,6 @@ import pandas as pd
 from irrCAC.raw import CAC
 from statsmodels.stats import inter_rater
 
-from judgekit.errors import JudgekitError
 from judgekit.labels.table import LabelData, as_label_table
 from judgekit.metrics.agreement_results import (
     AgreementResult,
@@ -54,7 +57,7 @@ from judgekit.metrics.agreement_results import (
     evaluate,
 )
 from judgekit.metrics.krippendorff_alpha import krippendorff_alpha
-from judgekit.metrics.label_codes import CodedLabels, encode
+from judgekit.metrics.label_codes import CodedLabels, Ratings, encode, two_raters
 
 __all__ = [
     "cohen_kappa",
@@ -99,7 +102,7 @@ def item_agreement(data: LabelData, *, categories: Categories = None) -> pd.Seri
 
 
 def percent_agreement(
-    data: LabelData,
+    data: Ratings,
     *,
     categories: Categories = None,
     ci: bool = False,
@@ -126,7 +129,7 @@ def percent_agreement(
 
 
 def unanimous_share(
-    data: LabelData,
+    data: Ratings,
     *,
     categories: Categories = None,
     ci: bool = False,
@@ -152,7 +155,7 @@ def unanimous_share(
 
 
 def prevalence(
-    data: LabelData,
+    data: Ratings,
     *,
     categories: Categories = None,
     ci: bool = False,
@@ -191,7 +194,7 @@ def prevalence(
 
 # -- chance-corrected coefficients -------------------------------------------------------------
 def cohen_kappa(
-    data: LabelData,
+    data: Ratings,
     *,
     weights: KappaWeights = None,
     raters: tuple[Hashable, Hashable] | None = None,
@@ -219,26 +222,18 @@ def cohen_kappa(
     Raises:
         JudgekitError: not exactly two raters; weights with text labels and no ``categories``.
     """
-    table = as_label_table(data)
-    if raters is not None:
-        table = table.select(list(raters))
-    if table.n_raters != 2:
-        raise JudgekitError(
-            f"Cohen's kappa needs exactly two raters, got {table.n_raters}: "
-            f"{table.raters} (choose two with raters=(a, b))"
-        )
+    coded = two_raters(data, raters, "Cohen's kappa")
     from sklearn.metrics import cohen_kappa_score  # here: scikit-learn takes ~1 s to import
 
-    table = table.dropna_items(2)
     order = None if weights is None else f"Cohen's kappa with {weights} weights"
-    coded, _ = encode(table, categories, order_for=order)
+    coded, _ = encode(coded, categories, order_for=order)
     a, b = coded.codes[:, 0].astype(int), coded.codes[:, 1].astype(int)
     labels = list(range(coded.q))
 
     def kappa(idx: np.ndarray) -> float:
         return float(cohen_kappa_score(a[idx], b[idx], labels=labels, weights=weights))
 
-    details: dict[str, Any] = {"raters": [str(r) for r in table.raters]}
+    details: dict[str, Any] = {"raters": [str(r) for r in coded.raters]}
     if coded.q >= 2 and len(a):
         cells = np.zeros((coded.q, coded.q))
         np.add.at(cells, (a, b), 1)
@@ -288,7 +283,7 @@ def _cac(coded: CodedLabels, idx: np.ndarray, weights: str = "identity") -> CAC:
 
 
 def fleiss_kappa(
-    data: LabelData,
+    data: Ratings,
     *,
     categories: Categories = None,
     ci: bool = False,
@@ -343,7 +338,7 @@ def fleiss_kappa(
 
 
 def gwet_ac1(
-    data: LabelData,
+    data: Ratings,
     *,
     weights: str | None = None,
     categories: Categories = None,

@@ -16,9 +16,8 @@ import krippendorff
 import numpy as np
 
 from judgekit.errors import JudgekitError
-from judgekit.labels.table import LabelData
 from judgekit.metrics.agreement_results import AgreementResult, boot_settings, degenerate, evaluate
-from judgekit.metrics.label_codes import encode
+from judgekit.metrics.label_codes import Ratings, encode
 
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
@@ -60,7 +59,7 @@ def alpha_replicate(counts: np.ndarray, domain: np.ndarray, level: str, idx: np.
 
 
 def krippendorff_alpha(
-    data: LabelData,
+    data: Ratings,
     *,
     level: Level = "nominal",
     categories: Sequence[Hashable] | None = None,

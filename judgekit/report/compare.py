@@ -1,7 +1,8 @@
 """The outputs of ``judgekit calibrate compare``: the console table, CSV, JSON and the figure.
 
 * :func:`print_compare`: per facet value and level one table, a row per judge (the human
-  ceiling last), a column per statistic: ``value [CI] #rank``; the judges in cluster #1 of a
+  ceiling last), a column per statistic: ``value [CI] #rank`` (and ``n=`` the items, cells or
+  systems behind it where judges' coverage differs); the judges in cluster #1 of a
   statistic are the ones no other judge beats significantly. Then the facet tests and notes.
 * :func:`write_compare`: ``compare.json`` (the ``--json`` document, plus counts and notes),
   ``compare_rows.csv`` and ``compare_pairs.csv`` (every field, the delta CIs and adjusted
@@ -58,10 +59,19 @@ def print_compare(result: CompareResult, console: Any) -> None:
         for name in statistics:
             view.add_column(name, justify="right")
         cells = {(r.judge, r.statistic): r for r in rows}
+        sizes: dict[str, set[int]] = {}  # per statistic: n beside where coverage differs
+        for r in rows:
+            if r.judge != HUMAN_CEILING:
+                sizes.setdefault(r.statistic, set()).add(r.n)
+
+        def cell(judge: str, name: str, cells=cells, sizes=sizes) -> str:
+            row = cells.get((judge, name))
+            if row is None:
+                return "-"
+            return _cell(row) + (f" n={row.n}" if len(sizes[name]) > 1 else "")
+
         for judge in judges:
-            view.add_row(
-                judge, *(_cell(cells[judge, s]) if (judge, s) in cells else "-" for s in statistics)
-            )
+            view.add_row(judge, *(cell(judge, s) for s in statistics))
         console.print(view)
         for r in rows:
             if r.note.startswith("undefined"):

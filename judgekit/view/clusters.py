@@ -79,7 +79,7 @@ def compare_with_humans(
         warnings.simplefilter("always", JudgekitWarning)
         try:
             facet = label_facet(judges, humans.drop(shared), facet="all", tie_policy=tie_policy,  # type: ignore[arg-type]
-                                n_resamples=n_resamples, seed=seed)  # fmt: skip
+                                n_resamples=n_resamples, seed=seed, common=True)  # fmt: skip
         except JudgekitError as exc:
             out.error = str(exc)
             return out

@@ -1,8 +1,10 @@
 """The data of the "Which judge?" tab: per facet (overall first, then each facet value such as a
-language), each judge's agreement with humans and its CI on the same items, the human ceiling on
-those items, the paired difference to the best judge with its p-value and rank cluster, ``n``
-beside every figure, CIs wider than a stated share marked, plain statistic names with a one-line
-meaning, and every note about labels and raters beside the facet it affects.
+language), each judge's agreement with humans and its CI (:func:`which_judge`: on the items it
+and the humans share, as ``calibrate compare``; ``judgekit view``'s label sources: on the items
+every source labelled), the human ceiling on those items, the paired difference to the best
+judge with its p-value and rank cluster, ``n`` beside every figure, CIs wider than a stated
+share marked, plain statistic names with a one-line meaning, and every note about labels and
+raters beside the facet it affects.
 
 The figures are those of ``judgekit calibrate compare`` (:func:`judgekit.calibration.compare.
 compare`: percentile bootstrap CIs, paired permutation tests, WMT-style rank clusters; Kocmi et
@@ -19,20 +21,14 @@ from typing import Any
 from judgekit.calibration.compare import ALL, CompareOptions, CompareResult, compare
 from judgekit.calibration.compare.results import HUMAN_CEILING, Pair, Row
 from judgekit.errors import JudgekitWarning
+from judgekit.metrics.statistics import among
 from judgekit.view.clusters import LabelComparison
 
 WIDE_SHARE = 0.2  # a CI wider than this share of the statistic's 0..1 range is marked wide
 
 STATISTICS: dict[str, tuple[str, str]] = {  # statistic -> (plain name, one-line meaning)
-    "accuracy": ("Agreement", "share of items where the judge gives the humans' label"),
-    "macro_f1": ("Balanced F1", "F1 per label averaged over labels, so rare labels count"),
-    "kappa": ("Cohen's kappa", "agreement beyond what chance label frequencies give (0 = chance)"),
-    "ac1": ("Gwet's AC1", "chance-corrected agreement that stays stable when one label dominates"),
-    "pearson": ("Pearson r", "linear correlation of the judge's scores with the humans'"),
-    "kendall": ("Kendall tau", "share of pairs ordered alike minus share ordered oppositely"),
-    "acc_eq": ("Pairwise accuracy", "share of pairs ordered as humans order them, ties counted"),
-    "spa": ("Soft pairwise accuracy", "how well the judge's system ranking keeps human margins"),
-}
+    s.key: (s.plain, s.meaning) for s in among("reference")
+}  # the one list: judgekit.metrics.statistics
 
 
 def _meaning(statistic: str) -> dict[str, str]:

@@ -203,6 +203,7 @@ def compare_labels(human: SourceSpec, judges: list[SourceSpec], options: Compare
             confidence=options.confidence,
             seed=options.seed,
             permutations=options.permutations,
+            common=options.common,
         )
         tables[facet] = {}
         _families(result.families, facet, options, rows, pairs, tables[facet])

@@ -1,20 +1,24 @@
-"""Label judges compared with each other against the human majority, on the same items.
+"""Label judges compared with each other against the human majority.
 
-Every judge is scored on the items that the humans and *every* judge labelled (so the paired
-tests and the clusters compare like with like; the items a judge lacks are counted), against
+Every judge is scored on the items it and the humans labelled, each pair of judges tested on
+the items both labelled, the items of each said (:mod:`judgekit.calibration.compare.coverage`,
+the rule of score judges too); ``--common`` puts every judge on the items that the humans and
+*every* judge labelled (like for like; the items a judge lacks are counted). The reference is
 the humans' majority label with the calibration's tie policy (:mod:`judgekit.labels.majority`):
 
 * accuracy, macro-F1 and Cohen's kappa as ``calibrate judge`` computes them
   (:class:`judgekit.metrics.classification.ReferenceScorer`, scikit-learn), and Gwet's AC1 by
-  irrCAC over the category set of the whole comparison (every label any side used), so that
-  AC1's chance term is the same for every judge;
-* a percentile bootstrap CI over items (the same resampled items for every judge, so the CI of
-  a difference between two judges is the paired bootstrap's);
+  irrCAC over the category set of the items compared (every label the reference or a judge
+  compared on them used), so that AC1's chance term is the same for the judges compared there;
+* a percentile bootstrap CI over items (on shared items the same resampled items for every
+  judge, so the CI of a difference between two judges, on the pair's items, is the paired
+  bootstrap's);
 * for every pair of judges the paired permutation test (:func:`judgekit.metrics.perm_both.
   swap_test`, the units being items: each permutation exchanges the two judges' labels on each
   item with probability 1/2), and the rank clusters;
 * the human ceiling as a row: each human against the majority of the other humans, pooled over
-  humans (:func:`judgekit.calibration.judge.human_ceiling`), on the same items, unranked
+  humans (:func:`judgekit.calibration.judge.human_ceiling`), on the items compared (any
+  judge's with differing coverage), unranked
   because its references differ from the judges'.
 """
 
@@ -26,6 +30,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
+from judgekit.calibration.compare.coverage import Coverage, own_coverage_families
 from judgekit.calibration.compare.results import HUMAN_CEILING, Family, Row
 from judgekit.calibration.judge import human_ceiling
 from judgekit.errors import JudgekitError
@@ -164,40 +169,13 @@ def _ceiling(
     return rows, ""
 
 
-def label_facet(
-    judges: dict[str, pd.Series],
-    humans: LabelTable,
-    *,
-    facet: str,
-    tie_policy: TiePolicy = "exclude",
-    n_resamples: int = 1000,
-    confidence: float = 0.95,
-    seed: int = 0,
-    permutations: PermutationSettings | None = None,
-) -> LabelFacet:
-    """Compare label ``judges`` (name -> Series item -> label text) against ``humans`` (module
-    doc) on one facet value's items.
-
-    Raises:
-        JudgekitError: no item labelled by the humans and every judge.
-    """
-    perm = permutations or PermutationSettings()
-    reference = majority_vote(humans)
-    items = [i for i in reference.index if all(i in j.index for j in judges.values())]
-    notes = [
-        f"{name}: {len(reference.index.difference(j.index))} human-labelled items not "
-        "labelled (left out for every judge)"
-        for name, j in judges.items()
-        if len(reference.index.difference(j.index))
-    ]
-    if not items:
-        raise JudgekitError(f"{facet}: no item is labelled by the humans and every judge")
-    n_ties = int((reference[items] == TIE).sum())
-    base = apply_ties(
-        pd.DataFrame({"item": items, "reference": reference[items].to_numpy()}), tie_policy
-    )
-    if base.empty:
-        raise JudgekitError(f"{facet}: every item shared by the judges is a human tie")
+def _families(
+    judges: dict[str, pd.Series], base: pd.DataFrame, *, facet: str,
+    tie_policy: TiePolicy, n_resamples: int, seed: int, perm: PermutationSettings,
+) -> list[Family]:  # fmt: skip
+    """One family per statistic of ``judges`` on the items of ``base`` (``item`` and
+    ``reference`` columns, ties already applied): values, bootstrap distributions, the paired
+    permutation test and the paired bootstrap of a delta."""
     pairs = {
         j: base.assign(label=labels[base["item"]].to_numpy()).reset_index(drop=True)
         for j, labels in judges.items()
@@ -217,18 +195,101 @@ def label_facet(
         def delta(a: str, b: str, name: str = name):
             return dists[a][name] - dists[b][name]
 
-        families.append(
-            Family(
-                LEVEL,
-                name,
-                {j: points[j][name] for j in judges},
-                {j: dists[j].get(name) for j in judges},
-                test,
-                n,
-                delta_dist=delta if n_resamples > 0 else None,
-            )
-        )
-    ceiling, note = _ceiling(
-        humans, list(base["item"]), tie_policy, facet, n_resamples, confidence, seed
+        families.append(Family(
+            LEVEL, name, {j: points[j][name] for j in judges},
+            {j: dists[j].get(name) for j in judges}, test, n,
+            delta_dist=delta if n_resamples > 0 else None,
+        ))  # fmt: skip
+    return families
+
+
+def _base(reference: pd.Series, items: list[str], tie_policy: TiePolicy) -> pd.DataFrame:
+    frame = pd.DataFrame({"item": items, "reference": reference[items].to_numpy()})
+    return apply_ties(frame, tie_policy)
+
+
+def label_facet(
+    judges: dict[str, pd.Series],
+    humans: LabelTable,
+    *,
+    facet: str,
+    tie_policy: TiePolicy = "exclude",
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+    permutations: PermutationSettings | None = None,
+    common: bool = False,
+) -> LabelFacet:
+    """Compare label ``judges`` (name -> Series item -> label text) against ``humans`` (module
+    doc) on one facet value's items.
+
+    Coverage, as :func:`judgekit.calibration.compare.scores.score_facet` (one rule,
+    :mod:`judgekit.calibration.compare.coverage`): each judge's statistics and CIs on the items
+    it and the humans labelled (a human tie counted as the tie policy says), each pair's test
+    and delta CI on the items both judges labelled, a note giving the items of every judge and
+    pair, so adding a judge with partial coverage changes no other judge's figures. With
+    ``common`` (or where every judge labelled the same items) everything is on the items every
+    judge labelled, the human ceiling included.
+
+    Raises:
+        JudgekitError: no item labelled by the humans and every judge (with ``common``) or by
+            the humans and some judge; every such item is a human tie (under "exclude").
+    """
+    perm = permutations or PermutationSettings()
+    reference = majority_vote(humans)
+    labelled = {name: [i for i in reference.index if i in j.index] for name, j in judges.items()}
+    first = next(iter(labelled.values()))
+    run = dict(facet=facet, tie_policy=tie_policy, n_resamples=n_resamples, seed=seed, perm=perm)
+    if common or all(items == first for items in labelled.values()):
+        return _common_facet(judges, humans, reference, confidence, run)
+    kept = set(_base(reference, list(reference.index), tie_policy)["item"])
+    own = {j: [i for i in items if i in kept] for j, items in labelled.items()}
+    notes = [f"{j}: no item labelled by it and the humans, human ties left out (left out)"
+             for j, items in own.items() if not items]  # fmt: skip
+    own = {j: items for j, items in own.items() if items}
+    if not own:
+        raise JudgekitError(f"{facet}: no item is labelled by the humans and a judge")
+
+    def families_on(names: list[str], items: list[str], pair: bool) -> list[Family]:
+        part = {j: judges[j] for j in names}
+        return _families(part, _base(reference, items, tie_policy), **run)  # type: ignore[arg-type]
+
+    def both(a: list[str], b: list[str]) -> list[str]:
+        inside = set(b)
+        return [i for i in a if i in inside]
+
+    coverage = Coverage(
+        own, both, len, "items", "labelled", len(set.intersection(*map(set, own.values())))
     )
-    return LabelFacet(families, ceiling, n, n_ties, notes + ([note] if note else []))
+    families = own_coverage_families(coverage, families_on, notes)
+    union = set().union(*own.values())
+    items = [i for i in reference.index if i in union]
+    n_ties = int((reference[list(set().union(*labelled.values()))] == TIE).sum())
+    ceiling, note = _ceiling(humans, items, tie_policy, facet, n_resamples, confidence, seed)
+    notes += [note] if note else []
+    return LabelFacet(families, ceiling, len(items), n_ties, notes)
+
+
+def _common_facet(
+    judges: dict[str, pd.Series], humans: LabelTable, reference: pd.Series, confidence: float,
+    run: dict,
+) -> LabelFacet:  # fmt: skip
+    """:func:`label_facet` on the items every judge labelled."""
+    facet = run["facet"]
+    items = [i for i in reference.index if all(i in j.index for j in judges.values())]
+    notes = [
+        f"{name}: {len(reference.index.difference(j.index))} human-labelled items not "
+        "labelled (left out for every judge)"
+        for name, j in judges.items()
+        if len(reference.index.difference(j.index))
+    ]
+    if not items:
+        raise JudgekitError(f"{facet}: no item is labelled by the humans and every judge")
+    n_ties = int((reference[items] == TIE).sum())
+    base = _base(reference, items, run["tie_policy"])
+    if base.empty:
+        raise JudgekitError(f"{facet}: every item shared by the judges is a human tie")
+    families = _families(judges, base, **run)
+    ceiling, note = _ceiling(humans, list(base["item"]), run["tie_policy"], facet,
+                             run["n_resamples"], confidence, run["seed"])  # fmt: skip
+    return LabelFacet(families, ceiling, len(base), n_ties, notes + ([note] if note else []))

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from scipy import stats
 
+from judgekit.calibration.compare.coverage import Coverage, own_coverage_families
 from judgekit.calibration.compare.results import Family
 from judgekit.errors import JudgekitError
 from judgekit.metrics.bootstrap import resample_weights
@@ -345,46 +346,26 @@ def _own_coverage(
     human: ScoreMatrix, judges: dict[str, ScoreMatrix], own: dict[str, np.ndarray],
     settings: _Settings, levels: tuple[str, ...],
 ) -> ScoreFacet:  # fmt: skip
-    """:func:`score_facet` where coverage differs: one judge at a time on its own cells, each
-    pair's test (no resamples) on the pair's common cells, run when the ranking asks for it."""
-    judges = {j: m for j, m in judges.items() if own[j].any()}
-    if not judges:
+    """:func:`score_facet` where coverage differs (:mod:`judgekit.calibration.compare.coverage`):
+    one judge at a time on its own cells, each pair's test (no resamples) on the pair's common
+    cells."""
+    notes = [f"{j}: no cell scored by it and the humans (left out)" for j, m in own.items()
+             if not m.any()]  # fmt: skip
+    own = {j: m for j, m in own.items() if m.any()}
+    if not own:
         raise JudgekitError(f"{settings.facet}: no segment scored by the humans and a judge")
-    singles, notes, epsilons = {}, [], {}
-    for name, m in judges.items():
-        found, said, eps = _families_on(human, {name: m}, own[name], settings, levels)
-        singles[name] = {(f.level, f.statistic): f for f in found}
-        notes += said
-        epsilons.update(eps)
-    cells = ", ".join(f"{j} {int(own[j].sum())}" for j in judges)
-    notes.append(f"coverage differs: each judge on the cells it and the humans scored ({cells}); "
-                 "each pair tested on the cells both scored (--common: all on the "
-                 f"{int(np.logical_and.reduce(list(own.values())).sum())} cells every judge "
-                 "scored)")  # fmt: skip
+    epsilons: dict[str, float] = {}
     quick = replace(settings, n_resamples=0)
-    pairs: dict[tuple[str, str], dict[tuple[str, str], Family]] = {}
 
-    def pair_family(a: str, b: str, key: tuple[str, str]) -> Family:
-        ident = (a, b) if a < b else (b, a)  # one run per pair, whichever ranks first
-        if ident not in pairs:
-            both = own[a] & own[b]
-            found, _, _ = _families_on(human, {a: judges[a], b: judges[b]}, both, quick, levels)
-            pairs[ident] = {(f.level, f.statistic): f for f in found}
-            notes.append(f"pair {ident[0]} / {ident[1]}: tested on the {int(both.sum())} cells "
-                         "both scored")  # fmt: skip
-        return pairs[ident][key]
+    def run(names: list[str], mask: np.ndarray, pair: bool) -> list[Family]:
+        found, said, eps = _families_on(human, {j: judges[j] for j in names}, mask,
+                                        quick if pair else settings, levels)  # fmt: skip
+        if not pair:
+            notes.extend(said)
+            epsilons.update(eps)
+        return found
 
-    families = []
-    for key in next(iter(singles.values())):
-        parts = {j: singles[j][key] for j in judges}
-
-        def test(a: str, b: str, key: tuple[str, str] = key):
-            return pair_family(a, b, key).test(a, b)
-
-        values = {j: f.values[j] for j, f in parts.items()}
-        dists = {j: f.dists.get(j) for j, f in parts.items()}
-        n = {j: f.n for j, f in parts.items()}
-        families.append(Family(key[0], key[1], values, dists, test, max(n.values()),
-                               notes={j: f.notes.get(j, "") for j, f in parts.items()},
-                               n_by_judge=n))  # fmt: skip
+    coverage = Coverage(own, np.logical_and, lambda m: int(m.sum()), "cells", "scored",
+                        int(np.logical_and.reduce(list(own.values())).sum()))  # fmt: skip
+    families = own_coverage_families(coverage, run, notes)
     return ScoreFacet(families, _counts(np.logical_or.reduce(list(own.values()))), notes, epsilons)

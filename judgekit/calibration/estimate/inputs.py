@@ -120,13 +120,16 @@ class Target:
 class Source:
     """Where a table came from: the file read (for the signature) and its sha256; ``labels``:
     the distinct labels read (text form; empty for numbers read as a ``mean``), for the label
-    check of :func:`load_human`; ``overlap``: that check's result (humans only)."""
+    check of :func:`load_human`; ``overlap``: that check's result (humans only);
+    ``n_without_probs``: judged items whose predictor stayed the hard label because no chosen
+    rater gave label probabilities for them (a probability predictor only)."""
 
     path: str
     sha256: str
     run_signature: dict[str, Any] | None = None
     labels: tuple[str, ...] = ()
     overlap: LabelOverlap | None = None
+    n_without_probs: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"path": self.path, "sha256": self.sha256}
@@ -215,7 +218,8 @@ def load_judge(
     if probabilities and target.kind == "share":
         from judgekit.calibration.estimate.probs import probability_values
 
-        values = probability_values(path, chosen, target.label or "", values)
+        values, n_hard = probability_values(path, chosen, target.label or "", values)
+        source = replace(source, n_without_probs=n_hard)
     if values.empty:
         raise InputError(file, "no judged item")
     return values, chosen, replace(source, labels=_label_texts(table))

@@ -23,9 +23,11 @@ from judgekit.data.vocabulary import canonical_id, label_text
 
 def probability_values(
     path: str | Path, raters: list[str], label: str, hard: pd.Series
-) -> pd.Series:
+) -> tuple[pd.Series, int]:
     """``hard`` (item -> mean hard value) with p(``label``) in place of each rater's label
-    where the rater has label probabilities; ``hard`` itself when none has.
+    where the rater has label probabilities, and the number of items left on their hard value
+    (no chosen rater gave probabilities for them; counted, never silent). ``(hard, 0)`` when no
+    probabilities are used at all.
 
     Raises:
         InputError: malformed probabilities (:func:`load_label_probs`).
@@ -39,14 +41,15 @@ def probability_values(
             probs, _ = load_label_probs(path, rater)
         except InputError as exc:
             if "no label probabilities of rater" in str(exc):
-                return hard  # some rater has none: the hard labels, for every rater alike
+                return hard, 0  # some rater has none: the hard labels, for every rater alike
             raise
         if probs.empty:
-            return hard
+            return hard, 0
         key = str(label_text(label))
         column = probs[key] if key in probs.columns else pd.Series(0.0, index=probs.index)
         column.index = [canonical_id(i) for i in column.index]
         columns[rater] = column.reindex(hard.index)
     frame = pd.DataFrame(columns)
     # items a rater gave no probabilities for keep the hard mean of that item
-    return frame.mean(axis=1).fillna(hard).astype(float)
+    mean = frame.mean(axis=1)
+    return mean.fillna(hard).astype(float), int(mean.isna().sum())

@@ -178,6 +178,7 @@ def run_estimate(
         hard_rows = estimate_table(hard_data, groups, alpha=alpha, stratified=stratified,
                                    rule=rule)  # fmt: skip
         predictor.update(_beside_hard(rows, hard_rows))
+        predictor["items_without_probabilities"] = judge_source.n_without_probs
     overlap = human_source.overlap
     return EstimateResult(signature, rows, ranked, n_ties, overlap and overlap.to_dict(), summary,
                           predictor)  # fmt: skip

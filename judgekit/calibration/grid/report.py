@@ -213,7 +213,7 @@ def cell_clusters(
         return {}, ""
     try:
         facet = label_facet(judged, humans, facet="all", tie_policy=options.tie_policy,
-                            n_resamples=0, seed=options.seed)  # fmt: skip
+                            n_resamples=0, seed=options.seed, common=True)  # fmt: skip
     except JudgekitError as exc:
         return {}, f"no rank clusters: {exc}"
     ranks = {}

@@ -1,0 +1,82 @@
+"""Every agreement statistic of a rating table, from one encoding: what ``calibrate agreement``
+prints.
+
+The table is encoded once (:func:`judgekit.metrics.label_codes.encode`, the category set and
+order read there) and every coefficient of :mod:`judgekit.metrics.agreement` computes on that
+encoding, in the order of the ``among="raters"`` entries of
+:data:`judgekit.metrics.statistics.STATISTICS` (Cohen's kappa only with two raters), then the
+category prevalence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any
+
+from judgekit.labels.table import LabelTable
+from judgekit.metrics.agreement import (
+    cohen_kappa,
+    fleiss_kappa,
+    gwet_ac1,
+    krippendorff_alpha,
+    percent_agreement,
+    prevalence,
+    unanimous_share,
+)
+from judgekit.metrics.agreement_results import AgreementResult, PrevalenceResult
+from judgekit.metrics.label_codes import encode
+from judgekit.metrics.statistics import among
+
+MANY_CATEGORIES = 20  # above this, a scale (0-100 scores), not categories
+FUNCTIONS: dict[str, Callable[..., AgreementResult]] = {
+    "percent_agreement": percent_agreement,
+    "unanimous_share": unanimous_share,
+    "cohen_kappa": cohen_kappa,
+    "fleiss_kappa": fleiss_kappa,
+    "gwet_ac1": gwet_ac1,
+    "krippendorff_alpha": krippendorff_alpha,
+}
+_SLOW = ("cohen_kappa", "fleiss_kappa", "gwet_ac1")  # irrCAC/statsmodels per resample
+
+
+def agreement_statistics(
+    table: LabelTable,
+    level: str = "nominal",
+    n_resamples: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    categories: Sequence[Hashable] | None = None,
+) -> tuple[list[AgreementResult], PrevalenceResult, str]:
+    """Every agreement statistic of ``table`` (module doc) over the category set
+    ``categories`` (default: the labels present), Krippendorff's alpha at ``level``.
+
+    With more than 20 distinct labels (a rating scale), Cohen's and Fleiss' kappa, Gwet's AC1
+    and the prevalence get no bootstrap CI (each resample costs ~0.3 s there) and the note
+    says so.
+
+    Returns:
+        (results in list order, prevalence, note or "").
+
+    Raises:
+        JudgekitError: a label outside ``categories``; ordinal alpha on text labels with no
+            declared order; interval or ratio alpha on text labels.
+    """
+    coded, _ = encode(table, categories)  # once: every coefficient computes on these codes
+    boot: dict[str, Any] = {"n_resamples": n_resamples, "seed": seed, "confidence": confidence}
+    scale = len(table.categories) > MANY_CATEGORIES
+    note = ""
+    if scale and n_resamples:
+        note = (
+            f"{len(table.categories)} distinct labels: a scale, not categories; no bootstrap "
+            "CI for Fleiss' kappa and Gwet's AC1 (use Krippendorff's alpha --level interval)"
+        )
+    results = []
+    for statistic in among("raters"):
+        if statistic.key == "cohen_kappa" and coded.n_raters != 2:
+            continue
+        kw = {**boot, "n_resamples": 0} if scale and statistic.key in _SLOW else boot
+        if statistic.key == "krippendorff_alpha":
+            kw = {**kw, "level": level}
+        results.append(FUNCTIONS[statistic.key](coded, **kw))
+    slow = {**boot, "n_resamples": 0} if scale else boot
+    return results, prevalence(coded, **slow), note
