@@ -102,4 +102,5 @@ def test_classify_keeps_the_reasoning_apart_from_the_answer(tmp_path, server) ->
     for row in reasoned:  # the parser's split survives: the thought is not part of the answer
         assert isinstance(row["reasoning"], str) and row["reasoning"].strip() not in row["raw"]
     print(f"vLLM CPU, granite reasoning parser: {len(ok)}/{len(rows)} ok, {len(reasoned)} with "
-          f"reasoning, {len(rows) / seconds:.2f} records/s (loaded shared machine)")  # fmt: skip
+          f"reasoning, {len(rows) / seconds:.2f} records/s (loaded shared machine); unscored: "
+          f"{[r['reason'][:80] for r in rows if r['status'] == 'unscored']}")  # fmt: skip
