@@ -75,7 +75,7 @@ def test_classify_keeps_the_reasoning_apart_from_the_answer(tmp_path, server) ->
     config.write_text(
         f"pipeline: classify\ncache: {{enabled: false}}\n"
         f"judge:\n  model: hosted_vllm/{SERVED}\n  api_base: {server.base_url}\n"
-        f"  max_tokens: 200\n  max_concurrency: 4\n  logprobs: true\n"
+        f"  max_tokens: 320\n  max_concurrency: 1\n  logprobs: true\n"
         f"classify:\n  items: {items}\n  labels: {LABELS}\n  task: Sentiment of the review.\n",
         encoding="utf-8",
     )
