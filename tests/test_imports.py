@@ -153,7 +153,16 @@ def test_tables_figures_and_file_hashes_are_written_only_by_data_and_report() ->
     """``to_csv(``, ``savefig(`` and file hashing belong to data/ (the atomic writers, the one
     file hash), report/ and signature.py; everywhere else calls them."""
     allowed = ("data", "report", "signature.py")
-    spellings = ("to_csv(", "savefig(", ".read_bytes()).hexdigest(", "hashlib.file_digest(")
+    spellings = (
+        "to_csv(",
+        "savefig(",
+        ".read_bytes()).hexdigest(",
+        "hashlib.file_digest(",
+        ".write_text(",
+        ".write_bytes(",
+        '.open("w"',
+        'open(path, "w"',
+    )
     offenders = []
     for path in PACKAGE.rglob("*.py"):
         rel = path.relative_to(PACKAGE)

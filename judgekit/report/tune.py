@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import csv
 import dataclasses
-import json
 from pathlib import Path
 
 from judgekit.calibration.tune.report import TestReport
+from judgekit.data.atomic import open_output
+from judgekit.data.jsonfile import write_json
 
 
 def tune_dict(rep: TestReport) -> dict[str, object]:
@@ -47,7 +48,7 @@ def tune_lines(rep: TestReport) -> list[str]:
 
 def write_tune_json(rep: TestReport, path: Path) -> None:
     """Write :func:`tune_dict` of ``rep`` to ``path`` (UTF-8, indented)."""
-    Path(path).write_text(json.dumps(tune_dict(rep), indent=2) + "\n", encoding="utf-8")
+    write_json(path, tune_dict(rep))
 
 
 def write_tune_csv(rep: TestReport, path: Path) -> None:
@@ -63,7 +64,7 @@ def write_tune_csv(rep: TestReport, path: Path) -> None:
             row[f"{key}_lo"], row[f"{key}_hi"] = value
         else:
             row[key] = value
-    with Path(path).open("w", newline="", encoding="utf-8") as fh:
+    with open_output(path, newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=list(row))
         writer.writeheader()
         writer.writerow(row)

@@ -26,6 +26,7 @@ from judgekit.calibration.design.probabilities import (
     neyman_allocation,
     uniform_probabilities,
 )
+from judgekit.data.atomic import open_output
 from judgekit.errors import InputError
 
 COLUMNS = ("item", "inclusion_probability", "stratum", "reason", "design", "round")
@@ -116,7 +117,7 @@ def _draw_strata(
 def write_selection(path: Path, rows: list[Selected]) -> None:
     """Write ``selection.csv`` (columns :data:`COLUMNS`), creating its folder."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="", encoding="utf-8") as f:
+    with open_output(path, newline="") as f:
         w = csv.writer(f)
         w.writerow(COLUMNS)
         for r in rows:

@@ -15,7 +15,6 @@ nested`): every item is held out once and splits.json's test split is every item
 from __future__ import annotations
 
 import dataclasses
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +32,8 @@ from judgekit.calibration.tune.spec import TuneConfig
 from judgekit.calibration.tune.splits import Splits, record_look, split_items
 from judgekit.calibration.tune.strata import facet_report, facet_values, strata
 from judgekit.config import load_config
+from judgekit.data.atomic import write_text
+from judgekit.data.jsonfile import write_json
 from judgekit.errors import InputError, JudgekitError
 from judgekit.labels.majority import majority_vote
 from judgekit.labels.table import load_labels
@@ -120,7 +121,7 @@ def write_best(config: TuneConfig, cell: Cell, splits: Splits, path: Path) -> No
         f" test {len(splits.test)}\n"
     )
     body = yaml.safe_dump(best_config(config, cell), sort_keys=False, allow_unicode=True)
-    path.write_text(header + body, encoding="utf-8")
+    write_text(path, header + body)
 
 
 def _plan(config: TuneConfig, directory: Path) -> tuple[list[Cell], str, str]:
@@ -210,8 +211,8 @@ def run_tune(config: TuneConfig, *, out: Path | None = None, no_cache: bool = Fa
     best = directory / BEST_FILE
     write_best(config, chosen, splits, best)
     split_doc = _split_doc(splits, by, folds)
-    (directory / "splits.json").write_text(json.dumps(split_doc, indent=2) + "\n", "utf-8")
+    write_json(directory / "splits.json", split_doc)
     rank_doc = {"statistic": ranking.statistic, "on": "all items" if folds else "select",
                 "select": [list(f) for f in ranking.figures]}  # fmt: skip
-    (directory / "ranking.json").write_text(json.dumps(rank_doc, indent=2) + "\n", "utf-8")
+    write_json(directory / "ranking.json", rank_doc)
     return TuneResult(splits, ranking, report, best, directory)

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
+from judgekit.data.jsonfile import write_json
+
 DEFAULT_FRACTIONS = (0.4, 0.3, 0.3)
 LOOKS_FILE = "looks.json"
 
@@ -112,7 +114,7 @@ def record_look(run_dir: Path, hash_: str, command: str) -> int:
     data["looks"] += 1
     data["by"].append(command)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    write_json(path, data)
     return int(data["looks"])
 
 
