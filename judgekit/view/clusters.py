@@ -19,6 +19,7 @@ import pandas as pd
 
 from judgekit.data.jsonfile import json_safe
 from judgekit.errors import JudgekitError, JudgekitWarning
+from judgekit.view.humans import judges_left_out
 
 
 @dataclass
@@ -59,6 +60,7 @@ def compare_with_humans(
     Raises:
         InputError: the labels file is missing or malformed (file, line, field).
     """
+    from judgekit.calibration.compare.inputs import check_overlap
     from judgekit.calibration.compare.labels import label_facet
     from judgekit.calibration.compare.results import build_family
     from judgekit.labels.table import load_labels
@@ -71,14 +73,13 @@ def compare_with_humans(
     if len(set(names)) < len(names):  # two sources of one name: told apart by their id
         names = [f"{n} #{s['id']}" for n, s in zip(names, sources, strict=True)]
     judges = {n: pd.Series(s["labels"], dtype=object) for n, s in zip(names, sources, strict=True)}
-    shared = [r for r in humans.raters if str(r) in {str(s["rater"]) for s in sources}]
-    out = LabelComparison(sources, names,
-                          notes=[f"rater '{r}' is a judge here: left out of the humans"
-                                 for r in shared])  # fmt: skip
+    humans, left_out = judges_left_out(humans, sources)
+    out = LabelComparison(sources, names, notes=left_out)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", JudgekitWarning)
-        try:
-            facet = label_facet(judges, humans.drop(shared), facet="all", tie_policy=tie_policy,  # type: ignore[arg-type]
+        try:  # the label check `calibrate compare` runs first (case folded, with a note)
+            judges = {n: check_overlap(n, labels, humans) for n, labels in judges.items()}
+            facet = label_facet(judges, humans, facet="all", tie_policy=tie_policy,  # type: ignore[arg-type]
                                 n_resamples=n_resamples, seed=seed, common=True)  # fmt: skip
         except JudgekitError as exc:
             out.error = str(exc)
