@@ -25,7 +25,7 @@ def human(shift: int) -> str:
 
 
 @pytest.fixture(scope="module")
-def page(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+def page(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path, Path]:
     base = tmp_path_factory.mktemp("view-notes")
     a, b, _ = classify_runs(base)
     ids = [f"r{i:02d}" for i in range(len(REVIEWS))] + [f"x{XSS}"]
@@ -38,14 +38,14 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     humans.write_text("\n".join(rows) + "\n", encoding="utf-8")
     out = base / "notes.html"
     cli("view", str(a), str(b), "--labels", str(humans), "-o", str(out), "--n-resamples", "0")
-    return out, humans
+    return out, humans, a, b
 
 
 def test_label_and_rater_notes_are_beside_the_figures_with_one_tie_count(page: tuple) -> None:
     from judgekit.labels.overlap import check_label_sets, without_judge
     from judgekit.labels.table import load_labels
 
-    out, humans_path = page
+    out, humans_path, _, _ = page
     # what the library (and so the command line) says about this file
     named = "judge 'classify-judge-a: judge-a'"
     humans, left = without_judge(
@@ -92,3 +92,45 @@ def test_label_and_rater_notes_are_beside_the_figures_with_one_tie_count(page: t
         which = css(driver, "#tab-which").text
         assert left in which  # the rater note, word for word
         assert "'Neutral'" in which  # the folding note on the Which judge? tab as well
+
+
+def test_which_judge_gives_one_table_set_per_language(page: tuple, tmp_path: Path) -> None:
+    import json
+    import shutil
+
+    from judgekit.view.clusters import compare_with_humans
+    from judgekit.view.compare import sources
+    from judgekit.view.data import read_run
+    from judgekit.view.which_facts import item_languages
+    from judgekit.view.which_judge import which_judge_sources
+
+    _, humans, a, b = page
+    runs = []
+    for run in (a, b):  # the same runs, their items now carrying a language
+        copy = tmp_path / run.name
+        shutil.copytree(run, copy)
+        rows = [json.loads(line) for line in (copy / "items.jsonl").read_text("utf-8").splitlines()]
+        for i, row in enumerate(rows):
+            row["lang"] = "deu_Latn" if i % 2 == 0 else "hin_Deva"
+        (copy / "items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+        runs.append(copy)
+    out = tmp_path / "languages.html"
+    cli("view", *map(str, runs), "--labels", str(humans), "-o", str(out), "--n-resamples", "0")
+    data = [read_run(r) for r in runs]
+    found, _ = sources(data)
+    expected = which_judge_sources(compare_with_humans(
+        found, humans, n_resamples=0, languages=item_languages(data)))  # fmt: skip
+    assert [f["facet"] for f in expected["facets"]] == ["overall", "deu_Latn", "hin_Deva"]
+    per_lang = [f["items"] for f in expected["facets"]]
+    assert per_lang[0] == per_lang[1] + per_lang[2] > 0  # the languages split the items
+    with chrome() as driver:
+        open_report(driver, out)
+        css(driver, '#tabs [data-tab="which"]').click()
+        shown = driver.execute_script(
+            "return Array.from(document.querySelectorAll('#tab-which .which-facet'))"
+            ".map(s => [s.dataset.facet, s.querySelector('h3').textContent,"
+            " s.querySelectorAll('.which-table').length])"
+        )
+    assert [s[0] for s in shown] == ["overall", "deu_Latn", "hin_Deva"]
+    for (_, head, tables), n in zip(shown, per_lang, strict=True):
+        assert head.split(" (")[1].startswith(f"{n} items") and tables >= 1

@@ -38,7 +38,7 @@ from judgekit.view.profiles import extras, profile
 from judgekit.view.rows import add_facet, encode_rows
 from judgekit.view.summary import signature_line, summary_blocks
 from judgekit.view.tune import expand_tune_dirs, tune_blocks
-from judgekit.view.which_facts import judge_facts
+from judgekit.view.which_facts import item_languages, judge_facts
 from judgekit.view.which_judge import which_judge_sources
 
 
@@ -188,7 +188,8 @@ def _against_humans(
     if labels is None:
         return {"humans": None, "clusters": None, "confidence": [], "which": None}
     boot = {"n_resamples": n_resamples, "seed": seed}
-    compared = compare_with_humans(found, labels, tie_policy=tie_policy, **boot)
+    compared = compare_with_humans(found, labels, tie_policy=tie_policy,
+                                   languages=item_languages(data), **boot)  # fmt: skip
     confidence = confidence_vs_humans(found, data, labels, **boot)
     which = which_judge_sources(compared)
     if which is not None and "facets" in which:

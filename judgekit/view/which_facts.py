@@ -6,6 +6,8 @@ items, each with the ``n`` it rests on.
   confidence_report`, via :func:`judgekit.view.confidence.confidence_vs_humans`: top-label
   confidence, equal-width bins; Guo et al. 2017, "On Calibration of Modern Neural Networks",
   section 2), in [0, 1], lower is better; only where the run's records carry ``label_probs``.
+* languages: the language of each item, where the run's ``items.jsonl`` rows carry one
+  (``lang`` or ``language``), for the tab's per-language tables.
 * cost per 1,000 items: the run's known cost in US dollars (``summary.json`` ``usage.totals``:
   :func:`judgekit.run_usage.usage_summary`) over the items the judge labelled, times 1,000; only
   where every call's price is known (``cost_unknown`` 0) and the run holds this one judge.
@@ -63,4 +65,19 @@ def judge_facts(
             {"source": source["id"], "name": source["name"], "n_items": n_items, "ece": ece,
              "cost": cost}
         )  # fmt: skip
+    return out
+
+
+LANGUAGE_FIELDS = ("lang", "language")
+
+
+def item_languages(data: list[RunData]) -> dict[str, str]:
+    """item id -> language, from the ``lang`` (or ``language``) field of the runs' ``items.jsonl``
+    rows (the first run that names an item's language wins); empty where no item carries one."""
+    out: dict[str, str] = {}
+    for run in data:
+        for row in run.side.get("items.jsonl") or []:
+            lang = next((row[f] for f in LANGUAGE_FIELDS if row.get(f) not in (None, "")), None)
+            if lang is not None and row.get("id") is not None:
+                out.setdefault(str(row["id"]), str(lang))
     return out
