@@ -146,3 +146,24 @@ def test_probabilities_without_a_human_majority_say_why(confident, tmp_path: Pat
         "no confidence figures: no item has both judge probabilities and a human majority label"
     )
     assert not card.find_elements("css selector", "svg")
+
+
+def test_which_judge_tab_gives_ece_and_cost_per_judge_with_n(confident, driver) -> None:
+    import json
+
+    run, _, page, _ = confident
+    ece, _ = by_hand()
+    totals = json.loads((run / "summary.json").read_text("utf-8"))["usage"]["totals"]
+    open_report(driver, page)
+    css(driver, '#tabs [data-tab="which"]').click()
+    row = css(driver, '#tab-which .which-facts tbody tr[data-source="0"]')
+    cells = [td.text for td in row.find_elements("css selector", "td")]
+    assert cells[0] == "judge-p"
+    assert cells[1].startswith(fmt(ece) + " [") and cells[2] == "5"  # ECE by hand, on 5 items
+    assert "wide CI" in cells[1]  # 5 items: the CI is wider than the stated share
+    title = css(driver, "#tab-which .which-facts td.wide").get_attribute("title")
+    assert title.startswith("CI wider than 0.2")
+    if totals.get("cost_unknown"):
+        assert "unknown price" in cells[3] and cells[4] == "–"
+    else:  # the run's known cost over its 5 items
+        assert cells[3] == f"${totals['cost_usd'] / 5 * 1000:.4f}" and cells[4] == "5"

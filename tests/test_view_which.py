@@ -51,7 +51,7 @@ def test_which_judge_tab_shows_the_library_figures_as_text(page, tmp_path: Path)
         root = driver.find_element("css selector", "#tab-which")
         assert root.is_displayed()
         assert (
-            "rater 'judge-a' is a judge here"
+            "human rater 'judge-a' is left out of the humans"
             in root.find_element("css selector", ".which-notes").text
         )
         table = root.find_element("css selector", '.which-table[data-statistic="accuracy"]')

@@ -212,6 +212,7 @@ def judge_command(
     the reliability diagram and selective judging."""
     from judgekit.calibration.confidence_inputs import load_label_probs
     from judgekit.calibration.judge_report import calibrate_judge
+    from judgekit.labels.overlap import without_judge
     from judgekit.report.calibration import print_judge_calibration
     from judgekit.report.judge import write_judge_calibration
 
@@ -219,8 +220,7 @@ def judge_command(
     judge_table = _load(judge, format)
     rater = _pick_judge(judge_table, judge_rater, judge)
     humans = _load(human, format)
-    if rater in humans.raters:
-        humans = humans.drop([rater])
+    humans, _ = without_judge(humans, rater, judge_name=f"the judge ({judge_table.source})")
     if humans.n_raters == 0:
         raise InputError(human, "no human raters")
     cuts = _thresholds(thresholds)

@@ -210,3 +210,28 @@ def align_labels(
         frame = humans.frame.map(lambda v: fold(v, overlap.folded))
         humans = LabelTable(frame, humans.source)
     return judge, humans, overlap
+
+
+def without_judge(
+    humans: LabelTable, rater: Hashable, *, judge_name: str = "the judge", warn: bool = True
+) -> tuple[LabelTable, str | None]:
+    """The humans' table without the judge's own rater, and the note saying so.
+
+    A human file that also holds a column named like the judge's rater (the judge's labels
+    merged into the humans' file) would score the judge against itself; ``calibrate judge``,
+    ``calibrate compare``, the gate and ``view --labels`` leave that rater out of the humans.
+
+    Returns:
+        (the table without ``rater``, one line naming the rater left out and why), or
+        (``humans`` unchanged, None) when no human rater has that name. With ``warn`` the note is
+        also a :class:`~judgekit.errors.JudgekitWarning` (the CLI prints it).
+    """
+    if rater not in humans.raters:
+        return humans, None
+    note = (
+        f"human rater {str(rater)!r} is left out of the humans for {judge_name}: it is the "
+        "judge's own rater name (scored against itself otherwise)"
+    )
+    if warn:
+        warnings.warn(note, JudgekitWarning, stacklevel=2)
+    return humans.drop([rater]), note

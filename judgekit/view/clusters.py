@@ -19,6 +19,7 @@ import pandas as pd
 
 from judgekit.data.jsonfile import json_safe
 from judgekit.errors import JudgekitError, JudgekitWarning
+from judgekit.view.humans import judges_left_out
 
 
 @dataclass
@@ -45,20 +46,23 @@ class LabelComparison:
     n_items: int = 0
     n_ties: int = 0
     error: str | None = None
+    languages: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def compare_with_humans(
     found: list[dict[str, Any]], labels_path: str | Path, *, tie_policy: str = "exclude",
-    n_resamples: int = 1000, seed: int = 0,
+    n_resamples: int = 1000, seed: int = 0, languages: dict[str, str] | None = None,
 ) -> LabelComparison | None:  # fmt: skip
     """The sources with labels (:func:`judgekit.view.compare.sources`) against the human
     ``labels_path`` (long ``item,rater,label``) as ``calibrate compare`` compares label judges
     (module doc); a human rater that is also a source is left out of the humans, with a note.
-    None without a labelled source.
+    ``languages`` (item -> language): the same comparison per language as well. None without a
+    labelled source.
 
     Raises:
         InputError: the labels file is missing or malformed (file, line, field).
     """
+    from judgekit.calibration.compare.inputs import check_overlap
     from judgekit.calibration.compare.labels import label_facet
     from judgekit.calibration.compare.results import build_family
     from judgekit.labels.table import load_labels
@@ -71,14 +75,13 @@ def compare_with_humans(
     if len(set(names)) < len(names):  # two sources of one name: told apart by their id
         names = [f"{n} #{s['id']}" for n, s in zip(names, sources, strict=True)]
     judges = {n: pd.Series(s["labels"], dtype=object) for n, s in zip(names, sources, strict=True)}
-    shared = [r for r in humans.raters if str(r) in {str(s["rater"]) for s in sources}]
-    out = LabelComparison(sources, names,
-                          notes=[f"rater '{r}' is a judge here: left out of the humans"
-                                 for r in shared])  # fmt: skip
+    humans, left_out = judges_left_out(humans, sources)
+    out = LabelComparison(sources, names, notes=left_out)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", JudgekitWarning)
-        try:
-            facet = label_facet(judges, humans.drop(shared), facet="all", tie_policy=tie_policy,  # type: ignore[arg-type]
+        try:  # the label check `calibrate compare` runs first (case folded, with a note)
+            judges = {n: check_overlap(n, labels, humans) for n, labels in judges.items()}
+            facet = label_facet(judges, humans, facet="all", tie_policy=tie_policy,  # type: ignore[arg-type]
                                 n_resamples=n_resamples, seed=seed, common=True)  # fmt: skip
         except JudgekitError as exc:
             out.error = str(exc)
@@ -91,7 +94,37 @@ def compare_with_humans(
     out.notes += [str(w.message) for w in caught if issubclass(w.category, JudgekitWarning)]
     out.notes = list(dict.fromkeys(out.notes + list(facet.notes)))
     out.n_items, out.n_ties = facet.n_items, facet.n_ties
+    for lang in sorted(set((languages or {}).values())):
+        keep = {i for i, v in (languages or {}).items() if v == lang}
+        rows = humans.frame.index.astype(str).isin(keep)
+        part = type(humans)(humans.frame[rows], humans.source, humans.order)
+        judged = {n: s[s.index.astype(str).isin(keep)] for n, s in judges.items()}
+        out.languages[lang] = _one_language(judged, part, lang, tie_policy, n_resamples, seed)
     return out
+
+
+def _one_language(judges: dict[str, pd.Series], humans: Any, lang: str, tie_policy: str,
+                  n_resamples: int, seed: int) -> dict[str, Any]:  # fmt: skip
+    """The comparison on one language's items: ``{"rows", "pairs", "items", "ties", "notes"}``
+    (rows and pairs with ``facet`` = ``lang``), or ``{"notes": [why not]}``."""
+    from judgekit.calibration.compare.labels import label_facet
+    from judgekit.calibration.compare.results import build_family
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", JudgekitWarning)  # said once, on the whole set
+        try:
+            facet = label_facet(judges, humans, facet=lang, tie_policy=tie_policy,  # type: ignore[arg-type]
+                                n_resamples=n_resamples, seed=seed, common=True)  # fmt: skip
+        except JudgekitError as exc:
+            return {"rows": [], "pairs": [], "notes": [f"{lang}: {exc}"]}
+    rows: list[Any] = list(facet.ceiling)
+    pairs: list[Any] = []
+    for family in facet.families:
+        got, paired = build_family(family, lang, alpha=0.05, correction="none", confidence=0.95)
+        rows += got
+        pairs += paired
+    return {"rows": rows, "pairs": pairs, "items": facet.n_items, "ties": facet.n_ties,
+            "notes": [f"{lang}: {n}" for n in facet.notes]}  # fmt: skip
 
 
 def clusters_vs_humans(comparison: LabelComparison | None) -> dict[str, Any] | None:

@@ -30,7 +30,14 @@ from judgekit.errors import JudgekitError
 from judgekit.labels.majority import TIE
 from judgekit.labels.overlap import fold
 from judgekit.view.data import RunData
-from judgekit.view.humans import MAX_LISTED, ceiling, cells, in_order, votes_and_majority
+from judgekit.view.humans import (
+    MAX_LISTED,
+    ceiling,
+    cells,
+    in_order,
+    judges_left_out,
+    votes_and_majority,
+)
 from judgekit.view.order import natural_key, ordered
 from judgekit.view.profiles import profile
 
@@ -166,15 +173,15 @@ def against_humans(
     from judgekit.labels.overlap import LabelSetError
     from judgekit.labels.table import load_labels
 
-    humans = load_labels(labels_path, format="long")
+    humans, left_out = judges_left_out(load_labels(labels_path, format="long"), found)
     reference = majority_vote(humans)
     disjoint: list[LabelSetError] = []
     out: dict[str, Any] = {"path": str(labels_path), "raters": [str(r) for r in humans.raters],
                            "n_items": int(len(reference)), "tie_policy": tie_policy,
                            "n_ties": int((reference == TIE).sum()), "judges": [],
-                           **votes_and_majority(humans)}  # fmt: skip
+                           "left_out": left_out, **votes_and_majority(humans)}  # fmt: skip
     for source in found:
-        table = humans.drop([source["rater"]]) if source["rater"] in humans.raters else humans
+        table = humans
         entry: dict[str, Any] = {"source": source["id"]}
         try:
             report = judge_vs_humans(

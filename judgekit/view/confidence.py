@@ -26,6 +26,7 @@ import pandas as pd
 from judgekit.data.jsonfile import json_safe
 from judgekit.errors import InputError, JudgekitError
 from judgekit.view.data import RunData
+from judgekit.view.humans import judges_left_out
 
 
 def has_label_probs(run: RunData) -> bool:
@@ -60,7 +61,7 @@ def confidence_vs_humans(
     chosen = [s for s in found if s["run"] in with_probs and s["labels"]]
     if not chosen:
         return []
-    humans = load_labels(labels_path, format="long")
+    humans, _ = judges_left_out(load_labels(labels_path, format="long"), found)
     out = []
     for source in chosen:
         entry: dict[str, Any] = {"source": source["id"], "name": source["name"]}
@@ -79,7 +80,7 @@ def confidence_vs_humans(
             )
             out.append(entry)
             continue
-        table = humans.drop([source["rater"]]) if source["rater"] in humans.raters else humans
+        table = humans
         try:
             labels, table, _ = align_labels(
                 judge_labels(pd.Series(source["labels"], dtype=object)), table,

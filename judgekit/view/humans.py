@@ -84,3 +84,21 @@ def in_order(confusion: dict[str, Any]) -> dict[str, Any]:
     rows, cols = ordered(index), ordered(columns)
     data = [[confusion["data"][index.index(r)][columns.index(c)] for c in cols] for r in rows]
     return {"index": rows, "columns": cols, "data": data}
+
+
+def judges_left_out(humans: Any, found: list[dict[str, Any]]) -> tuple[Any, list[str]]:
+    """The humans' table without every rater that is a judge on the page (a human file that
+    also holds a judge's rater name), and one note per rater left out
+    (:func:`judgekit.labels.overlap.without_judge`, as ``calibrate judge`` and the Which judge?
+    tab leave it out): every judge is scored against the same humans, so the human majority and
+    its tie count are one figure on the whole page."""
+    from judgekit.labels.overlap import without_judge
+
+    notes = []
+    for source in found:
+        humans, note = without_judge(
+            humans, source["rater"], judge_name=f"judge '{source['name']}'", warn=False
+        )
+        if note:
+            notes.append(note)
+    return humans, notes

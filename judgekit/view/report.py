@@ -38,6 +38,7 @@ from judgekit.view.profiles import extras, profile
 from judgekit.view.rows import add_facet, encode_rows
 from judgekit.view.summary import signature_line, summary_blocks
 from judgekit.view.tune import expand_tune_dirs, tune_blocks
+from judgekit.view.which_facts import item_languages, judge_facts
 from judgekit.view.which_judge import which_judge_sources
 
 
@@ -187,12 +188,17 @@ def _against_humans(
     if labels is None:
         return {"humans": None, "clusters": None, "confidence": [], "which": None}
     boot = {"n_resamples": n_resamples, "seed": seed}
-    compared = compare_with_humans(found, labels, tie_policy=tie_policy, **boot)
+    compared = compare_with_humans(found, labels, tie_policy=tie_policy,
+                                   languages=item_languages(data), **boot)  # fmt: skip
+    confidence = confidence_vs_humans(found, data, labels, **boot)
+    which = which_judge_sources(compared)
+    if which is not None and "facets" in which:
+        which["judges"] = judge_facts(found, data, confidence, which["wide_share"])
     return {
         "humans": against_humans(found, links, labels, tie_policy=tie_policy, **boot),
         "clusters": clusters_vs_humans(compared),
-        "confidence": confidence_vs_humans(found, data, labels, **boot),
-        "which": which_judge_sources(compared),
+        "confidence": confidence,
+        "which": which,
     }
 
 

@@ -183,6 +183,11 @@ def which_judge_sources(
     if comparison.error is not None:
         return {"note": f"no comparison: {comparison.error}"}
     counts = {ALL: {"items": comparison.n_items, "ties": comparison.n_ties}}
-    rows = comparison.rows + comparison.ceiling
-    result = CompareResult("labels", rows, comparison.pairs, [], counts, [], {})
-    return tab_data(result, comparison.notes, wide_share)
+    rows, pairs = comparison.rows + comparison.ceiling, list(comparison.pairs)
+    notes = list(comparison.notes)
+    for lang, part in comparison.languages.items():  # then one facet per item language
+        rows, pairs, notes = rows + part["rows"], pairs + part["pairs"], notes + part["notes"]
+        if part["rows"]:
+            counts[lang] = {"items": part["items"], "ties": part["ties"]}
+    result = CompareResult("labels", rows, pairs, [], counts, [], {})
+    return tab_data(result, notes, wide_share)

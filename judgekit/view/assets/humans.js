@@ -15,8 +15,21 @@ var HUMAN_COLUMNS = [  // every judge side by side: [header, value of a judge en
   ["Cohen's kappa [95% CI]", function (j) { return fmtCI(j.kappa); }],
   ["human ceiling: accuracy [95% CI]", function (j) { return ceilingOf(j, "humans"); }],
   ["judge on the ceiling's references: accuracy [95% CI]", function (j) { return ceilingOf(j, "judge"); }],
-  ["disagreements", function (j) { return j.disagreements ? j.disagreements.length : "\u2013"; }]
+  ["disagreements", function (j) { return j.disagreements ? j.disagreements.length : "\u2013"; }],
+  ["label and rater notes", function (j) { return judgeNotes(j).join(" \u00b7 ") || "\u2013"; }]
 ];
+
+/* The notes the command line prints about a judge's labels and raters (judgekit.labels.overlap:
+   folded case spellings, labels on one side only, the judge's own rater left out). */
+function judgeNotes(j) {
+  var notes = ((j.labels || {}).notes || []).slice();
+  if (j.left_out) notes.push(j.left_out);
+  return notes;
+}
+
+function notesList(notes) {
+  return el("ul", { cls: "label-notes warn" }, notes.map(function (n) { return el("li", { text: n }); }));
+}
 
 function votesText(unit) {
   var v = DATA.humans.votes[unit];
@@ -40,7 +53,8 @@ function renderJudge(root, j) {
   var S = DATA.sources[j.source], card = el("div", { cls: "card", data: { source: j.source } }, [el("h2", { text: S.name })]);
   root.appendChild(card);
   if (j.note) { card.appendChild(el("p", { cls: "warn", text: j.note })); return; }
-  card.appendChild(kvTable([["items scored", j.n_items, "n_items"], ["human ties", j.n_ties], ["items without a judge label", j.n_unjudged],
+  if (judgeNotes(j).length) card.appendChild(notesList(judgeNotes(j)));
+  card.appendChild(kvTable([["items scored", j.n_items, "n_items"], ["human ties among them", j.n_ties, "n_ties"], ["items without a judge label", j.n_unjudged],
     ["accuracy [95% CI]", fmtCI(j.accuracy), "accuracy"], ["macro-F1 [95% CI]", fmtCI(j.macro_f1), "macro_f1"],
     ["Cohen's kappa [95% CI]", fmtCI(j.kappa), "kappa"]]));
   card.appendChild(ceilingBlock(j));
@@ -68,8 +82,9 @@ function renderJudge(root, j) {
 function renderHumans() {
   var H = DATA.humans, root = clear(document.getElementById("tab-humans"));
   root.appendChild(el("div", { cls: "card" }, [el("h2", { text: "judges vs humans" }), kvTable([
-    ["human labels", H.path], ["human raters", H.raters.join(", ")], ["items", H.n_items],
-    ["items whose human votes tie", H.n_ties], ["tie policy", H.tie_policy]]),
+    ["human labels", H.path], ["human raters", (H.raters_scored || H.raters).join(", ")], ["items", H.n_items],
+    ["items whose human votes tie", H.n_ties, "n_ties"], ["tie policy", H.tie_policy]]),
+    (H.left_out || []).length ? notesList(H.left_out) : null,
     el("h3", { text: "every judge side by side" }), summaryTable("judges", HUMAN_COLUMNS, H.judges, function (k) {
       var card = root.querySelector('.card[data-source="' + H.judges[k].source + '"]');
       if (card) card.scrollIntoView({ block: "start" });

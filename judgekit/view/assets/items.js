@@ -138,12 +138,22 @@ function select(pos) {
   if (page !== S.page) { S.page = page; renderRows(); }
   Array.prototype.forEach.call(document.querySelectorAll("#items tbody tr"), function (tr) {
     tr.classList.toggle("selected", Number(tr.dataset.row) === S.row);
-    if (Number(tr.dataset.row) === S.row) tr.scrollIntoView({ block: "nearest" });
+    if (Number(tr.dataset.row) === S.row) keepItemInView(tr);
   });
   renderDetail(document.getElementById("detail"), S.run, S.row);
   var hash = "item=" + encodeURIComponent(table(S.run).text("item", S.row)) +
     (DATA.runs.length > 1 ? "&run=" + S.run : "") + "&key=" + encodeURIComponent(table(S.run).text("key", S.row));
   if (history.replaceState) history.replaceState(null, "", "#" + hash);
+}
+
+/* Bring row tr into view vertically without losing the item column: a wide table (more columns
+   than its pane is wide) is scrolled back so its first column (the item, also sticky) shows. */
+function keepItemInView(tr) {
+  tr.scrollIntoView({ block: "nearest", inline: "nearest" });
+  var wrap = document.getElementById("table-wrap"), cell = tr.cells[0];
+  if (!wrap || !cell) return;
+  var box = wrap.getBoundingClientRect(), r = cell.getBoundingClientRect();
+  if (r.left < box.left || r.right > box.right) wrap.scrollLeft = Math.max(0, cell.offsetLeft);
 }
 
 function showItems(run) {
