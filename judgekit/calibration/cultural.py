@@ -52,7 +52,6 @@ from judgekit.metrics.label_codes import encode
 JUDGE_TIE = "<judge tie>"
 CS_CA = ("CS", "CA")
 
-
 COLUMNS = ["subset", "section", "metric", "n", "value", "ci_low", "ci_high", "is_count"]
 
 
