@@ -212,6 +212,11 @@ def test_bad_answers_file_names_line_and_field(tmp_path: Path):
     assert err.value.line == 3 and err.value.field == "item" and "repeats line 2" in str(err.value)
     with pytest.raises(InputError, match="kind"):
         compare_answers(pd.DataFrame({"human": [1], "before": [1], "after": [1]}), "ordinal")
+    header_only = tmp_path / "anchors.csv"
+    header_only.write_text("item,human\n", encoding="utf-8")
+    done = drift_cli("freeze", str(header_only))
+    assert done.returncode == 2 and "anchors.csv:1: field 'item': no anchor rows" in done.stderr
+    assert not (tmp_path / "anchors.csv.sha256").exists()
 
 
 def test_anchor_frame_aligns_items_and_missing_answers():

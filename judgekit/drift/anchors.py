@@ -65,7 +65,8 @@ def _read(path: Path, needed: tuple[str, ...], what: str, score: str | None = No
     """The rows of an anchor or answers file (``score``: the column read as numbers, if any).
 
     Raises:
-        InputError: a missing column, an empty or repeated item id, a bad score (line, field).
+        InputError: a missing column, no row, an empty or repeated item id, a bad score (line,
+            field).
     """
     table = read_table(path, what=f"{what} files")
     missing = [c for c in needed if c not in table.columns]
@@ -84,6 +85,9 @@ def _read(path: Path, needed: tuple[str, ...], what: str, score: str | None = No
         if score is not None:
             row = {**row, score: _score(row.get(score), path, line, score)}
         rows.append({**row, "item": item})
+    if not rows:
+        raise InputError(path, f"no {what} rows (the file has a header only)", line=1,
+                         field="item")  # fmt: skip
     return pd.DataFrame(rows, columns=list(table.columns))
 
 
