@@ -159,6 +159,7 @@ def test_a_classify_run_on_a_local_server_imports_no_heavy_library(tmp_path: Pat
          "--width"),
         (["calibrate", "estimate", "--judge", "{labels}", "--human", "{labels}", "--alpha",
           "inf"], "--alpha"),
+        (["calibrate", "judge", "--judge", "{labels}", "--human", "{labels}", "--q", "0"], "--q"),
         (["drift", "compare", "--before", "{labels}", "--after", "{labels}", "--n-boot", "-1"],
          "--n-boot"),
     ],

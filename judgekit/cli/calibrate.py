@@ -211,7 +211,9 @@ def judge_command(
     format: str = typer.Option("auto", "--format", help=FORMAT_HELP),
     tie_policy: str = typer.Option("exclude", help="Human ties: exclude|error|own_class."),
     epsilon: float = typer.Option(0.2, help="Alt-test margin (0.2 experts, 0.1 crowd)."),
-    q: float = typer.Option(0.05, help="Alt-test FDR level (Benjamini-Yekutieli)."),
+    q: float = typer.Option(
+        0.05, callback=check_level(), help="Alt-test FDR level (Benjamini-Yekutieli)."
+    ),
     min_items: int = typer.Option(30, help="Alt-test: fewest items per annotator."),
     n_resamples: int = typer.Option(
         1000, min=0, help="Bootstrap resamples over items (0 = no CI)."
