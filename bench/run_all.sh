@@ -12,3 +12,4 @@ PY="${PYTHON:-python}"
 "$PY" bench/compare.py --labels
 "$PY" bench/batch_import.py
 "$PY" bench/ray_backend.py
+"$PY" bench/tune.py

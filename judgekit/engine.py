@@ -26,6 +26,7 @@ from judgekit.config import RunConfig, load_config
 from judgekit.data.atomic import open_regular
 from judgekit.errors import InputError, JudgekitError, OutputError
 from judgekit.interrupt import run_stoppable
+from judgekit.llm.logprob_watch import note_scoring
 from judgekit.pipelines import get_pipeline
 from judgekit.results import RunResult, load_run
 from judgekit.run_progress import RunProgress
@@ -192,8 +193,18 @@ def _drive(
     finally:
         session.emit(on_progress, "tick")
     if complete:
-        result.summary_data = report(runner, session.client.records(), out_dir)
+        records = session.client.records()
+        note_scoring(_specs(session.config), records)  # the signature's scoring, from records
+        result.summary_data = report(runner, records, out_dir)
     return result, True
+
+
+def _specs(cfg: RunConfig) -> list[Any]:
+    """Every model spec of the run's roles (a role holds a spec, a list of them, or None)."""
+    out: list[Any] = []
+    for value in cfg.model_roles().values():
+        out += value if isinstance(value, list) else [value] if value is not None else []
+    return out
 
 
 def _execute(

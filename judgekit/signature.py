@@ -30,8 +30,10 @@ class ModelSignature(BaseModel):
     """One model as a run used it: ``role`` (``judge``, ``generator``, ``translator``),
     ``name`` (its label), ``route`` (litellm model string), ``revision`` (None where unknown)
     and the generation ``params`` that change its answers (temperature, max_tokens, seed...);
-    ``scoring`` is how its labels were scored where log-probabilities were asked for
-    (``label_probs@top10``, or ``hard`` when the route gave none; None: not asked for)."""
+    ``scoring`` is how its labels were scored where log-probabilities were asked for, as the
+    run's records carry it (``label_probs@top10`` when every ``ok`` record has
+    ``label_probs``, ``hard`` when none has, ``label_probs@top10:3/4+hard:1/4`` for a mix;
+    ``judgekit.llm.logprob_watch.note_scoring``; None: not asked for)."""
 
     role: str
     name: str

@@ -33,6 +33,12 @@ answer OpenAI's 400 to a request with another value, as o3-mini does to ``temper
 
 ``default_latency`` is applied before every answer except ``hang`` and ``latency=S``.
 
+judgekit's preflight schema probe (a chat request with the header ``X-Judgekit-Probe``) gets a
+correct answer for its schema whatever the directives, phase and ``param_rules`` (with
+``answer_probes=True``, ``answer_fn``'s answer: a server made to ignore the schema ignores it
+for the probe too), and is counted apart (``probes`` in ``/stats``): the counts of a test's own
+tasks, and of its ``answer_fn``'s calls, are the same with or without it.
+
 A later phase, and holding answers
 ----------------------------------
 ``after=N, then=SPEC`` (``--after N --then SPEC``; ``POST /phase {"after": N, "then": SPEC}``
@@ -132,6 +138,7 @@ OutputSpec = _shared.OutputSpec
 schema_instance = _shared.schema_instance
 output_spec = _shared.output_spec
 message_hash = _shared.message_hash
+PROBE_HEADER = "X-Judgekit-Probe"  # judgekit.llm.schema_probe.PROBE_HEADER
 last_user_text = _shared.last_user_text
 correct_content = _shared.correct_content
 
@@ -273,8 +280,10 @@ class FaultServer:
         then: str | None = None,
         param_rules: dict[str, Any] | None = None,
         logprobs_fn: Callable[[dict, str], Any] | None = None,
+        answer_probes: bool = False,
     ) -> None:
         self.param_rules = param_rules or {}
+        self.answer_probes = answer_probes
         parse_fault(default_fault)  # fail early on a typo
         self.logprobs_fn = logprobs_fn
         self.served_models = served_models
@@ -292,6 +301,7 @@ class FaultServer:
         self.port = port
         self.shutdown_timeout = shutdown_timeout
         self._lock = threading.Lock()
+        self.probes = 0  # judgekit's preflight schema probes, counted apart
         self._attempts: Counter[tuple[str, str]] = Counter()
         self._counts: Counter[str] = Counter()
         self._paths: Counter[str] = Counter()
@@ -472,6 +482,7 @@ class FaultServer:
             records = list(self._records)
             return {
                 "held": self._held,
+                "probes": self.probes,
                 "held_total": self._held_total,
                 "total_requests": len(records),
                 "counts": dict(self._counts),
@@ -490,6 +501,7 @@ class FaultServer:
             self._paths.clear()
             self._records.clear()
             self._chats = 0
+            self.probes = 0
 
     def _record(
         self, digest: str, fault: Fault | None, kind: str, model: Any, task: str | None = None
@@ -543,9 +555,31 @@ class FaultServer:
 
     @web.middleware
     async def _count_paths(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        if request.headers.get(PROBE_HEADER):
+            return await handler(request)
         with self._lock:
             self._paths[request.path] += 1
         return await handler(request)
+
+    def _probe_answer(self, body: dict) -> web.Response:
+        """judgekit's preflight probe: a correct answer, counted apart (module doc)."""
+        with self._lock:
+            self.probes += 1
+        model = body.get("model")
+        if self.served_models is not None and model not in self.served_models:
+            return self._error_response(404, f"The model `{model}` does not exist.")
+        spec = output_spec(body)
+        seed = int(message_hash(body.get("messages")), 16)
+        content = None
+        if self.answer_probes and self.answer_fn is not None:
+            content = self.answer_fn(body)
+        if content is None:
+            content = correct_content(body, seed, spec)
+        reply = _shared.chat_completion(
+            content, model=model if isinstance(model, str) and model else self.model, spec=spec,
+            finish_reason="stop", prompt_tokens=_shared.prompt_tokens(body), completion_tokens=None,
+        )  # fmt: skip
+        return web.json_response(reply)
 
     async def _models(self, request: web.Request) -> web.Response:
         if self.served_models is None:  # any name is answered, as llama.cpp does
@@ -649,6 +683,8 @@ class FaultServer:
         except ValueError as exc:
             self._record("-", None, "bad_request", None)
             return self._error_response(400, f"invalid JSON body: {exc}")
+        if request.headers.get(PROBE_HEADER):
+            return self._probe_answer(body)
         messages = body.get("messages")
         digest = message_hash(messages)
         model = body.get("model")

@@ -492,6 +492,36 @@ def test_cli_ordinal_alpha_on_text_labels_needs_categories(tmp_path) -> None:
     assert rows.loc["Krippendorff's alpha", "value"] == pytest.approx(0.640625)
 
 
+def test_a_run_directory_gives_the_order_its_config_declared(tmp_path) -> None:
+    """Issue 32.1: a run's config ``labels:`` list (kept in summary.json's signature) is the
+    order of its labels.csv for every statistic that needs one; a label outside the list
+    leaves the table unordered (refused, as a file without an order is)."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from judgekit.cli import app
+    from judgekit.labels.table import load_labels
+
+    run = tmp_path / "run"
+    run.mkdir()
+    lines = ["item,rater,label"] + [f"i{i},r{j},{label}" for i, row in enumerate(ORDINAL_ROWS)
+                                    for j, label in enumerate(row)]  # fmt: skip
+    (run / "labels.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    summary = {"signature": {"pipeline": "classify", "labels": ["low", "medium", "high"]}}
+    (run / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
+    assert load_labels(run).order == ("low", "medium", "high")
+    assert krippendorff_alpha(load_labels(run), level="ordinal").value == pytest.approx(0.640625)
+    out = CliRunner().invoke(app, ["calibrate", "agreement", str(run), "--level", "ordinal",
+                                   "--n-resamples", "0"])  # fmt: skip
+    assert out.exit_code == 0, out.output
+    summary["signature"]["labels"] = ["low", "medium"]  # 'high' is not in the list
+    (run / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
+    assert load_labels(run).order is None
+    with pytest.raises(JudgekitError, match="no order declared"):
+        krippendorff_alpha(load_labels(run), level="ordinal")
+
+
 def test_missing_markers_are_missing_in_the_python_api_too() -> None:
     """Issue 32.8: '' was a category in the Python API (alpha 0.333 where 1.0 is right); every
     missing spelling is missing in every statistic, as the file readers already read them."""

@@ -52,7 +52,8 @@ def test_plan_design_then_estimate(population, tmp_path: Path, design: str) -> N
                     design, "--budget", "80", "--selection-out", str(sel), *extra)  # fmt: skip
     assert plan.exit_code == 0, plan.output
     table = pd.read_csv(sel)
-    assert list(table.columns) == ["item", "inclusion_probability", "stratum", "reason", "design"]
+    assert list(table.columns) == ["item", "inclusion_probability", "stratum", "reason", "design",
+                                   "round"]  # fmt: skip
     assert (table["design"] == design).all() and table["inclusion_probability"].between(0, 1).all()
     if design == "stratified":
         assert len(table) == 80 and set(table["stratum"]) == {"de", "fr"}

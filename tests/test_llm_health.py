@@ -41,12 +41,15 @@ def classify_config(tmp: Path, url: str, n: int) -> Path:
 
 
 def test_an_endpoint_that_ignores_the_schema_is_named_once_and_the_run_fails(tmp_path) -> None:
+    # --no-preflight: the mid-run warning (preflight's probe finds this server before the run:
+    # tests/test_schema_probe.py)
     with FaultServer(answer_fn=lambda body: PROSE) as srv:  # HTTP 200, prose, every time
         config = classify_config(tmp_path, srv.base_url, 12)
         run = "import sys; from judgekit.cli import app, cache, run; app(sys.argv[1:])"
         env = {**os.environ, "COLUMNS": "200", "PYTHONUNBUFFERED": "1"}
+        out = ["--out", str(tmp_path / "out"), "--no-preflight"]
         proc = subprocess.run(
-            [sys.executable, "-c", run, "run", str(config), "--out", str(tmp_path / "out")],
+            [sys.executable, "-c", run, "run", str(config), *out],
             cwd=REPO, env=env, capture_output=True, text=True, timeout=100,
         )  # fmt: skip
     output = proc.stdout + proc.stderr

@@ -121,6 +121,15 @@ def test_llmbar_quick_resplits_cover_the_all_items_gain():
     coverage, optimism, _naive = bench.run(resplits=8, boot=150)
     assert coverage >= 0.75 and abs(optimism) <= 0.05
 
+    # the WMT23 en-de half: GEMBA-MQM, BLEU and chrF against expert MQM by tau_b
+    shared_path("judge-vs-human", "wmt23-gemba-mqm-vs-human-mqm")
+    cands, gold, strata = bench.load_wmt23()
+    assert sorted(cands) == ["BLEU", "GEMBA-MQM", "chrF"] and len(gold) == 1840
+    assert {s.split("|")[0] for s in strata.values()} == {
+        "GPT4-5shot", "NLLB_Greedy", "NLLB_MBR_BLEU", "ONLINE-A"}  # fmt: skip
+    coverage, optimism, _naive = bench.run(resplits=3, boot=100, dataset="wmt23")
+    assert coverage >= 2 / 3 and abs(optimism) <= 0.05
+
 
 def test_tune_writers_print_looks_and_round_trip(tmp_path):
     import csv
@@ -144,3 +153,65 @@ def test_tune_writers_print_looks_and_round_trip(tmp_path):
     write_tune_csv(rep, tmp_path / "t.csv")
     (row,) = list(csv.DictReader((tmp_path / "t.csv").open()))
     assert float(row["gain_ci_lo"]) == rep.gain_ci[0] and row["chosen"] == "good"
+
+
+def test_split_by_language_and_label_keeps_each_share_and_tests_the_facets(tmp_path):
+    from judgekit.calibration.tune.strata import facet_report, facet_values, strata
+    from judgekit.errors import InputError
+
+    ids, langs, human = _items(n=240, seed=2)
+    rows = ["item,rater,label,language"]
+    rows += [f"{i},ann,{human[i]},{lang}" for i, lang in zip(ids, langs, strict=True)]
+    (tmp_path / "h.csv").write_text("\n".join(rows) + "\n")
+    by, facet = facet_values([tmp_path / "h.csv"], ids, None)
+    assert by == "language" and facet == dict(zip(ids, langs, strict=True))
+    with pytest.raises(InputError, match="domain"):
+        facet_values([tmp_path / "h.csv"], ids, "domain")
+    s = split_items(ids, strata(ids, human, facet), seed=3)
+    for lang in ("cs", "ca", "de"):
+        for label in ("0", "1"):
+            n = sum(facet[i] == lang and human[i] == label for i in ids)
+            for part, share in ((s.tune, 0.4), (s.select, 0.3), (s.test, 0.3)):
+                got = sum(facet[i] == lang and human[i] == label for i in part)
+                assert abs(got - share * n) <= 1, (lang, label)
+    # a judge right on cs and ca, at chance on de: Cochran's Q finds the language difference
+    rng = np.random.default_rng(0)
+    judge = {i: human[i] if facet[i] != "de" or rng.random() < 0.5 else "x" for i in ids}
+    per = facet_report(judge, human, s.test, facet, "accuracy", n_boot=150)
+    assert per["values"]["cs"]["figure"] == 1.0 and per["values"]["de"]["figure"] < 0.8
+    assert per["df"] == 2 and per["p_value"] is None  # zero bootstrap spread on cs: no test
+    judge = {i: human[i] if rng.random() < (0.9 if facet[i] != "de" else 0.5) else "x" for i in ids}
+    per = facet_report(judge, human, s.test, facet, "accuracy", n_boot=150)
+    assert per["p_value"] < 0.01 and per["spread"] > 0.2
+
+
+def test_nested_cv_holds_each_item_out_once_and_reports_the_procedure():
+    from judgekit.calibration.tune.nested import fold_items, nested_cv
+
+    ids, langs, human = _items(n=100, seed=4)
+    strata = [f"{lang}|{human[i]}" for i, lang in zip(ids, langs, strict=True)]
+    folds = fold_items(ids, strata, k=5, seed=1)
+    assert sorted(i for f in folds for i in f) == sorted(ids)
+    assert max(map(len, folds)) - min(map(len, folds)) <= 1
+    assert folds == fold_items(list(reversed(ids)), list(reversed(strata)), k=5, seed=1)
+    with pytest.raises(ValueError, match="folds"):
+        fold_items(ids[:3], strata[:3], k=4)
+    rng = np.random.default_rng(9)
+    honest = {i: human[i] if rng.random() < 0.75 else str(1 - int(human[i])) for i in ids}
+    # a candidate right on 60 of the items: chosen in every fold, its advantage is spread over
+    # the folds, so the inner (choice-side) and held-out figures agree: no optimism
+    memoriser = {i: human[i] if k < 60 else honest[i] for k, i in enumerate(sorted(ids))}
+    noisy = {i: str(rng.integers(0, 2)) for i in ids}
+    cands = {"honest": honest, "memoriser": memoriser, "noisy": noisy}
+    res = nested_cv(cands, human, folds, "accuracy", "honest", looks=1, n_boot=200)
+    assert res.report.mode == "nested 5-fold" and res.report.n_test == 100
+    assert set(res.chosen_per_fold) == {"memoriser"} and res.ranking.chosen == "memoriser"
+    overall = statistic_of(memoriser, human, ids)
+    assert res.report.test_figure == pytest.approx(overall)  # pooled: each fold its own choice
+    assert abs(res.report.optimism) < 0.02 and res.report.gain_ci[0] > 0
+
+
+def statistic_of(out, human, ids):
+    from judgekit.calibration.tune import statistic
+
+    return statistic("accuracy", [out[i] for i in ids], [human[i] for i in ids])

@@ -6,6 +6,7 @@ and field."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -21,10 +22,10 @@ from judgekit.calibration.tune import choose, statistic, test_hash
 REPO = Path(__file__).resolve().parents[1]
 
 
-def judgekit(*args: str, code: int = 0) -> subprocess.CompletedProcess:
+def judgekit(*args: str, code: int = 0, timeout: int = 180) -> subprocess.CompletedProcess:
     proc = subprocess.run(
         [sys.executable, "-m", "judgekit", *args],
-        cwd=REPO, capture_output=True, text=True, timeout=180,
+        cwd=REPO, capture_output=True, text=True, timeout=timeout,
     )  # fmt: skip
     assert proc.returncode == code, proc.stdout + proc.stderr
     return proc
@@ -36,7 +37,8 @@ def tune_file(url: str, extra: str = "") -> str:
         "base: base.yaml\nlabels: humans.csv\ngenerations: labelled\n"
         f"judges:\n{judges}\n"
         "prompts: {key: spilling.judge_prompt, values: [default, strict]}\n"
-        "tune: {statistic: accuracy, baseline: stub-b__strict, seed: 3, n_boot: 200}\n" + extra
+        "tune: {statistic: accuracy, baseline: stub-b__strict, seed: 3, n_boot: 200,"
+        " mode: split}\n" + extra
     )
 
 
@@ -66,6 +68,12 @@ def test_tune_chooses_on_select_reports_on_test_and_writes_a_runnable_best(
         assert not (tune & select or tune & test or select & test)
         assert len(tune | select | test) == 60
         assert splits["test_hash"] == test_hash(splits["test"])
+        # stratified by language (the spilling runs' lang) and label: each keeps its share
+        assert splits["by"] == "lang"
+        facets = json.loads((out / "tune.json").read_text())["facets"]
+        assert set(facets["values"]) == {"de", "fr"} and facets["df"] == 1
+        assert sum(v["n"] for v in facets["values"].values()) == len(test)
+        assert "per lang on test: Cochran's Q=" in proc.stdout
 
         # the ranking on select, recomputed by hand from the cells' labels
         gold = {i: lab for i, _, lab in humans}
@@ -110,6 +118,22 @@ def test_tune_chooses_on_select_reports_on_test_and_writes_a_runnable_best(
         assert server.total_requests == calls
         assert "looks at the sealed test split: 3" in proc.stdout
 
+        # nested mode on the same (copied, finished) cells: every item held out once
+        nested = tmp_path / "nested"
+        nested.mkdir()
+        for cell in cells:
+            shutil.copytree(out / cell, nested / cell)
+        text = tune_file(url).replace("mode: split", "mode: nested, folds: 4")
+        (tmp_path / "nested.yaml").write_text(text)
+        proc = judgekit("calibrate", "tune", str(tmp_path / "nested.yaml"), "--out", str(nested))
+        assert server.total_requests == calls
+        doc = json.loads((nested / "splits.json").read_text())
+        assert doc["mode"] == "nested" and len(doc["folds"]) == 4 and len(doc["test"]) == 60
+        assert sorted(i for f in doc["folds"] for i in f) == sorted(doc["test"])
+        report = json.loads((nested / "tune.json").read_text())
+        assert report["mode"] == "nested 4-fold" and report["n_test"] == 60
+        assert "nested 4-fold" in proc.stdout
+
 
 def test_guard_refuses_test_items_counts_a_look_when_allowed(tmp_path: Path) -> None:
     from judgekit.calibration.tune import read_looks
@@ -141,7 +165,9 @@ def test_bad_tune_files_exit_2_naming_file_line_and_field(
 ) -> None:
     (tmp_path / "base.yaml").write_text(base_config("http://127.0.0.1:9/v1"))
     text = tune_file("http://127.0.0.1:9/v1").replace(
-        "tune: {statistic: accuracy, baseline: stub-b__strict, seed: 3, n_boot: 200}\n", ""
+        "tune: {statistic: accuracy, baseline: stub-b__strict, seed: 3, n_boot: 200,"
+        " mode: split}\n",
+        "",
     )
     (tmp_path / "tune.yaml").write_text(text + extra)
     proc = judgekit("calibrate", "tune", str(tmp_path / "tune.yaml"), code=2)

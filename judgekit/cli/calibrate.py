@@ -306,6 +306,9 @@ def tune_command(
     out: Path | None = typer.Option(None, help="Output directory (default: the file's out)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the cache."),
     as_json: bool = typer.Option(False, "--json", help="Print the test report as JSON."),
+    by: str | None = typer.Option(
+        None, help="Stratify the split by this facet and the label (default: language)."
+    ),
 ) -> None:
     """Choose a judge on the select split, report it on the sealed test split; writes best.yaml.
 
@@ -318,7 +321,10 @@ def tune_command(
     from judgekit.report.tune import tune_dict, tune_lines, write_tune_csv, write_tune_json
     from judgekit.report.tune_figure import tune_figure
 
-    result = run_tune(load_tune(tune, set_, labels), out=out, no_cache=no_cache)
+    spec = load_tune(tune, set_, labels)
+    if by is not None:
+        spec.tune.by = by
+    result = run_tune(spec, out=out, no_cache=no_cache)
     write_tune_json(result.report, result.directory / "tune.json")
     write_tune_csv(result.report, result.directory / "tune.csv")
     tune_figure(result.ranking, result.report, result.directory / "tune.png")

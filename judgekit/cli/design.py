@@ -26,8 +26,17 @@ def design_plan(
     if design not in DESIGNS:
         raise InputError(None, f"design '{design}' is not one of {', '.join(DESIGNS)}",
                          field="--design")  # fmt: skip
+    width, kappa = options.pop("width", None), options.pop("kappa", None)
+    if budget is None and width is not None:
+        from judgekit.calibration.design.run import design_budget
+
+        keys = ("pilot", "target", "raters", "kind", "exclude")
+        given = {k: options.get(k) for k in keys}
+        budget, note = design_budget(str(judge), design, width, kappa=kappa, **given)  # type: ignore[arg-type]
+        console.print(f"budget {budget}: {note}")
     if budget is None or budget < 1:
-        raise InputError(None, "a design needs --budget N (labels, >= 1)", field="--budget")
+        raise InputError(None, "a design needs --budget N (labels, >= 1) or --width W",
+                         field="--budget")  # fmt: skip
     rows = plan_design(str(judge), design, budget, **options)  # type: ignore[arg-type]
     path = selection_out or Path("selection.csv")
     write_selection(path, rows)

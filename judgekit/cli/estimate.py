@@ -89,6 +89,32 @@ def _check_tuned(tuned: Path, human: Path, allow: bool) -> None:
         console.print("warning: sealed test labels used; one more look counted", markup=False)
 
 
+def _cross_fit(tuned: Path, human: Path, target: str | None, alpha: float, seed: int,
+               as_json: bool) -> None:  # fmt: skip
+    """Print the cross-PPI estimate of a tuned judge (judgekit.calibration.tune.crossfit)."""
+    from judgekit.calibration.tune.crossfit import cross_fit_tuned
+
+    if target is None:
+        raise InputError(None, "--cross-fit needs --target share:LABEL or mean", field="--target")
+    fit = cross_fit_tuned(tuned, human, target, seed=seed, alpha=alpha)
+    if as_json:
+        typer.echo(json.dumps(json_safe(fit.to_dict()), indent=2))
+        return
+    level = f"{1 - alpha:g}"
+    console.print(
+        f"{fit.target}: cross-PPI {fit.estimate:.4f} [{fit.ci[0]:.4f}, {fit.ci[1]:.4f}] "
+        f"({level} CI; n={fit.n} labelled, N={fit.N} unlabelled, {len(fit.chosen_per_fold)} "
+        f"folds, chosen per fold: {', '.join(fit.chosen_per_fold)})",
+        markup=False,
+    )
+    console.print(
+        f"{fit.target}: humans only {fit.humans_only:.4f} "
+        f"[{fit.humans_ci[0]:.4f}, {fit.humans_ci[1]:.4f}]",
+        markup=False,
+    )
+    console.print(f"looks at the sealed test split: {fit.looks}", markup=False)
+
+
 def estimate_command(
     judge: Path = typer.Option(..., help="The judge's run directory or labels file."),
     human: Path = typer.Option(..., help="Human labels (item,rater,label; run dir; MQM TSV)."),
@@ -118,10 +144,17 @@ def estimate_command(
     allow_test_labels: bool = typer.Option(
         False, help="Use a tuned judge's sealed test labels anyway (counted as a look)."
     ),
+    cross_fit: bool = typer.Option(
+        False, "--cross-fit", help="With --tuned: cross-PPI, the labels choose and correct."
+    ),
 ) -> None:
     """The target's mean with CIs: humans only, judge only, PPI and PPI++ (ppi_py)."""
     from judgekit.calibration.estimate.run import run_estimate
 
+    if cross_fit and tuned is None:
+        raise InputError(None, "--cross-fit needs --tuned (a tune output)", field="--tuned")
+    if tuned is not None and cross_fit:
+        return _cross_fit(tuned, human, target, alpha, seed, as_json)
     if tuned is not None:
         _check_tuned(tuned, human, allow_test_labels)
     if selection is not None:
@@ -226,7 +259,8 @@ def plan_command(
                            raters=judge_rater or None, kind=uncertainty, floor=floor, by=by,
                            facets=str(facets) if facets else None,
                            pilot=str(pilot) if pilot else None,
-                           exclude=str(previous) if previous else None, seed=seed)  # fmt: skip
+                           exclude=str(previous) if previous else None, seed=seed,
+                           width=width, kappa=kappa)  # fmt: skip
     if width is None:
         raise InputError(None, "give --width W (or --design with --budget)", field="--width")
 

@@ -7,6 +7,8 @@ raters table from those rows is :func:`judgekit.labels.table.load_labels`' job.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Hashable
 from pathlib import Path
 from typing import Any
 
@@ -80,3 +82,19 @@ def parse_categories(
         raise InputError(source, f"labels not in --categories {spec}: {', '.join(missing)}",
                          field="label")  # fmt: skip
     return list(cats)
+
+
+def declared_order(run_dir: str | Path) -> tuple[Hashable, ...] | None:
+    """The label list a run directory's config declared (``summary.json``'s signature
+    ``labels``, the config's order), in the label vocabulary; None for a folder that is no
+    run, or a run whose pipeline declares no label list."""
+    summary = Path(run_dir) / "summary.json"
+    if not summary.is_file():
+        return None
+    try:
+        labels = json.loads(summary.read_text(encoding="utf-8")).get("signature", {}).get("labels")
+    except (OSError, ValueError, AttributeError):
+        return None  # the labels file is the source; a damaged summary declares nothing
+    if not isinstance(labels, list) or not labels:
+        return None
+    return tuple(canonical_labels(labels, None))

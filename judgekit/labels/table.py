@@ -17,7 +17,7 @@ naming file, line and field. :func:`as_label_table` accepts the other usual shap
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -35,7 +35,7 @@ from judgekit.data.vocabulary import (
     label_text,
 )
 from judgekit.errors import InputError, JudgekitError
-from judgekit.labels.files import is_jsonl, resolve_labels_path
+from judgekit.labels.files import declared_order, is_jsonl, resolve_labels_path
 
 LabelFormat = Literal["auto", "long", "wide"]
 LONG_COLUMNS = ("item", "rater", "label")
@@ -65,10 +65,14 @@ class LabelTable:
             "N/A", "nan" and "null", any case, are read as None:
             :func:`judgekit.data.vocabulary.is_missing_label`).
         source: the file the table was read from, for messages (None when built in memory).
+        order: the category order the source declares (a run directory's config ``labels:``
+            list, in the label vocabulary), read by the statistics that need an order
+            (:func:`judgekit.metrics.label_codes.encode`); None where it declares none.
     """
 
     frame: pd.DataFrame
     source: str | None = None
+    order: tuple[Hashable, ...] | None = None
 
     def __post_init__(self) -> None:
         frame = self.frame
@@ -123,7 +127,7 @@ class LabelTable:
         """A table with only ``raters`` (in that order)."""
         for rater in raters:
             self.column(rater)
-        return LabelTable(self.frame[list(raters)], self.source)
+        return LabelTable(self.frame[list(raters)], self.source, self.order)
 
     def drop(self, raters: Sequence[Hashable]) -> LabelTable:
         """A table without ``raters``."""
@@ -132,7 +136,7 @@ class LabelTable:
     def dropna_items(self, min_ratings: int = 1) -> LabelTable:
         """A table without the items that have fewer than ``min_ratings`` ratings."""
         keep = self.ratings_per_item() >= min_ratings
-        return LabelTable(self.frame[keep], self.source)
+        return LabelTable(self.frame[keep], self.source, self.order)
 
     def to_long(self) -> pd.DataFrame:
         """Long DataFrame with columns item, rater, label; missing ratings are left out."""
@@ -389,4 +393,13 @@ def load_labels(
             for line, r in rows
             for rater in raters
         ]
-    return _from_long_records(records, str(path), allowed, wide=format == "wide")
+    table = _from_long_records(records, str(path), allowed, wide=format == "wide")
+    return _ordered(table, declared_order(path.parent))
+
+
+def _ordered(table: LabelTable, order: tuple[Hashable, ...] | None) -> LabelTable:
+    """``table`` with the declared ``order`` where every label it holds is in it."""
+    declared = {label_text(c) for c in order or ()}
+    if order is None or not {label_text(c) for c in table.categories} <= declared:
+        return table
+    return replace(table, order=order)

@@ -16,9 +16,13 @@ Three rules, each per endpoint (one server URL, or one API route):
   sent on the endpoint after it, and the tasks not sent stay unrecorded, so a rerun once the
   endpoint is fixed does them (``--retry-errors`` calls the refused ones again too).
 * **Say when an endpoint ignores the schema.** When its first ``SCHEMA_AFTER`` answers all fail
-  validation the same way (``malformed_json`` or ``schema``) although the request asked for a
-  schema (``json_schema``, ``json_object``), :meth:`EndpointHealth.on_answer` returns a warning,
-  once: such servers (some proxies, older llama.cpp builds) ignore ``response_format``.
+  validation the same way (``malformed_json``, or ``schema`` off the JSON schema's shape)
+  although the request asked for a schema (``json_schema``, ``json_object``),
+  :meth:`EndpointHealth.on_answer` returns a warning, once: such servers (some proxies, older
+  llama.cpp builds) ignore ``response_format`` (preflight's probe finds most of them before the
+  run: ``schema_probe.py``). An answer of the schema's shape that fails only a check the JSON
+  schema cannot state (``InvalidAnswer.off_schema`` False: five meanings not distinct) followed
+  the schema: the caller counts it as a conforming answer, and no warning names the server.
 * **Outage policy.** An endpoint that has answered and then refuses or drops connections (a
   server restarting) is paused: no task spends its attempts on it. One probe
   (``GET /models``) runs with exponential back-off (0.25 s doubling to 5 s) until the server

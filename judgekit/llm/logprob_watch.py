@@ -6,7 +6,7 @@ The reading itself is :func:`judgekit.llm.logprobs.label_probs` (docs/confidence
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from pydantic import BaseModel
@@ -94,3 +94,23 @@ def _in_range(values: Any) -> bool:
         isinstance(k, str) and isinstance(p, int | float) and 0.0 <= p <= 1.0
         for k, p in values.items()
     )
+
+
+def note_scoring(specs: Iterable[Any], records: Iterable[Any]) -> None:
+    """Give each spec that asked for log-probabilities (or was told the route gives none) the
+    count of its ``ok`` records in ``records`` and of those with ``label_probs``
+    (``ModelSpec.note_scored``), matched by route and name: the signature then names the
+    scoring the records actually carry (``label_probs@top10``, ``hard``, or both with their
+    shares), whether they were answered now, resumed from the run log or read from the cache.
+    """
+    asking = {(s.model, s.label): s for s in specs if s.logprobs or s._no_logprobs}
+    if not asking:
+        return
+    counts = {key: [0, 0] for key in asking}
+    for record in records:
+        count = counts.get((record.route, record.model))
+        if count is not None and record.status == "ok":
+            count[0] += 1
+            count[1] += record.label_probs is not None
+    for key, (ok, with_probs) in counts.items():
+        asking[key].note_scored(ok, with_probs)

@@ -152,7 +152,9 @@ class ModelState:
             failure = exc
         if completion.health is not None:
             strategy = self.format(schema)[0].strategy
-            warning = completion.health.on_answer(strategy, failure and failure.reason)
+            # an answer of the schema's shape that failed a check beyond it followed the schema
+            shown = failure.reason if failure is not None and failure.off_schema else None
+            warning = completion.health.on_answer(strategy, shown)
             if warning is not None and on_warning is not None:
                 on_warning(warning)
         if failure is not None:

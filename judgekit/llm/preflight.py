@@ -14,8 +14,15 @@ For each role's model, each of its deployments and each fallback (depth-first), 
   serve (vLLM answers 404 to any other). llama.cpp servers answer whatever name is asked
   (``owned_by`` ``llamacpp``, or llama-cpp-python's ``me``), so their names are not checked.
 * **parameters**: a route that does not take some of the generation parameters (o3-mini: no
-  ``temperature`` but 1) is not sent them; one line per such route says so
-  (``PreflightResult.notes``, ``judgekit.llm.params``).
+  ``temperature`` but 1) is not sent them; a thinking model gets its provider's rules (Claude
+  with extended thinking: temperature 1, no forced tool call, so ``structured_output: auto``
+  is ``prompt``); one line per such route says what was applied (``PreflightResult.notes``,
+  ``judgekit.llm.params``), and ``structured_output: tools`` on a route that refuses a forced
+  tool call, or ``max_tokens`` not above ``thinking.budget_tokens``, is a problem.
+* **the JSON schema** (``schema_probe.py``): each route on a server whose strategy asks for
+  a schema gets one short chat request whose schema allows one answer only; a server that
+  ignores the schema is said in one line and its ``auto`` route switched to the ``prompt``
+  strategy, or, where the config set ``json_schema``/``json_object``, is a problem.
 * **the embedded model** (``local/<name>``): llama-cpp-python and the model's package and file
   are installed (before its server is started).
 * **log-probabilities** (``logprobs: true``) on a route called through litellm: a route that
@@ -39,7 +46,8 @@ import aiohttp
 from judgekit.errors import JudgekitError
 from judgekit.llm.endpoint import litellm_route
 from judgekit.llm.local import check_installed
-from judgekit.llm.params import params_note
+from judgekit.llm.params import params_note, thinking_problem
+from judgekit.llm.schema_probe import probe_routes
 from judgekit.llm.secrets import resolve_key
 from judgekit.llm.spec import Deployment, ModelSpec
 
@@ -151,6 +159,7 @@ async def apreflight(
     keys: dict[int, str | None] = {}
     for route in routes:
         problem = _local_problem(route) if route.spec.is_local else None
+        problem = problem or thinking_problem(route.spec, route.role)
         try:
             keys[id(route)] = route.key()
         except JudgekitError as exc:
@@ -162,6 +171,7 @@ async def apreflight(
     for route in routes:
         if route.on_server and id(route) in keys:
             servers.setdefault(route.api_base.rstrip("/"), []).append(route)  # type: ignore[union-attr]
+    probe_notes: list[str] = []
     async with aiohttp.ClientSession() as session:
         jobs = [
             _server_problems(session, url, rs, keys, timeout, on_wait)
@@ -171,6 +181,10 @@ async def apreflight(
             jobs.append(asyncio.to_thread(_provider_key_problems, litellm_routes))
         for found in await asyncio.gather(*jobs):
             problems.extend(found)
+        if not problems:  # servers that answer: one short call finds one ignoring the schema
+            found = await probe_routes(session, _probed(routes, keys))
+            problems.extend(v.problem for v in found if v.problem)
+            probe_notes = [v.note for v in found if v.note]
     if problems:
         raise JudgekitError("\n".join(dict.fromkeys(problems)))
     asking = [r.spec for r in routes if r.spec.logprobs and not r.spec.uses_aiohttp()]
@@ -179,12 +193,26 @@ async def apreflight(
             if on_wait is not None:
                 on_wait(line)
     notes = [n for r in routes if (n := params_note(r.spec, r.role)) is not None]
+    notes.extend(probe_notes)
     return PreflightResult(
         [r.role for r in routes],
         list(servers),
         time.monotonic() - started,
         list(dict.fromkeys(notes)),
     )
+
+
+def _probed(
+    routes: list[Route], keys: dict[int, str | None]
+) -> list[tuple[str, ModelSpec, str, dict[str, str]]]:
+    """``(role, spec, url, headers)`` of each route on a server (``schema_probe.py``)."""
+    out = []
+    for route in routes:
+        if route.on_server and route.api_base is not None and id(route) in keys:
+            key = keys[id(route)]
+            headers = {"Authorization": f"Bearer {key}"} if key else {}
+            out.append((route.role, route.spec, route.api_base.rstrip("/"), headers))
+    return out
 
 
 def _local_problem(route: Route) -> str | None:

@@ -18,6 +18,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
+from judgekit.llm.params import forced_tool_refused
+
 StructuredOutput = Literal["auto", "json_schema", "json_object", "tools", "prompt"]
 Transport = Literal["auto", "aiohttp", "litellm"]
 RoutingStrategy = Literal[
@@ -144,6 +146,8 @@ class ModelSpec(BaseModel):
     top_logprobs: int = Field(10, ge=1, le=20)
     extra: dict[str, object] = Field(default_factory=dict)
     _no_logprobs: bool = PrivateAttr(False)
+    _schema_ignored: bool = PrivateAttr(False)
+    _scored: tuple[int, int] | None = PrivateAttr(None)  # (ok records, with label_probs)
 
     @model_validator(mode="after")
     def _server_routes_need_an_address(self) -> ModelSpec:
@@ -221,15 +225,18 @@ class ModelSpec(BaseModel):
 
         llama.cpp rejects OpenAI's ``json_schema`` response format but constrains decoding with
         ``{"type": "json_object", "schema": ...}``; vLLM and OpenAI honour ``json_schema``;
-        other APIs get tool calling.
+        other APIs get tool calling, unless the route takes no forced tool call (a thinking
+        Claude model: ``judgekit.llm.params.forced_tool_refused``): then ``prompt``.
         """
         if self.structured_output != "auto":
             return self.structured_output
+        if self._schema_ignored:  # preflight's probe found the schema ignored
+            return "prompt"
         if self.is_local:
             return "json_object"
         if self.provider in ("hosted_vllm", "openai_compatible", "openai", "azure"):
             return "json_schema"
-        return "tools"
+        return "prompt" if forced_tool_refused(self) else "tools"
 
     def window(self) -> int | None:
         """Context window in tokens: ``context_window``, 4096 for the embedded model, else None."""
@@ -259,12 +266,32 @@ class ModelSpec(BaseModel):
         return out
 
     def scoring(self) -> str:
-        """How this model's labels are scored: ``label_probs@top<K>`` (probabilities from
-        log-probabilities) or ``hard`` (the label only: not asked for, or the route gave
-        none)."""
+        """How this model's labels were scored: ``label_probs@top<K>`` (probabilities from
+        log-probabilities), ``hard`` (the label only: not asked for, the route gave none, or
+        none could be read), or both with their shares of the ``ok`` records
+        (``label_probs@top10:3/4+hard:1/4``). Once the run's records are counted
+        (:meth:`note_scored`) they decide; before, what the run asked for and saw."""
+        top = f"label_probs@top{self.top_logprobs}"
+        if self._scored is not None and self._scored[0] > 0:
+            ok, with_probs = self._scored
+            if with_probs == ok:
+                return top
+            if with_probs == 0:
+                return "hard"
+            return f"{top}:{with_probs}/{ok}+hard:{ok - with_probs}/{ok}"
         if self.logprobs and not self._no_logprobs:
-            return f"label_probs@top{self.top_logprobs}"
+            return top
         return "hard"
+
+    def note_scored(self, ok: int, with_probs: int) -> None:
+        """Record how the run's ``ok`` records of this model were scored (``with_probs`` of
+        them carry ``label_probs``): :meth:`scoring` names what was actually used."""
+        self._scored = (ok, with_probs)
+
+    def mark_schema_ignored(self) -> None:
+        """Record that preflight's probe found the route ignoring the JSON schema
+        (``judgekit.llm.schema_probe``): :meth:`strategy` says ``prompt`` where it was ``auto``."""
+        self._schema_ignored = True
 
     def mark_no_logprobs(self) -> None:
         """Record that the route gave no log-probabilities: :meth:`scoring` says ``hard``."""

@@ -42,6 +42,9 @@ class InvalidAnswer(Exception):
         reask: whether a re-ask may help (only for ``empty``, ``malformed_json``, ``schema``).
         reasoning: the reasoning that came with the answer, if any.
         note: where the answer was read from, when not from the content.
+        off_schema: False when the answer has the JSON schema's shape and failed only a check
+            the JSON schema cannot state (a validator: five meanings that are not distinct),
+            so the endpoint did follow the schema (``health.py`` warns only otherwise).
     """
 
     def __init__(
@@ -52,6 +55,7 @@ class InvalidAnswer(Exception):
         reask: bool = True,
         reasoning: str | None = None,
         note: str | None = None,
+        off_schema: bool = True,
     ) -> None:
         super().__init__(reason)
         self.reason = reason
@@ -59,6 +63,7 @@ class InvalidAnswer(Exception):
         self.reask = reask and reaskable(reason)
         self.reasoning = reasoning
         self.note = note
+        self.off_schema = off_schema
 
 
 @dataclass(frozen=True)
@@ -180,8 +185,20 @@ def _validation_summary(exc: ValidationError) -> str:
 _VALIDATOR_BUGS = (AttributeError, TypeError, KeyError, IndexError)
 
 
+# pydantic's error types of a schema's own validators: checks beyond what JSON Schema states
+_VALIDATOR_ERRORS = frozenset({"value_error", "assertion_error"})
+
+
 def _validator_raised(exc: Exception, raw: str | None) -> InvalidAnswer:
-    return InvalidAnswer(f"schema: a validator raised {type(exc).__name__}: {exc}", raw)
+    reason = f"schema: a validator raised {type(exc).__name__}: {exc}"
+    return InvalidAnswer(reason, raw, off_schema=False)
+
+
+def _schema_failure(exc: ValidationError, raw: str | None) -> InvalidAnswer:
+    """An answer that is JSON but no instance of the schema; ``off_schema`` unless only the
+    schema's own validators refused it."""
+    off = any(err["type"] not in _VALIDATOR_ERRORS for err in exc.errors())
+    return InvalidAnswer(f"schema: {_validation_summary(exc)}", raw, off_schema=off)
 
 
 def parse_answer(raw: str | None, schema: type[BaseModel], finish_reason: str | None) -> BaseModel:
@@ -209,7 +226,7 @@ def parse_answer(raw: str | None, schema: type[BaseModel], finish_reason: str | 
     except ValidationError as exc:
         errors = exc.errors()
         if not errors or errors[0]["type"] != "json_invalid":
-            raise InvalidAnswer(f"schema: {_validation_summary(exc)}", raw) from None
+            raise _schema_failure(exc, raw) from None
         detail = str(errors[0].get("ctx", {}).get("error", errors[0]["msg"]))
         if span is None or "control character" not in detail:
             raise InvalidAnswer(f"malformed_json: {detail}", raw) from None
@@ -220,7 +237,7 @@ def parse_answer(raw: str | None, schema: type[BaseModel], finish_reason: str | 
     except _VALIDATOR_BUGS as exc:
         raise _validator_raised(exc, raw) from None
     except ValidationError as exc:
-        raise InvalidAnswer(f"schema: {_validation_summary(exc)}", raw) from None
+        raise _schema_failure(exc, raw) from None
 
 
 def cached_answer(hit: Any, schema: type[BaseModel]) -> tuple[str, Any] | None:

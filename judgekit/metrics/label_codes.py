@@ -94,8 +94,9 @@ def encode(
 
     Args:
         data: items x raters labels (see :func:`judgekit.labels.table.as_label_table`).
-        categories: the category set and order (default: the table's distinct labels, sorted;
-            numbers by value).
+        categories: the category set and order (default: the order the table's source
+            declares, ``LabelTable.order``, else the table's distinct labels, sorted; numbers
+            by value).
         order_for: the name of the statistic when it needs the categories' order, else None.
 
     Returns:
@@ -111,6 +112,8 @@ def encode(
     if isinstance(data, CodedLabels):
         return _recode(data, categories, order_for), data.n_raters
     table = as_label_table(data).dropna_items(1)
+    if categories is None and table.order is not None:
+        categories = table.order  # the order the table's source declared (a run's config)
     cats = list(categories) if categories is not None else table.categories
     ordered = categories is not None or _all_numbers(cats)
     if order_for is not None and not ordered:

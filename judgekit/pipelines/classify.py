@@ -36,6 +36,7 @@ from judgekit.errors import InputError
 from judgekit.llm.client import LLMClient, Task
 from judgekit.metrics.common_items import coverage
 from judgekit.pipelines.base import require_models, task_fingerprint, workers
+from judgekit.pipelines.few_shot import example_problem, few_shot_message
 from judgekit.prompts import load_prompt
 from judgekit.run_usage import usage_summary
 from judgekit.runlog import Record, join_key
@@ -54,6 +55,8 @@ class ClassifyOptions(BaseModel):
         prompt: template name, ``prompts/classify/<prompt>.txt``.
         rationale_max_chars: longest rationale accepted, in characters.
         samples: judgments per (item, judge) (deliberate repeats; not collapsed by the cache).
+        few_shot: labelled examples shown before each item (item id of the items file -> its
+            human label; :mod:`judgekit.pipelines.few_shot`), e.g. from ``calibrate tune``.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -65,6 +68,7 @@ class ClassifyOptions(BaseModel):
     prompt: str = "default"
     rationale_max_chars: int = Field(300, ge=20, le=4000)
     samples: int = Field(1, ge=1, le=20)
+    few_shot: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("labels")
     @classmethod
@@ -145,13 +149,23 @@ class ClassifyRun:
         self.items_path = _resolve(self.options.items, config)
         items = load_items(self.items_path, self.options.id_field, self.options.text_field)
         self.items = items[: config.limit] if config.limit else items
+        texts = {item.id: item.text for item in items}
+        problem = example_problem(self.options.few_shot, texts, self.options.labels)
+        if problem:
+            raise config.located("classify.few_shot", problem)
+        self.shots = few_shot_message(self.options.few_shot, texts)
         self.schema = judgment_schema(tuple(self.options.labels), self.options.rationale_max_chars)
         self.status: Counter[str] = Counter()
         opts = self.options
         self._keys = {
             j.label: task_fingerprint(
-                j, self.prompt, opts.labels, opts.task, opts.rationale_max_chars
-            )
+                j,
+                self.prompt,
+                opts.labels,
+                opts.task,
+                opts.rationale_max_chars,
+                *([opts.few_shot] if opts.few_shot else []),
+            )  # fmt: skip
             for j in self.judges
         }
 
@@ -176,7 +190,7 @@ class ClassifyRun:
                 id=item.id,
                 max_chars=opts.rationale_max_chars,
             )
-            messages = [{"role": "user", "content": text}]
+            messages = [*([self.shots] if self.shots else []), {"role": "user", "content": text}]
             for judge in self.judges:
                 for sample in range(opts.samples):
                     yield Task(
@@ -222,6 +236,7 @@ def signature(run: ClassifyRun) -> Signature:
             "rationale_max_chars": opts.rationale_max_chars,
             "n_items": len(run.items),
             "limit": run.config.limit,
+            **({"few_shot": opts.few_shot} if opts.few_shot else {}),
         },  # fmt: skip
         data={str(opts.items): file_hash(run.items_path)},
         seed=run.config.seed,

@@ -15,14 +15,32 @@ def tune_dict(rep: TestReport) -> dict[str, object]:
     return {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(rep).items()}
 
 
+def facet_lines(rep: TestReport) -> list[str]:
+    """One line per facet value of ``rep.by`` (n, test figure) and the Cochran's Q line."""
+    if not rep.facets:
+        return []
+    values = rep.facets["values"]
+    lines = [f"  {rep.by} {v}: {d['figure']:.3f} (n={d['n']})" for v, d in values.items()]
+    p = rep.facets["p_value"]
+    test = "no test (one value or no spread)" if p is None else (
+        f"Cochran's Q={rep.facets['q']:.2f}, df={rep.facets['df']}, p={p:.2g}")  # fmt: skip
+    return [f"per {rep.by} on test: {test}", *lines]
+
+
 def tune_lines(rep: TestReport) -> list[str]:
-    """Console lines: test-only figure and CI, paired gain with CI and p, optimism, looks."""
+    """Console lines: test-only figure and CI, paired gain with CI and p, optimism, the figure
+    per facet value with Cochran's Q, looks (last)."""
     return [
         f"chosen {rep.chosen} ({rep.statistic} on test, n={rep.n_test}): "
-        f"{rep.test_figure:.3f} [{rep.test_ci[0]:.3f}, {rep.test_ci[1]:.3f}]",
+        f"{rep.test_figure:.3f} [{rep.test_ci[0]:.3f}, {rep.test_ci[1]:.3f}]"
+        if rep.mode == "split"
+        else f"chosen {rep.chosen} on all items; {rep.mode} ({rep.statistic} of each item judged "
+        f"by the choice made without it, n={rep.n_test}): {rep.test_figure:.3f} "
+        f"[{rep.test_ci[0]:.3f}, {rep.test_ci[1]:.3f}]",
         f"gain over {rep.baseline}: {rep.gain:+.3f} [{rep.gain_ci[0]:+.3f}, {rep.gain_ci[1]:+.3f}]"
         f", {rep.test_name} p={rep.p_value:.2g}",
         f"optimism (select - test): {rep.optimism:+.3f}",
+        *facet_lines(rep),
         f"looks at the sealed test split: {rep.looks}",
     ]
 
@@ -33,10 +51,15 @@ def write_tune_json(rep: TestReport, path: Path) -> None:
 
 
 def write_tune_csv(rep: TestReport, path: Path) -> None:
-    """Write one header row and one value row of ``rep`` (intervals as _lo/_hi columns)."""
+    """Write one header row and one value row of ``rep`` (intervals as _lo/_hi columns; the
+    per-facet figures as ``facet_<value>`` columns and ``facet_p``)."""
     row: dict[str, object] = {}
     for key, value in tune_dict(rep).items():
-        if isinstance(value, list):
+        if key == "facets":
+            for name, d in (value or {}).get("values", {}).items():
+                row[f"facet_{name}"] = d["figure"]
+            row["facet_p"] = (value or {}).get("p_value")
+        elif isinstance(value, list):
             row[f"{key}_lo"], row[f"{key}_hi"] = value
         else:
             row[key] = value

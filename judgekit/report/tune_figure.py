@@ -16,8 +16,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 
 def tune_figure(ranking: Ranking, rep: TestReport, path: Path) -> Path:
-    """Write a PNG: horizontal bars of the select figures (best on top), the chosen judge's test
-    figure as a point with its bootstrap CI, titled with the gain and the looks. Returns ``path``.
+    """Write a PNG: horizontal bars of the select figures (best on top; all items in the nested
+    mode), the chosen judge's test figure (the pooled held-out figure) as a point with its
+    bootstrap CI, titled with the gain and the looks. Returns ``path``.
 
     Raises OutputError (from :func:`judgekit.data.atomic.save_figure`) if it cannot be written.
     """
@@ -25,12 +26,14 @@ def tune_figure(ranking: Ranking, rep: TestReport, path: Path) -> Path:
     values = [value for _, value in ranking.figures][::-1]
     fig, ax = plt.subplots(figsize=(7, 1.2 + 0.45 * len(names)))
     colors = ["tab:orange" if n == rep.chosen else "tab:blue" for n in names]
-    ax.barh(names, values, color=colors, alpha=0.6, label="select")
+    bars = "select" if rep.mode == "split" else "all items (the choice)"
+    ax.barh(names, values, color=colors, alpha=0.6, label=bars)
     row = names.index(rep.chosen)
     low, high = rep.test_ci
     ax.errorbar(
         [rep.test_figure], [row], xerr=[[rep.test_figure - low], [high - rep.test_figure]],
-        fmt="o", color="black", capsize=4, label=f"test (n={rep.n_test})",
+        fmt="o", color="black", capsize=4,
+        label=f"test (n={rep.n_test})" if rep.mode == "split" else f"{rep.mode}, held out",
     )  # fmt: skip
     ax.set_xlabel(rep.statistic)
     ax.set_title(

@@ -37,6 +37,7 @@ from judgekit.view.page import data_uri, notes_html, render_page
 from judgekit.view.profiles import extras, profile
 from judgekit.view.rows import add_facet, encode_rows
 from judgekit.view.summary import signature_line, summary_blocks
+from judgekit.view.tune import expand_tune_dirs, tune_blocks
 from judgekit.view.which_judge import which_judge_sources
 
 
@@ -78,13 +79,17 @@ def run_payload(run: RunData) -> dict[str, Any]:
     """The page's data for one run (module doc)."""
     rows_by_key = {record["key"]: i for i, record in enumerate(run.records)}
     signature = run.summary.get("signature") or {}
+    tuned, tune_png = tune_blocks(run.path)  # a calibrate tune candidate: the tune's card
     return {
         "name": run.name,
         "path": str(run.path),
         "pipeline": run.pipeline or "unknown",
         "signature_line": signature_line(signature) if signature else "no signature",
-        "blocks": json_safe(summary_blocks(run.summary, run.pipeline)),
-        "figures": [{"name": name, "uri": data_uri(png)} for name, png in run.figures.items()],
+        "blocks": json_safe(summary_blocks(run.summary, run.pipeline) + tuned),
+        "figures": [
+            {"name": name, "uri": data_uri(png)}
+            for name, png in {**run.figures, **tune_png}.items()
+        ],  # fmt: skip
         "rows": encode_rows(run.records, profile(run.pipeline)),
         "extras": json_safe(extras(run, rows_by_key)),
         "warnings": _warnings(run),
@@ -104,7 +109,9 @@ def build_report(
     """Write the report of the run directories ``runs`` (and human ``labels``) to ``out``.
 
     Args:
-        runs: one or more run directories (``judgekit run`` / ``judgekit audit`` output).
+        runs: one or more run directories (``judgekit run`` / ``judgekit audit`` output); a
+            ``calibrate tune`` output stands for its chosen candidate's run, and a candidate's
+            card carries the tune's report (:mod:`judgekit.view.tune`).
         out: the HTML file to write (its folder is created).
         labels: a long ``item,rater,label`` table of human labels (CSV/TSV/JSONL, as
             ``judgekit calibrate judge --human`` reads), or None.
@@ -120,7 +127,7 @@ def build_report(
             ``drift`` file that is no drift document.
     """
     started = time.perf_counter()
-    data = [read_run(path) for path in runs]
+    data = [read_run(path) for path in expand_tune_dirs(runs)]
     inputs = {f.resolve() for run in data for f in run.files}
     if Path(out).resolve() in inputs | ({Path(labels).resolve()} if labels is not None else set()):
         raise InputError(out, "an input of this report (it would be overwritten): give another -o")

@@ -9,9 +9,12 @@
   Inference, Sec. 3): PPI++ with its own tuned lambda in each stratum h, combined with the
   stratum shares ``W_h = N_h / N``: ``theta = sum W_h theta_h``, ``se^2 = sum W_h^2 se_h^2``.
 
-The interval is the CLT interval in both (ppi_py's). The uniform-design width at the same n is
-projected from the same labels: ``z sqrt(var_w(Y - lam f) / n + lam^2 var(f) / N)``, with the
-weighted (design-corrected) variance of the residual and lam tuned for uniform sampling.
+The interval follows ``calibrate estimate``'s rule: the CLT interval (ppi_py's) from 100 labels,
+below that the design-respecting bootstrap-t of :mod:`.bootstrap` (resampling with the weights,
+within strata). Sequential rounds combine by :func:`combine_rounds`. The uniform-design width
+at the same n is projected from the same labels:
+``z sqrt(var_w(Y - lam f) / n + lam^2 var(f) / N)``, with the weighted (design-corrected)
+variance of the residual and lam tuned for uniform sampling.
 A weighted estimate is refused when a label lacks its inclusion probability.
 """
 
@@ -23,6 +26,9 @@ from typing import Any
 import numpy as np
 from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
 from scipy.stats import norm
+
+from judgekit.calibration.design.bootstrap import weighted_bootstrap_t
+from judgekit.calibration.estimate.intervals import quantile, resolve
 
 SOURCES = {
     "active": "Zrnic & Candès 2024, Active Statistical Inference (ICML), Sec. 3",
@@ -93,10 +99,16 @@ def weighted_ppi(
     pi: np.ndarray | None,
     alpha: float = 0.05,
     design: str = "active",
+    interval: str = "auto",
+    kind: str = "mean",
 ) -> DesignEstimate:
     """IPW PPI++ mean: human ``y`` and judge ``f`` on the n labelled items (shape (n,)), the
     judge ``f_all`` on all N items, inclusion probabilities ``pi`` in (0, 1] (shape (n,)).
 
+    ``interval``: ``clt`` (ppi_py's), ``t`` (the same with Student's t at n - 1),
+    ``bootstrap-t`` (design-respecting, :mod:`.bootstrap`) or ``auto``: the rule of
+    ``calibrate estimate`` for the target's ``kind`` (a ``mean``: bootstrap-t below 100 labels;
+    a ``share`` or ``rate``: t below 50; CLT from there).
     Returns a :class:`DesignEstimate` whose signature names the design. Raises ValueError when
     a probability is missing (NaN or None) for a weighted design, or shapes disagree.
     Source: Zrnic & Candès 2024, Sec. 3; ppi_py ``ppi_mean_ci`` with ``w``.
@@ -107,19 +119,46 @@ def weighted_ppi(
     w = np.ones(len(y)) if pi is None else 1.0 / pi
     low, high = (float(np.ravel(b)[0]) for b in ppi_mean_ci(y, f, f_all, alpha=alpha, w=w))
     point = float(np.ravel(ppi_mean_pointestimate(y, f, f_all, w=w))[0])
-    return _result(
-        design, y, f, f_all, w, alpha, point, low, high, "ipw ppi++ (hajek weights 1/pi)"
-    )
+    boot, rule = _boot(interval, kind, y, f, w, f_all, alpha, None, None, (low + high) / 2,
+                       (high - low) / 2)  # fmt: skip
+    clt_half = (high - low) / 2
+    if boot:
+        point, low, high = boot
+    method = "ipw ppi++ (hajek weights 1/pi)"
+    return _result(design, y, f, f_all, w, alpha, point, low, high, method, rule, clt_half)
+
+
+def _boot(
+    interval: str, kind: str, y: np.ndarray, f: np.ndarray, w: np.ndarray, f_all: np.ndarray,
+    alpha: float, strata: np.ndarray | None = None, strata_all: np.ndarray | None = None,
+    point: float = 0.0, half: float = 0.0,
+) -> tuple[tuple[float, float, float] | None, str]:  # fmt: skip
+    """(estimate, low, high) when the rule (``intervals.resolve``) asks for bootstrap-t or t
+    (the CLT ``point +- half`` widened by t / z), else None; and the rule's name."""
+    rule = resolve(interval, kind, len(y))
+    if rule == "t":
+        wide = half * quantile("t", len(y), alpha) / quantile("clt", len(y), alpha)
+        return (point, point - wide, point + wide), "t"
+    if rule != "bootstrap-t":
+        return None, "clt"
+    out = weighted_bootstrap_t(y, f, w, f_all, alpha, strata=strata, strata_all=strata_all)
+    return out, "bootstrap-t" if out else "clt (bootstrap-t undefined: no spread)"
 
 
 def _result(
     design: str, y: np.ndarray, f: np.ndarray, f_all: np.ndarray, w: np.ndarray, alpha: float,
-    point: float, low: float, high: float, method: str,
+    point: float, low: float, high: float, method: str, rule: str = "clt",
+    clt_half: float | None = None,
 ) -> DesignEstimate:  # fmt: skip
+    """The estimate with the uniform design's half-width at the same n; when the interval is a
+    bootstrap-t, the uniform CLT projection is widened by the same ratio (bootstrap-t over CLT
+    half-width), so the two are compared under one interval rule."""
     half = (high - low) / 2
     uni = uniform_projection(y, f, f_all, w, alpha)
+    if clt_half and clt_half > 0:
+        uni *= half / clt_half
     n_uni = len(y) * (uni / half) ** 2 if half > 0 else float("nan")
-    sig = {"design": design, "method": method, "interval": "clt", "alpha": alpha,
+    sig = {"design": design, "method": method, "interval": rule, "alpha": alpha,
            "source": SOURCES[design]}  # fmt: skip
     return DesignEstimate(design, len(y), len(f_all), point, low, high, half, uni, n_uni, sig)
 
@@ -131,10 +170,13 @@ def stratified_ppi(
     f_all: np.ndarray,
     strata_all: np.ndarray,
     alpha: float = 0.05,
+    interval: str = "auto",
+    kind: str = "mean",
 ) -> DesignEstimate:
     """Stratified PPI++ mean (Fisch et al. 2024, Sec. 3): per-stratum PPI++ (ppi_py) combined by
     the stratum shares N_h / N. ``y``, ``f``, ``strata``: the n labelled items; ``f_all``,
     ``strata_all``: all N items. Every stratum needs at least 2 labels (ValueError otherwise).
+    ``interval``, ``kind``: as :func:`weighted_ppi` (the bootstrap resamples within strata).
     """
     y, f, f_all = (np.asarray(a, dtype=float) for a in (y, f, f_all))
     strata, strata_all = np.asarray(strata), np.asarray(strata_all)
@@ -154,5 +196,36 @@ def stratified_ppi(
         var += (share * (hi - lo) / (2 * z)) ** 2
         w[lab] = pop.sum() / lab.sum()
     half = float(z * np.sqrt(var))
-    return _result("stratified", y, f, f_all, w, alpha, point, point - half, point + half,
-                   "stratified ppi++ (per-stratum lambda)")  # fmt: skip
+    low, high = point - half, point + half
+    clt_half = half
+    boot, rule = _boot(interval, kind, y, f, w, f_all, alpha, strata, strata_all, point, half)
+    if boot:
+        point, low, high = boot
+    return _result("stratified", y, f, f_all, w, alpha, point, low, high,
+                   "stratified ppi++ (per-stratum lambda)", rule, clt_half)  # fmt: skip
+
+
+def combine_rounds(last: DesignEstimate, known: np.ndarray, n_items: int) -> DesignEstimate:
+    """The population mean from sequential rounds (issue 37's rounds: label some, re-plan the
+    rest): the items labelled in earlier rounds are known exactly (``known``: their human
+    values, shape (k,)); ``last`` estimates the mean of the other ``N - k`` items under the last
+    round's design (planned on them, given the earlier rounds). Then
+    ``theta = (sum(known) + (N - k) theta_last) / N`` with the interval of ``last`` scaled by
+    ``(N - k) / N``: conditional on the earlier rounds the last one is an ordinary design on a
+    fixed population, so the interval keeps its coverage whatever rule chose the rounds
+    (finite-population form of Zrnic & Candès 2024, Sec. 4, sequential active inference).
+    ``n_items``: N. Raises ValueError when ``last`` does not cover the other N - k items.
+    """
+    known = np.asarray(known, dtype=float)
+    rest = n_items - len(known)
+    if rest != last.n_items:
+        raise ValueError(f"last round covers {last.n_items} items, expected {rest}")
+    share = rest / n_items
+    point = (known.sum() + rest * last.estimate) / n_items
+    half, uni = last.half_width * share, last.uniform_half_width * share
+    n = last.n + len(known)
+    sig = {**last.signature, "rounds": last.signature.get("rounds", 1) + 1,
+           "earlier_labels": len(known)}  # fmt: skip
+    n_uni = n * (uni / half) ** 2 if half > 0 else float("nan")
+    return DesignEstimate(last.design, n, n_items, float(point), float(point - half),
+                          float(point + half), half, uni, n_uni, sig)  # fmt: skip

@@ -14,7 +14,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from judgekit.calibration.design.estimators import DesignEstimate, stratified_ppi, weighted_ppi
+from judgekit.calibration.design.estimators import (
+    DesignEstimate,
+    combine_rounds,
+    stratified_ppi,
+    weighted_ppi,
+)
 from judgekit.calibration.design.probabilities import uncertainty
 from judgekit.calibration.design.selection import Selected, draw, read_selection
 from judgekit.calibration.estimate.inputs import Target, default_target, load_human, load_judge
@@ -82,6 +87,43 @@ def population_strata(values: pd.Series, table: pd.DataFrame | None, by: str | N
     return values.round().astype(str)
 
 
+def pilot_feature(values: pd.Series, u: np.ndarray, kind: str) -> np.ndarray:
+    """The feature a pilot fits the judge's expected residual on (shape (N,)): with ``auto``, a
+    judge value that is a label probability gives ``sqrt(f (1 - f))``, a score gives the score
+    itself (the fit learns how the error varies along it: on WMT23 MQM the large errors sit at
+    very negative GEMBA scores); another ``kind`` gives its uncertainty ``u``."""
+    if kind != AUTO:
+        return u
+    f = values.to_numpy(float)
+    probability = bool(((f >= 0) & (f <= 1)).all()) and len(np.unique(f)) > 3
+    return np.sqrt(f * (1 - f)) if probability else f
+
+
+def _active(
+    judge: str, values: pd.Series, kind: str, chosen: list[str], table: pd.DataFrame | None,
+    goal: Target, pilot: str | None, budget: int, floor: float, done: set[str],
+) -> tuple[np.ndarray, float, str, str, float]:  # fmt: skip
+    """(score per item, floor, design, note, projected saving) of the active design: the raw
+    uncertainty without a pilot (no saving projected); with one, fitted and checked
+    (:func:`judgekit.calibration.design.pilot.choose`)."""
+    u = judge_uncertainty(judge, values, kind, chosen, table, goal)
+    if not pilot:
+        return u, floor, "active", "", 0.0
+    from judgekit.calibration.design.pilot import choose, pilot_residuals
+
+    x = pilot_feature(values, u, kind)
+    human, _, _ = load_human(pilot, goal)
+    on = values.index.isin(human.index)
+    y = human.reindex(values.index[on]).to_numpy(float)
+    e = pilot_residuals(y, values[on].to_numpy(float), values.to_numpy(float))
+    rest = ~values.index.astype(str).isin(done)
+    pick = choose(x[on], e, x[rest], min(budget, int(rest.sum())))
+    score = np.ones(len(x))
+    score[rest] = pick.score
+    note = f"pilot {int(on.sum())}: {pick.reason}"
+    return score, pick.floor, pick.design, note, max(pick.projected_saving, 0.0)
+
+
 def plan_design(
     judge: str, design: str, budget: int, *, target: str | None = None,
     raters: list[str] | None = None, kind: str = AUTO, floor: float = 0.2,
@@ -91,10 +133,15 @@ def plan_design(
     """The items to label under ``design`` for ``budget`` labels (expected, or exact when
     stratified), seeded.
 
+    Active: probability rising with the judge's uncertainty; with a ``pilot`` (human labels,
+    e.g. a uniform first round), ``sqrt(E[e^2 | feature])`` fitted on it, or the uniform design
+    when the pilot projects under 10% saving (the safeguard, :mod:`.pilot`).
     Stratified: strata are the ``by`` facet's values (default: the judge's rounded value, i.e.
     its label), with Neyman allocation from the ``pilot``'s residual standard deviation per
-    stratum (without a pilot: the judge's own standard deviation per stratum). ``exclude``: a
-    previous round's ``selection.csv`` (sequential mode: its items are not drawn again).
+    stratum (without a pilot: the judge's own standard deviation per stratum).
+    ``exclude``: a previous round's ``selection.csv`` (sequential mode): its rows are kept as
+    they were, the rest of the items planned anew as the next round (the estimate treats the
+    earlier rounds' items as known, :func:`estimators.combine_rounds`).
     Raises InputError on a bad input file or option.
     """
     from judgekit.calibration.estimate.facets import item_facets
@@ -103,12 +150,17 @@ def plan_design(
     values, chosen, _ = load_judge(judge, goal, raters)
     table = item_facets(judge, facets, by=by) if (facets or by) else None
     items = [str(i) for i in values.index]
-    done = {r.item for r in read_selection(Path(exclude))} if exclude else set()
+    before = read_selection(Path(exclude)) if exclude else []
+    done = {r.item for r in before}
+    step = {"exclude": done, "seed": seed, "round_no": max((r.round for r in before), default=0)
+            + 1}  # fmt: skip
     if design == "active":
-        u = judge_uncertainty(judge, values, kind, chosen, table, goal)
-        return draw(items, design, budget, uncertainty=u, floor=floor, exclude=done, seed=seed)
+        u, floor, used, note, _ = _active(judge, values, kind, chosen, table, goal, pilot,
+                                          budget, floor, done)  # fmt: skip
+        kw = {"uncertainty": u, "floor": floor} if used == "active" else {}
+        return before + draw(items, used, budget, note=note, **kw, **step)
     if design != "stratified":
-        return draw(items, design, budget, exclude=done, seed=seed)
+        return before + draw(items, design, budget, **step)
     strata = population_strata(values, table, by)
     if pilot:
         human, _, _ = load_human(pilot, goal)
@@ -117,7 +169,41 @@ def plan_design(
     else:
         sig = values.groupby(strata).std().fillna(0).to_dict()
     sigmas = {str(k): float(v) for k, v in sig.items()}
-    return draw(items, design, budget, strata=list(strata), sigmas=sigmas, exclude=done, seed=seed)
+    return before + draw(items, design, budget, strata=list(strata), sigmas=sigmas, **step)
+
+
+def design_budget(
+    judge: str, design: str, width: float, *, pilot: str | None = None,
+    kappa: float | None = None, target: str | None = None, raters: list[str] | None = None,
+    kind: str = AUTO, exclude: str | None = None, alpha: float = 0.05,
+) -> tuple[int, str]:  # fmt: skip
+    """Labels (budget) a design needs for a (1 - alpha) CI of half-width ``width``, and how.
+
+    The uniform PPI++ size of ``calibrate plan --width`` (:func:`run_plan`, from the ``pilot``
+    or ``kappa``), less the labels of earlier rounds (``exclude``, known in the estimate); the
+    active design with a pilot takes the share its pilot projects to save
+    (:func:`judgekit.calibration.design.pilot.choose`); stratified and active without a pilot
+    are planned at the uniform size (Neyman allocation does not do worse than proportional
+    allocation, Cochran 1977, Sec. 5.5; an unchecked uncertainty is not promised a saving).
+    Raises InputError as :func:`run_plan`.
+    """
+    from judgekit.calibration.estimate.plan import run_plan
+
+    plan = run_plan(judge, width, pilot=pilot, kappa=kappa, target=target,
+                    judge_raters=raters, alpha=alpha)  # fmt: skip
+    n_uniform = sum(p.n_ppi for p in plan.plans)
+    done = {r.item for r in read_selection(Path(exclude))} if exclude else set()
+    budget = max(n_uniform - len(done), 2)
+    note = f"uniform PPI++ needs {n_uniform} labels for half-width {width:g}"
+    if done:
+        note += f", {len(done)} known from earlier rounds"
+    if design == "active" and pilot:
+        goal = _target(judge, target)
+        values, chosen, _ = load_judge(judge, goal, raters)
+        saving = _active(judge, values, kind, chosen, None, goal, pilot, budget, 0.2, done)[4]
+        budget = max(int(np.ceil(budget * (1 - saving))), 2)
+        note += f"; the pilot projects the active design to save {saving:.0%}"
+    return budget, note
 
 
 def estimate_design(
@@ -127,27 +213,51 @@ def estimate_design(
 ) -> DesignEstimate:  # fmt: skip
     """The mean under the design of ``selection`` (a ``selection.csv``), from the human labels
     in ``human`` and the judge's values on all its items. A stratified design needs the plan's
-    ``by`` and ``facets`` to place every item in its stratum.
+    ``by`` and ``facets`` to place every item in its stratum. Sequential rounds: the items of
+    the earlier rounds are known (each needs its label), the last round's design estimates the
+    mean of the others, combined by :func:`estimators.combine_rounds`.
 
     Raises InputError when a human-labelled item has no probability in the selection (a
-    weighted estimate is refused: the weights would be unknown), or none is labelled.
+    weighted estimate is refused: the weights would be unknown), an earlier round's item lacks
+    its label, or none is labelled.
     """
     goal = _target(judge, target)
     values, _, source = load_judge(judge, goal, raters)
-    rows = {r.item: r for r in read_selection(Path(selection))}
+    every = read_selection(Path(selection))
+    last = max((r.round for r in every), default=1)
+    rows = {r.item: r for r in every if r.round == last}
+    earlier = [r.item for r in every if r.round < last]
     y, _, _ = load_human(human, goal, judge_labels=source.labels)
     y = y[y.index.isin(values.index)]
-    lacking = [str(i) for i in y.index if str(i) not in rows]
+    y.index = y.index.astype(str)
+    values.index = values.index.astype(str)
+    unlabelled = [i for i in earlier if i not in y.index]
+    if unlabelled:
+        raise InputError(human, f"{len(unlabelled)} item(s) of an earlier round lack a label "
+                         f"(e.g. {', '.join(unlabelled[:3])})", field="item")  # fmt: skip
+    known = y.reindex(earlier).to_numpy(float)
+    y = y.drop(index=earlier)
+    values = values.drop(index=[i for i in earlier if i in values.index])
+    lacking = [i for i in y.index if i not in rows]
     design = next(iter(rows.values())).design if rows else "uniform"
     if lacking and design != "uniform":
         raise InputError(selection, f"{len(lacking)} labelled item(s) lack their inclusion "
                          f"probability (e.g. {', '.join(lacking[:3])}): a weighted estimate "
                          "is refused", field="inclusion_probability")  # fmt: skip
-    y = y[[str(i) in rows for i in y.index]]
+    y = y[[i in rows for i in y.index]]
+    est = _last_round(judge, y, values, rows, design, alpha, by, facets, selection, goal.kind)
+    return combine_rounds(est, known, len(values) + len(known)) if earlier else est
+
+
+def _last_round(
+    judge: str, y: pd.Series, values: pd.Series, rows: dict[str, Selected], design: str,
+    alpha: float, by: str | None, facets: str | None, selection: str, kind: str = "mean",
+) -> DesignEstimate:  # fmt: skip
+    """The estimate of one round's design on the items ``values`` (those not known before)."""
     f = values.reindex(y.index).to_numpy(float)
-    pi = np.array([rows[str(i)].probability for i in y.index])
+    pi = np.array([rows[i].probability for i in y.index])
     if design == "stratified":
-        lab = np.array([rows[str(i)].stratum for i in y.index])
+        lab = np.array([rows[i].stratum for i in y.index])
         from judgekit.calibration.estimate.facets import item_facets
 
         table = item_facets(judge, facets, by=by) if (facets or by) else None
@@ -155,5 +265,7 @@ def estimate_design(
         if set(lab) - set(pop):
             msg = "strata of the selection are not the judge's: give the plan's --by and --facets"
             raise InputError(selection, msg, field="stratum")
-        return stratified_ppi(y.to_numpy(float), f, lab, values.to_numpy(float), pop, alpha)
-    return weighted_ppi(y.to_numpy(float), f, values.to_numpy(float), pi, alpha, design)
+        return stratified_ppi(y.to_numpy(float), f, lab, values.to_numpy(float), pop, alpha,
+                              kind=kind)  # fmt: skip
+    return weighted_ppi(y.to_numpy(float), f, values.to_numpy(float), pi, alpha, design,
+                        kind=kind)  # fmt: skip

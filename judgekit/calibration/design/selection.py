@@ -15,7 +15,7 @@ planned anew (their estimate combines the rounds by their own weights).
 from __future__ import annotations
 
 import csv
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -28,18 +28,20 @@ from judgekit.calibration.design.probabilities import (
 )
 from judgekit.errors import InputError
 
-COLUMNS = ("item", "inclusion_probability", "stratum", "reason", "design")
+COLUMNS = ("item", "inclusion_probability", "stratum", "reason", "design", "round")
 
 
 @dataclass(frozen=True)
 class Selected:
-    """One drawn item: id, inclusion probability in (0, 1], stratum, reason, design name."""
+    """One drawn item: id, inclusion probability in (0, 1], stratum, reason, design name and
+    round (1, 2, ...: sequential mode; the probability is the one its round planned)."""
 
     item: str
     probability: float
     stratum: str
     reason: str
     design: str
+    round: int = 1
 
 
 def draw(
@@ -53,14 +55,17 @@ def draw(
     sigmas: dict[str, float] | None = None,
     exclude: set[str] | None = None,
     seed: int = 0,
+    note: str = "",
+    round_no: int = 1,
 ) -> list[Selected]:
     """Draw the items to label under ``design`` (uniform, active, stratified), seeded.
 
     ``items``: the N item ids; ``budget``: expected labels (uniform, active) or exact labels
     (stratified); ``uncertainty``: shape (N,), required by active; ``strata`` (length N) and
     ``sigmas`` (per stratum, from a pilot) for stratified; ``exclude``: items labelled in an
-    earlier round (sequential mode), left out of this one. Raises ValueError on a bad design or
-    a missing input.
+    earlier round (sequential mode), left out of this one; ``note``: appended to each reason
+    (e.g. the pilot's verdict); ``round_no``: the round written with each row. Raises ValueError
+    on a bad design or a missing input.
     """
     if design not in DESIGNS:
         raise ValueError(f"unknown design {design!r}: one of {', '.join(DESIGNS)}")
@@ -70,7 +75,8 @@ def draw(
     if design == "stratified":
         if strata is None:
             raise ValueError("the stratified design needs a stratum per item")
-        return _draw_strata(ids, [strata[i] for i in keep], budget, sigmas or {}, rng)
+        rows = _draw_strata(ids, [strata[i] for i in keep], budget, sigmas or {}, rng)
+        return [replace(r, round=round_no) for r in rows]
     if design == "active":
         if uncertainty is None:
             raise ValueError("the active design needs the judge's uncertainty per item")
@@ -81,7 +87,10 @@ def draw(
         pi = uniform_probabilities(len(ids), min(budget, len(ids)))
         reasons = ["uniform"] * len(ids)
     hit = rng.random(len(ids)) < pi
-    return [Selected(ids[i], float(pi[i]), "all", reasons[i], design) for i in np.flatnonzero(hit)]
+    if note:
+        reasons = [f"{r}; {note}" for r in reasons]
+    return [Selected(ids[i], float(pi[i]), "all", reasons[i], design, round_no)
+            for i in np.flatnonzero(hit)]  # fmt: skip
 
 
 def _draw_strata(
@@ -111,14 +120,14 @@ def write_selection(path: Path, rows: list[Selected]) -> None:
         w = csv.writer(f)
         w.writerow(COLUMNS)
         for r in rows:
-            w.writerow([r.item, repr(r.probability), r.stratum, r.reason, r.design])
+            w.writerow([r.item, repr(r.probability), r.stratum, r.reason, r.design, r.round])
 
 
 def read_selection(path: Path) -> list[Selected]:
     """Read ``selection.csv``; InputError naming file, line and field on a bad row.
 
-    Every row needs an item, a probability in (0, 1] and a design of :data:`DESIGNS`; one file
-    holds one design.
+    Every row needs an item, a probability in (0, 1] and a design of :data:`DESIGNS`; a
+    ``round`` (default 1) holds one design; an item appears once.
     """
     with path.open(encoding="utf-8", newline="") as f:
         reader = csv.DictReader(f)
@@ -132,8 +141,14 @@ def read_selection(path: Path) -> list[Selected]:
                 path, f"missing column(s) {', '.join(missing)}", line=1, field=missing[0]
             )
         rows = [_row(path, n, r) for n, r in enumerate(reader, start=2)]
-    if len({r.design for r in rows}) > 1:
-        raise InputError(path, "rows of more than one design", field="design")
+    for k in {r.round for r in rows}:
+        if len({r.design for r in rows if r.round == k}) > 1:
+            raise InputError(path, f"round {k} has rows of more than one design", field="design")
+    seen: set[str] = set()
+    for line, r in enumerate(rows, start=2):
+        if r.item in seen:
+            raise InputError(path, f"item {r.item!r} drawn twice", line=line, field="item")
+        seen.add(r.item)
     return rows
 
 
@@ -152,5 +167,12 @@ def _row(path: Path, line: int, r: dict[str, str]) -> Selected:
     if design not in DESIGNS:
         raise InputError(path, f"design {design!r} is not one of {', '.join(DESIGNS)}", line=line,
                          field="design")  # fmt: skip
+    try:
+        rnd = int((r.get("round") or "1").strip())
+    except ValueError:
+        rnd = 0
+    if rnd < 1:
+        raise InputError(path, f"round {r.get('round')!r} is not an integer >= 1", line=line,
+                         field="round")  # fmt: skip
     return Selected(item, p, (r.get("stratum") or "all").strip() or "all",
-                    (r.get("reason") or "").strip(), design)  # fmt: skip
+                    (r.get("reason") or "").strip(), design, rnd)  # fmt: skip

@@ -8,7 +8,7 @@ Optimism = select-split figure minus test figure (the selection bias of choosing
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.stats import permutation_test
@@ -19,7 +19,11 @@ from judgekit.calibration.tune.choose import Ranking, statistic
 
 @dataclass(frozen=True)
 class TestReport:
-    """Test-only figures for ``chosen`` against ``baseline`` (statistic units, e.g. 0..1)."""
+    """Test-only figures for ``chosen`` against ``baseline`` (statistic units, e.g. 0..1);
+    ``facets``: the chosen judge per value of the facet ``by`` with Cochran's Q
+    (:func:`judgekit.calibration.tune.strata.facet_report`), empty without a facet; ``mode``:
+    ``split`` (one sealed test split) or ``nested K-fold`` (:mod:`judgekit.calibration.tune.
+    nested`: figures of the choosing procedure, every item held out once)."""
 
     chosen: str
     baseline: str
@@ -33,6 +37,9 @@ class TestReport:
     test_name: str
     optimism: float
     looks: int
+    by: str | None = None
+    facets: dict[str, object] = field(default_factory=dict)
+    mode: str = "split"
 
 
 TestReport.__test__ = False  # type: ignore[attr-defined]
@@ -49,7 +56,7 @@ def _bootstrap(stat, chosen, base, gold, n_boot, rng):
     return figs, gains
 
 
-def _paired_p(stat, chosen, base, gold, seed):
+def _paired_p(stat, chosen, base, gold, seed, n_perm=999):
     if stat == "accuracy":
         a = np.asarray(chosen, object) == np.asarray(gold, object)
         b = np.asarray(base, object) == np.asarray(gold, object)
@@ -70,7 +77,7 @@ def _paired_p(stat, chosen, base, gold, seed):
         (np.arange(n), np.arange(n) + n),
         diff,
         permutation_type="samples",
-        n_resamples=999,
+        n_resamples=n_perm,
         vectorized=False,
         random_state=seed,
     )
@@ -87,12 +94,14 @@ def report_on_test(
     n_boot: int = 1000,
     seed: int = 0,
     level: float = 0.95,
+    n_perm: int = 999,
 ) -> TestReport:
     """Figures for ``ranking.chosen`` on ``test_ids`` only (never used for the choice).
 
     ``gain`` = chosen minus ``baseline`` on the same test items; intervals are percentile paired
     bootstrap at ``level``. ``optimism`` = the chosen judge's select figure in ``ranking`` minus
-    its test figure. Raises KeyError if ``baseline`` is not a candidate.
+    its test figure; ``n_perm`` permutations for the paired permutation test (statistics other
+    than accuracy). Raises KeyError if ``baseline`` is not a candidate.
     """
     stat, name = ranking.statistic, ranking.chosen
     gold = [human[i] for i in test_ids]
@@ -102,7 +111,7 @@ def report_on_test(
     gain = fig - statistic(stat, base, gold)
     figs, gains = _bootstrap(stat, chosen, base, gold, n_boot, np.random.default_rng(seed))
     q = [(1 - level) / 2 * 100, (1 + level) / 2 * 100]
-    p, test_name = _paired_p(stat, chosen, base, gold, seed)
+    p, test_name = _paired_p(stat, chosen, base, gold, seed, n_perm)
     select_fig = dict(ranking.figures)[name]
     return TestReport(
         name,

@@ -3,14 +3,18 @@
 Each candidate (judge x prompt variant) is one cell run by
 :func:`judgekit.calibration.grid.run_cells` into ``OUT/<judge>__<prompt>/`` (cached, resumable).
 The items every candidate labelled and the humans labelled (a majority, ties excluded) are split
-once (:func:`judgekit.calibration.tune.splits.split_items`, stratified by human label), the choice
+once (:func:`judgekit.calibration.tune.splits.split_items`, stratified by language or ``by``
+and human label, :mod:`judgekit.calibration.tune.strata`), the choice
 is made on select (:func:`judgekit.calibration.tune.choose.choose`) and the chosen judge is reported
 on the sealed test split only (:func:`judgekit.calibration.tune.report.report_on_test`); reading the
-test labels counts a look in ``OUT/looks.json``.
+test labels counts a look in ``OUT/looks.json``. Below 150 labelled items (``mode: auto``) or
+with ``mode: nested`` the choice is cross-validated instead (:mod:`judgekit.calibration.tune.
+nested`): every item is held out once and splits.json's test split is every item.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,10 +25,13 @@ import yaml
 from judgekit.calibration.grid import run_cells
 from judgekit.calibration.grid.config import Cell, out_dir, plan_cells
 from judgekit.calibration.grid.report import cell_labels
+from judgekit.calibration.tune.candidates import FEW_SHOT_PIPELINES, few_shot_cells
 from judgekit.calibration.tune.choose import Ranking, choose
+from judgekit.calibration.tune.nested import NESTED_BELOW, fold_items, nested_cv
 from judgekit.calibration.tune.report import TestReport, report_on_test
 from judgekit.calibration.tune.spec import TuneConfig
 from judgekit.calibration.tune.splits import Splits, record_look, split_items
+from judgekit.calibration.tune.strata import facet_report, facet_values, strata
 from judgekit.config import load_config
 from judgekit.errors import InputError, JudgekitError
 from judgekit.labels.majority import majority_vote
@@ -58,11 +65,49 @@ def _common_items(cells: list[Cell], humans: pd.Series) -> tuple[dict, pd.Series
     return outputs, humans.loc[ordered]
 
 
+def _few_shot(config: TuneConfig, cells, splits, gold, pipeline, no_cache, outputs) -> list[Cell]:
+    """Run the few-shot candidates (examples from tune only) and add their labels of the
+    select and test items to ``outputs``; returns their cells. Raises JudgekitError when one
+    leaves a select or test item unlabelled."""
+    options = config.tune.few_shot
+    if options is None:
+        return []
+    try:
+        shots = few_shot_cells(config.base, cells, splits, gold.to_dict(), options)
+    except ValueError as exc:
+        raise InputError(config.path, str(exc), field="tune.few_shot.k") from None
+    run_cells(config, shots, pipeline, no_cache=no_cache)
+    for cell in shots:
+        labels = cell_labels(cell)
+        missing = [i for i in (*splits.select, *splits.test) if i not in labels.index]
+        if missing:
+            raise JudgekitError(f"cell {cell.name}: no label for {len(missing)} select/test "
+                                f"items (first {missing[0]})")  # fmt: skip
+        outputs[cell.name] = labels.loc[list(gold.index.intersection(labels.index))].to_dict()
+    return shots
+
+
+def _absolute_paths(node: object, folder: Path) -> object:
+    """``node`` with each relative path string that names a file or folder beside the base
+    config made absolute, so best.yaml (written in OUT) finds what the base config found."""
+    if isinstance(node, dict):
+        return {k: _absolute_paths(v, folder) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_absolute_paths(v, folder) for v in node]
+    if isinstance(node, str) and node and not node.startswith("data:") and "\n" not in node:
+        candidate = Path(node)
+        if not candidate.is_absolute() and (folder / candidate).exists():
+            return str((folder / candidate).resolve())
+    return node
+
+
 def best_config(config: TuneConfig, cell: Cell) -> dict[str, object]:
     """The chosen candidate as a run config: the base config with the cell's overrides applied
-    (model, prompt, parameters), as a mapping ``judgekit run`` and ``calibrate estimate`` read."""
+    (model, prompt, few-shot examples, parameters), relative paths of the base config made
+    absolute, as a mapping ``judgekit run`` and ``calibrate estimate`` read."""
     run_config = load_config(config.base, list(cell.overrides))
-    return run_config.model_dump(mode="json", exclude_defaults=True)
+    data = run_config.model_dump(mode="json", exclude_defaults=True)
+    return _absolute_paths(data, Path(config.base).parent)  # type: ignore[return-value]
 
 
 def write_best(config: TuneConfig, cell: Cell, splits: Splits, path: Path) -> None:
@@ -78,17 +123,9 @@ def write_best(config: TuneConfig, cell: Cell, splits: Splits, path: Path) -> No
     path.write_text(header + body, encoding="utf-8")
 
 
-def run_tune(config: TuneConfig, *, out: Path | None = None, no_cache: bool = False) -> TuneResult:
-    """Run every candidate, split the labelled items, choose on select, report on test.
-
-    Writes ``OUT/splits.json``, ``OUT/ranking.json``, ``OUT/best.yaml`` and counts one look in
-    ``OUT/looks.json`` (the report on test). Raises InputError for a bad labels file, a cell
-    config that does not validate or an unknown ``tune.baseline``; JudgekitError when a cell
-    fails or fewer than 3 items are labelled by everyone.
-    """
+def _plan(config: TuneConfig, directory: Path) -> tuple[list[Cell], str, str]:
+    """(cells, baseline cell name, pipeline), every check made before anything runs."""
     options = config.tune
-    humans = majority_vote(load_labels(config.labels, format=config.options.labels_format))
-    directory = out_dir(config, out)
     cells = plan_cells(config, directory)
     names = [cell.name for cell in cells]
     baseline = options.baseline or names[0]
@@ -97,21 +134,84 @@ def run_tune(config: TuneConfig, *, out: Path | None = None, no_cache: bool = Fa
             config.path, f"baseline '{baseline}' is not a candidate ({names})", field="tune"
         )
     pipeline = load_config(config.base, list(cells[0].overrides)).pipeline
+    if options.few_shot is not None and pipeline not in FEW_SHOT_PIPELINES:
+        raise InputError(config.path, f"few-shot candidates need the classify pipeline, "
+                         f"not {pipeline}", field="tune.few_shot")  # fmt: skip
+    if options.few_shot is not None and options.mode == "nested":
+        raise InputError(config.path, "few-shot candidates need a tune split: mode split or "
+                         "auto", field="tune.mode")  # fmt: skip
+    return cells, baseline, pipeline
+
+
+def _look(directory: Path, splits: Splits) -> int:
+    """Count the report's look; a recorded look at another test split is an InputError."""
+    try:
+        return record_look(directory, splits.test_hash, "calibrate tune")
+    except ValueError as exc:
+        raise InputError(directory / "looks.json", f"{exc}: the labels were split anew after "
+                         "a look; use a new --out", field="test_hash") from None  # fmt: skip
+
+
+def is_nested(mode: str, n_items: int, few_shot: bool) -> bool:
+    """Whether a tune runs nested cross-validation: ``nested``, or ``auto`` below
+    :data:`NESTED_BELOW` labelled items when no few-shot candidates need a tune split."""
+    return mode == "nested" or (mode == "auto" and n_items < NESTED_BELOW and not few_shot)
+
+
+def _split_doc(splits: Splits, by: str | None, folds: tuple = ()) -> dict[str, object]:
+    doc = {"seed": splits.seed, "by": by, "mode": "nested" if folds else "split",
+           "test_hash": splits.test_hash, "tune": list(splits.tune),
+           "select": list(splits.select), "test": list(splits.test)}  # fmt: skip
+    if folds:
+        doc["folds"] = [list(f) for f in folds]
+    return doc
+
+
+def run_tune(config: TuneConfig, *, out: Path | None = None, no_cache: bool = False) -> TuneResult:
+    """Run every candidate, split the labelled items, choose on select, report on test (or, in
+    the nested mode, :func:`judgekit.calibration.tune.nested.nested_cv` over K folds).
+
+    Writes ``OUT/splits.json``, ``OUT/ranking.json``, ``OUT/best.yaml`` and counts one look in
+    ``OUT/looks.json`` (the report on test). Raises InputError for a bad labels file, a cell
+    config that does not validate, an unknown ``tune.baseline`` or few-shot candidates outside
+    the classify pipeline or in the nested mode; JudgekitError when a cell fails or fewer than 3
+    items are labelled by everyone.
+    """
+    options = config.tune
+    humans = majority_vote(load_labels(config.labels, format=config.options.labels_format))
+    directory = out_dir(config, out)
+    cells, baseline, pipeline = _plan(config, directory)
     run_cells(config, cells, pipeline, no_cache=no_cache)
     outputs, gold = _common_items(cells, humans)
-    splits = split_items(list(gold.index), list(gold), options.seed, options.fractions)
-    ranking = choose(outputs, gold.to_dict(), splits.select, options.statistic)
-    looks = record_look(directory, splits.test_hash, "calibrate tune")
-    report = report_on_test(
-        outputs, gold.to_dict(), splits.test, ranking, baseline, looks, options.n_boot,
-        options.seed,
-    )  # fmt: skip
-    chosen = cells[names.index(ranking.chosen)]
+    items, human = list(gold.index), gold.to_dict()
+    by, facet = facet_values([config.labels, *(c.directory for c in cells)], items, options.by)
+    item_strata = strata(items, gold, facet)
+    folds: tuple = ()
+    if is_nested(options.mode, len(items), options.few_shot is not None):
+        folds = fold_items(items, item_strata, options.folds, options.seed)
+        splits = Splits((), (), tuple(items), options.seed)
+        looks = _look(directory, splits)
+        result = nested_cv(outputs, human, folds, options.statistic, baseline, looks,
+                           options.n_boot, options.seed)  # fmt: skip
+        ranking, report, held = result.ranking, result.report, result.held_out
+    else:
+        splits = split_items(items, item_strata, options.seed, options.fractions)
+        cells += _few_shot(config, cells, splits, gold, pipeline, no_cache, outputs)
+        ranking = choose(outputs, human, splits.select, options.statistic)
+        looks = _look(directory, splits)
+        report = report_on_test(outputs, human, splits.test, ranking, baseline, looks,
+                                options.n_boot, options.seed)  # fmt: skip
+        held = outputs[ranking.chosen]
+    if by is not None:
+        per = facet_report(held, gold, splits.test, facet, ranking.statistic,
+                           options.n_boot, options.seed)  # fmt: skip
+        report = dataclasses.replace(report, by=by, facets=per)
+    chosen = next(cell for cell in cells if cell.name == ranking.chosen)
     best = directory / BEST_FILE
     write_best(config, chosen, splits, best)
-    split_doc = {"seed": splits.seed, "test_hash": splits.test_hash, "tune": list(splits.tune),
-                 "select": list(splits.select), "test": list(splits.test)}  # fmt: skip
+    split_doc = _split_doc(splits, by, folds)
     (directory / "splits.json").write_text(json.dumps(split_doc, indent=2) + "\n", "utf-8")
-    rank_doc = {"statistic": ranking.statistic, "select": [list(f) for f in ranking.figures]}
+    rank_doc = {"statistic": ranking.statistic, "on": "all items" if folds else "select",
+                "select": [list(f) for f in ranking.figures]}  # fmt: skip
     (directory / "ranking.json").write_text(json.dumps(rank_doc, indent=2) + "\n", "utf-8")
     return TuneResult(splits, ranking, report, best, directory)

@@ -11,6 +11,10 @@
       baseline: a__default            # the candidate the gain is measured against
       fractions: [0.4, 0.3, 0.3]      # tune / select / test
       seed: 0
+      by: language                    # stratify by this facet and the label (default: language)
+      few_shot: {k: 4, draws: 2}      # classify: each candidate again with 4 tune-split examples
+      mode: auto                      # split | nested | auto (nested below 150 items)
+      folds: 5                        # outer folds of the nested mode
 
 Candidates are the grid's cells (judge x prompt variant), each an ordinary resumable run.
 """
@@ -23,13 +27,20 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from judgekit.calibration.grid.config import GridConfig, load_grid
+from judgekit.calibration.tune.candidates import FewShot
+from judgekit.calibration.tune.nested import DEFAULT_FOLDS
 from judgekit.calibration.tune.splits import DEFAULT_FRACTIONS
 
 
 class TuneOptions(BaseModel):
     """How candidates are chosen and reported (issue 35): the declared ``statistic``, the
     ``baseline`` cell name (``<judge>__<prompt>``; default: the first cell), the tune / select /
-    test ``fractions`` (non-negative, sum 1), the split ``seed`` and the bootstrap size."""
+    test ``fractions`` (non-negative, sum 1), the split ``seed``, the bootstrap size and ``by``,
+    the facet the split is stratified by with the label (default: ``language`` or ``lang`` where
+    every item has one, else the label alone) and ``few_shot`` (:class:`judgekit.calibration.
+    tune.candidates.FewShot`: more candidates with examples from the tune split), ``mode``
+    (``split``, ``nested`` K-fold with ``folds``, or ``auto``: nested below
+    :data:`judgekit.calibration.tune.nested.NESTED_BELOW` labelled items without few-shot)."""
 
     model_config = ConfigDict(extra="forbid")
     statistic: Literal["accuracy", "kappa", "ac1", "tau_b", "acc_eq"] = "accuracy"
@@ -37,6 +48,10 @@ class TuneOptions(BaseModel):
     fractions: tuple[float, float, float] = DEFAULT_FRACTIONS
     seed: int = 0
     n_boot: int = Field(1000, ge=10)
+    by: str | None = None
+    few_shot: FewShot | None = None
+    mode: Literal["auto", "split", "nested"] = "auto"
+    folds: int = Field(DEFAULT_FOLDS, ge=2, le=20)
 
     @field_validator("fractions")
     @classmethod

@@ -1,0 +1,157 @@
+"""Cross-fitting: the same human labels choose the judge and correct its estimate, validly.
+
+A judge chosen on human labels and then used with those same labels for prediction-powered
+inference (PPI) breaks PPI's premise that the predictor is independent of the labelled sample.
+Cross-prediction-powered inference (Zrnic & Candès 2024, "Cross-prediction-powered inference",
+PNAS 121(15); built on Angelopoulos et al. 2023, "Prediction-powered inference", Science 382)
+restores it: the labelled items are cut into K folds; for fold j the candidate is chosen (by the
+tune's declared statistic) on the other K-1 folds only, its outputs on fold j's items are their
+predictions, and its outputs on every unlabelled item form column j of the unlabelled
+predictions; ``ppi_py.crossppi_mean_ci`` combines them (the unlabelled prediction is the mean of
+the K columns).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from judgekit.calibration.tune.choose import choose
+from judgekit.calibration.tune.nested import fold_items
+from judgekit.errors import InputError
+from judgekit.labels.table import load_labels
+
+
+@dataclass(frozen=True)
+class CrossFit:
+    """Cross-PPI and humans-only estimates of ``target`` (a share in 0..1 or a mean, in label
+    units) with ``1 - alpha`` CIs; ``n`` labelled, ``N`` unlabelled items, the candidate chosen
+    for each fold and the looks at the tuned judge's sealed test labels."""
+
+    target: str
+    estimate: float
+    ci: tuple[float, float]
+    humans_only: float
+    humans_ci: tuple[float, float]
+    n: int
+    N: int
+    chosen_per_fold: tuple[str, ...]
+    looks: int
+
+    def to_dict(self) -> dict[str, object]:
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+
+
+def tune_candidates(tune_dir: Path) -> tuple[str, dict[str, pd.Series]]:
+    """(declared statistic, candidate name -> item -> output) of a ``calibrate tune`` output, in
+    ranking order. Raises InputError without ranking.json or a readable single-rater cell."""
+    path = Path(tune_dir) / "ranking.json"
+    if not path.is_file():
+        raise InputError(path, "not a calibrate tune output: no ranking.json", field="--tuned")
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    out = {}
+    for name, _value in doc["select"]:
+        table = load_labels(Path(tune_dir) / name)
+        if table.n_raters != 1:
+            raise InputError(table.source, f"expected one rater, got {table.raters}")
+        out[name] = table.frame[table.raters[0]].dropna().astype(str)
+    return str(doc["statistic"]), out
+
+
+def _values(series: pd.Series | list, target: str) -> np.ndarray:
+    """1.0 where the label is ``LABEL`` of ``share:LABEL``, else the label as a number (mean)."""
+    if target.startswith("share:"):
+        return (np.asarray(series, dtype=object) == target.split(":", 1)[1]).astype(float)
+    return np.asarray(series, dtype=float)
+
+
+def _scalar(value: object) -> float:
+    return float(np.ravel(np.asarray(value, dtype=float))[0])
+
+
+def cross_fit(
+    candidates: dict[str, pd.Series],
+    human: pd.Series,
+    stat: str,
+    target: str,
+    *,
+    folds: int = 5,
+    seed: int = 0,
+    alpha: float = 0.05,
+    looks: int = 0,
+) -> CrossFit:
+    """Cross-PPI estimate of ``target`` (``share:LABEL`` or ``mean``) over the items every
+    candidate labelled, ``human`` (item -> majority label) giving the labelled ones.
+
+    Folds are stratified by the human label (:func:`judgekit.calibration.tune.nested.
+    fold_items`, seeded). Raises ValueError with fewer labelled items than ``folds`` or no
+    unlabelled item.
+    """
+    from ppi_py import classical_mean_ci, crossppi_mean_ci, crossppi_mean_pointestimate
+
+    common = sorted(set.intersection(*(set(s.index) for s in candidates.values())))
+    labelled = [i for i in common if i in human.index]
+    unlabelled = [i for i in common if i not in human.index]
+    if not unlabelled:
+        raise ValueError("no unlabelled item: nothing for the judge to add")
+    gold = {i: str(human[i]) for i in labelled}
+    parts = fold_items(labelled, [gold[i] for i in labelled], folds, seed)
+    outputs = {name: s.to_dict() for name, s in candidates.items()}
+    yhat, chosen, columns = {}, [], []
+    for part in parts:
+        held = set(part)
+        rest = [i for i in labelled if i not in held]
+        name = choose(outputs, gold, rest, stat).chosen
+        chosen.append(name)
+        yhat.update({i: outputs[name][i] for i in part})
+        columns.append(_values([outputs[name][i] for i in unlabelled], target))
+    y = _values([gold[i] for i in labelled], target)
+    y_hat = _values([yhat[i] for i in labelled], target)
+    y_unl = np.column_stack(columns)
+    est = _scalar(crossppi_mean_pointestimate(y, y_hat, y_unl))
+    low, high = (_scalar(v) for v in crossppi_mean_ci(y, y_hat, y_unl, alpha=alpha))
+    h_low, h_high = (_scalar(v) for v in classical_mean_ci(y, alpha=alpha))
+    return CrossFit(target, est, (float(low), float(high)), float(y.mean()),
+                    (float(h_low), float(h_high)), len(y), len(unlabelled), tuple(chosen),
+                    looks)  # fmt: skip
+
+
+def cross_fit_tuned(
+    tune_dir: Path,
+    human_path: Path,
+    target: str,
+    *,
+    folds: int = 5,
+    seed: int = 0,
+    alpha: float = 0.05,
+) -> CrossFit:
+    """:func:`cross_fit` with the candidates and statistic of the tune output ``tune_dir`` and
+    the human majority of ``human_path`` (ties left out). Human labels that are the tuned
+    judge's sealed test items are allowed here (cross-fitting is what makes their reuse valid)
+    and count one look in ``tune_dir/looks.json``.
+
+    Raises:
+        InputError: not a tune output, unreadable labels, or a target other than
+            ``share:LABEL`` or ``mean``.
+    """
+    from judgekit.calibration.tune.guard import check_human_sample
+    from judgekit.calibration.tune.splits import read_looks
+    from judgekit.labels.majority import majority_vote
+
+    if not (target == "mean" or target.startswith("share:")):
+        raise InputError(None, f"cross-fitting takes share:LABEL or mean, not {target!r}",
+                         field="--target")  # fmt: skip
+    stat, candidates = tune_candidates(tune_dir)
+    human = majority_vote(load_labels(human_path))
+    human = human[human != "<tie>"].astype(str)
+    check_human_sample(tune_dir, human.index, True, "calibrate estimate --cross-fit")
+    looks = read_looks(tune_dir)
+    try:
+        return cross_fit(candidates, human, stat, target, folds=folds, seed=seed, alpha=alpha,
+                         looks=looks)  # fmt: skip
+    except ValueError as exc:
+        raise InputError(Path(human_path), str(exc), field="--human") from None
