@@ -25,7 +25,7 @@ from pydantic import (
 )
 
 from judgekit.data import resolve_path
-from judgekit.data.yamltext import load_yaml
+from judgekit.data.yamltext import load_yaml, yaml_input_error
 from judgekit.datasets.refs import is_data_ref
 from judgekit.errors import InputError
 from judgekit.llm.spec import ModelSpec
@@ -342,10 +342,7 @@ def load_config(path: Path | str, overrides: list[str] | None = None) -> RunConf
         data = load_yaml(text) or {}
         root = yaml.compose(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise InputError(
-            path, f"not valid YAML: {exc}", line=mark.line + 1 if mark else None
-        ) from None
+        raise yaml_input_error(path, exc) from None
     if not isinstance(data, dict):
         raise InputError(path, "expected a mapping of keys at the top level", line=1)
     for assignment in overrides or []:

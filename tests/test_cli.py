@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -157,3 +159,33 @@ def test_a_classify_run_on_a_local_server_imports_no_heavy_library(tmp_path: Pat
         )  # fmt: skip
     assert (tmp_path / "out" / "summary.json").is_file()  # the run did run
     assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))
+
+
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        (["calibrate", "agreement", "{labels}", "--confidence", "2"], "--confidence"),
+        (["calibrate", "agreement", "{labels}", "--confidence", "nan"], "--confidence"),
+        (["calibrate", "agreement", "{labels}", "--n-resamples", "-1"], "--n-resamples"),
+        (["calibrate", "compare", "{labels}", "{labels}", "--confidence", "1"], "--confidence"),
+        (["calibrate", "plan", "--judge", "{labels}", "--kappa", "0.5", "--width", "nan"],
+         "--width"),
+        (["calibrate", "plan", "--judge", "{labels}", "--kappa", "0.5", "--width", "-1"],
+         "--width"),
+        (["calibrate", "estimate", "--judge", "{labels}", "--human", "{labels}", "--alpha",
+          "inf"], "--alpha"),
+        (["calibrate", "judge", "--judge", "{labels}", "--human", "{labels}", "--q", "0"], "--q"),
+        (["drift", "compare", "--before", "{labels}", "--after", "{labels}", "--n-boot", "-1"],
+         "--n-boot"),
+    ],
+)  # fmt: skip
+def test_out_of_range_numeric_options_exit_2_naming_the_option(tmp_path: Path, args, option):
+    from typer.testing import CliRunner
+
+    from judgekit.cli import app, calibrate, drift  # noqa: F401  (registers the groups)
+
+    labels = tmp_path / "l.csv"
+    labels.write_text("item,rater,label\na,r1,1\na,r2,1\nb,r1,0\nb,r2,1\n")
+    result = CliRunner().invoke(app, [a.format(labels=labels) for a in args])
+    assert result.exit_code == 2 and not isinstance(result.exception, ArithmeticError)
+    assert f"Invalid value for '{option}'" in result.output

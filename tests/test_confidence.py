@@ -132,6 +132,10 @@ def test_cli_reads_probability_columns_and_refuses_bad_ones(tmp_path: Path) -> N
     judge_file.write_text("item,rater,label,p:A,p:B\nx,judge,A,0.9,0.3\n")
     with pytest.raises(InputError, match="sum to 1.2"):
         load_label_probs(judge_file)
+    judge_file.write_text("item,rater,label,p:A,p:B\nx,judge,A,0.5,0.5\ny,judge,A,-5,6\n")
+    with pytest.raises(InputError) as err:
+        load_label_probs(judge_file)
+    assert err.value.line == 3 and err.value.field == "p:A"
 
 
 def test_estimate_reads_the_target_probability_and_narrows_the_interval(tmp_path: Path) -> None:

@@ -212,6 +212,11 @@ def test_bad_answers_file_names_line_and_field(tmp_path: Path):
     assert err.value.line == 3 and err.value.field == "item" and "repeats line 2" in str(err.value)
     with pytest.raises(InputError, match="kind"):
         compare_answers(pd.DataFrame({"human": [1], "before": [1], "after": [1]}), "ordinal")
+    header_only = tmp_path / "anchors.csv"
+    header_only.write_text("item,human\n", encoding="utf-8")
+    done = drift_cli("freeze", str(header_only))
+    assert done.returncode == 2 and "anchors.csv:1: field 'item': no anchor rows" in done.stderr
+    assert not (tmp_path / "anchors.csv.sha256").exists()
 
 
 def test_anchor_frame_aligns_items_and_missing_answers():
@@ -313,3 +318,29 @@ def check_view_marks_stale(tmp_path: Path, run_dir: Path, drift: Path) -> None:
         first = driver.find_element("css selector", '#tab-summary .card[data-run="0"] ul.warn li')
         assert first.text == (f"stale: this run names the judge fault-model=hosted_vllm/"
                               f"fault-model, which drifted ({drift})")  # fmt: skip
+
+
+def test_score_cells_that_are_no_finite_number_are_refused_and_missing_ones_counted(
+    tmp_path: Path,
+):
+    from judgekit.drift.run import drift_compare
+
+    anchors = write_csv(tmp_path / "anchors.csv",
+                        [{"item": f"a{i}", "human": i % 5} for i in range(20)])  # fmt: skip
+    freeze_anchors(anchors)
+    answers = [{"item": f"a{i}", "answer": i % 5} for i in range(20)]
+    before = write_csv(tmp_path / "before.csv", answers)
+    for bad in ("1" + "0" * 400, "1e999", "inf", "high"):
+        after = write_csv(tmp_path / "after.csv",
+                          [*answers[:3], {"item": "a3", "answer": bad}, *answers[4:]])  # fmt: skip
+        with pytest.raises(InputError) as err:
+            drift_compare(anchors, before, after, kind="score", n_boot=50)
+        assert err.value.line == 5 and err.value.field == "answer", bad
+    after = write_csv(tmp_path / "after.csv",
+                      [*answers[:3], {"item": "a3", "answer": "nan"}, *answers[4:]])  # fmt: skip
+    doc = drift_compare(anchors, before, after, kind="score", n_boot=50)
+    assert doc["anchors"] == 20 and doc["anchors_incomplete"] == 1 and doc["groups"][0]["n"] == 19
+    shown = drift_cli("compare", str(anchors), "--before", str(before), "--after", str(after),
+                      "--kind", "score", "--n-boot", "50")  # fmt: skip
+    assert shown.returncode == 0 and "1 of 20 anchors left out" in shown.stdout
+    assert drift_compare(anchors, before, after, kind="label", n_boot=50)["anchors"] == 20

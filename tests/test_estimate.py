@@ -31,7 +31,7 @@ from judgekit.calibration.estimate.inputs import (
     load_human,
     load_judge,
 )
-from judgekit.calibration.estimate.plan import draw_items, plan_size, run_plan
+from judgekit.calibration.estimate.plan import draw_items, plan_size, run_plan, simulated_size
 from judgekit.calibration.estimate.rank import ranking
 from judgekit.errors import InputError
 
@@ -425,3 +425,14 @@ def test_a_share_and_its_interval_stay_in_zero_one_with_a_note():
     mean = estimate_table(data, rule=IntervalRule(kind="mean"))
     assert min(r.ci_low for r in mean if r.ci_low is not None) < 0  # a mean is unbounded
     assert in_range(mean, "mean") == mean
+
+
+def test_plan_sizes_on_a_small_set_stay_within_it():
+    # a half-width no sample reaches (1e-300 overflowed the closed form), and a simulated
+    # bootstrap-t size on 20 items (it drew up to 100 and left no unlabelled item: 1/0)
+    assert plan_size(20, 1.5, 0.5, 1e-300) == (20, 20, False)
+    rng = np.random.default_rng(0)
+    human = rng.integers(0, 5, 10).astype(float)
+    n = simulated_size(human, human + rng.normal(0, 1, 10), rng.normal(2, 1.5, 20), 2, 1e-3,
+                       resamples=50)  # fmt: skip
+    assert n == 20

@@ -252,6 +252,15 @@ def test_cli_outputs_and_exit_codes(tmp_path: Path):
             "field 'alpha'",
         ),
         ("rules: [\n", "gate.yaml:2"),
+        (
+            "rules:\n  - {name: a, judge: j.csv, human: h.csv, at_most: 1}\n"
+            "  - {name: b, judge: j.csv, human: h.csv, at_least: .nan}\n",
+            "gate.yaml:3: field 'rules[1].at_least'",
+        ),
+        (
+            "alpha: 1.0e+400\nrules:\n  - {name: a, judge: j.csv, human: h.csv, at_most: 1}\n",
+            "gate.yaml:1: field 'alpha'",
+        ),
     ],
 )
 def test_bad_gate_files_exit_2_naming_file_line_and_field(tmp_path: Path, text: str, where: str):

@@ -452,3 +452,27 @@ def test_the_overlap_check_rules() -> None:
     assert boolean.declared and boolean.judge_only == ("true",)
     numbers = check_label_sets([1, 2.0], ["1", "2"], warn=False)  # 1 = 1.0 = "1"
     assert numbers.common == ("1", "2")
+
+
+def test_numbers_too_large_for_a_float_are_refused_where_labels_are_read(tmp_path) -> None:
+    huge = "1" + "0" * 400
+    long = tmp_path / "l.csv"
+    long.write_text(f"item,rater,label\na,h,0\nb,h,1\nc,h,{huge}\n", "utf-8")
+    with pytest.raises(InputError, match=r"l.csv:4: field 'label': .*too large for a float"):
+        load_labels(long)
+    wide = tmp_path / "w.csv"
+    wide.write_text("item,ann,bob\na,0,1\nb,1e999,1\n", "utf-8")
+    with pytest.raises(InputError, match=r"w.csv:3: field 'ann': label '1e999'"):
+        load_labels(wide)
+    jsonl = tmp_path / "l.jsonl"
+    jsonl.write_text(f'{{"item": "a", "rater": "h", "label": 1}}\n'
+                     f'{{"item": "b", "rater": "h", "label": {huge}}}\n', "utf-8")  # fmt: skip
+    with pytest.raises(InputError, match=r"l.jsonl:2: field 'label'"):
+        load_labels(jsonl)
+    assert load_labels(long, numeric=False).column("h").tolist()[2] == huge  # declared text
+    for args in (("calibrate", "agreement", str(long)),
+                 ("calibrate", "estimate", "--judge", str(long), "--human", str(long),
+                  "--target", "mean")):  # fmt: skip
+        done = judgekit(*args)
+        assert done.returncode == 2 and "l.csv:4: field 'label'" in done.stderr
+        assert "Traceback" not in done.stderr

@@ -456,3 +456,25 @@ def test_all_empty_hypotheses_are_flagged_not_scored_as_normal(tmp_path) -> None
     ]
     refused = subprocess.run([*cmd, "--hyp", str(zero)], capture_output=True, text=True)
     assert refused.returncode == 2 and "the file is empty" in refused.stderr
+
+
+def test_a_byte_order_mark_is_not_text_of_the_first_segment(tmp_path):
+    lines = "Der Hund bellt laut.\nEine Katze schläft.\n"
+    plain, marked, ref = tmp_path / "a.txt", tmp_path / "b.txt", tmp_path / "r.txt"
+    plain.write_text(lines, encoding="utf-8")
+    marked.write_text(lines, encoding="utf-8-sig")  # Notepad's UTF-8: EF BB BF first
+    ref.write_text("Der Hund bellt.\nEine Katze schläft.\n", encoding="utf-8-sig")
+    assert marked.read_bytes().startswith(b"\xef\xbb\xbf")
+    assert read_lines(marked) == read_lines(plain) == lines.splitlines()
+    scores = [
+        json.loads(
+            runner.invoke(
+                app, ["score", "--hyp", str(h), "--ref", str(ref), "--metric", "chrf", "--json"]
+            ).output
+        )  # fmt: skip
+        for h in (plain, marked)
+    ]
+    assert scores[0]["scores"] == scores[1]["scores"]
+    (tmp_path / "bom.txt").write_bytes(b"\xef\xbb\xbf")
+    with pytest.raises(InputError, match="empty"):
+        read_lines(tmp_path / "bom.txt")

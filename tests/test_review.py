@@ -121,6 +121,12 @@ def _set(path: tuple, **values):
         (_set(("items", 0), done="false"), "item 'a': 'done' must be true or false"),
         (_set((), rater=["alice"]), "no rater name"),
         (_set((), rater="ali\tce\n"), "rater name with a tab or line break"),
+        (_set(("items", 0), seconds=float("nan")), "item 'a': 'seconds' must be a finite"),
+        (_set(("items", 0), seconds=float("inf")), "item 'a': 'seconds' must be a finite"),
+        (_set(("items", 0), seconds=10**400), "item 'a': 'seconds' must be a finite"),
+        (_set(("items", 1), seconds=-5), "item 'b': 'seconds' must be a finite number"),
+        (lambda data: data["items"].append(dict(data["items"][0])),
+         "duplicate rating of item 'a' by rater 'alice'"),
     ],
 )  # fmt: skip
 def test_import_refuses_bad_files_naming_file_and_item(mqm_campaign, tmp_path, change, message):

@@ -156,6 +156,8 @@ def test_guard_refuses_test_items_counts_a_look_when_allowed(tmp_path: Path) -> 
         ("tune: {statistic: f1}\n", "tune.statistic", 8),
         ("tune: {fractions: [0.5, 0.5, 0.5]}\n", "tune.fractions", 8),
         ("bogus: 1\n", "bogus", 8),
+        ("tune: {fractions: [.nan, 0.5, 0.5]}\n", "tune.fractions[0]", 8),
+        ("tune: {n_boot: .inf}\n", "tune.n_boot", 8),
     ],
 )
 def test_bad_tune_files_exit_2_naming_file_line_and_field(

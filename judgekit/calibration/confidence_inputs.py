@@ -35,18 +35,22 @@ PROB_PREFIX = "p:"
 SUM_TOLERANCE = 1e-3
 
 
-def _checked(probs: dict[Any, Any], path: Path, line: int | None, field: str) -> dict[str, float]:
-    """``probs`` as {label text: float}, or an InputError naming path, line and field."""
+def _checked(
+    probs: dict[Any, Any], path: Path, line: int | None, field: str, prefix: str = ""
+) -> dict[str, float]:
+    """``probs`` as {label text: float}, or an InputError naming path, line and field (a
+    label's own column ``prefix + label`` where ``prefix`` is given: ``p:yes``)."""
     out: dict[str, float] = {}
     for label, value in probs.items():
+        where = f"{prefix}{label}" if prefix else field
         try:
             number = float(value)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise InputError(path, f"probability '{value}' of label '{label}' is not a number",
-                             line=line, field=field) from None  # fmt: skip
+                             line=line, field=where) from None  # fmt: skip
         if not math.isfinite(number) or not 0 <= number <= 1:
             raise InputError(path, f"probability {value} of label '{label}' is not in [0, 1]",
-                             line=line, field=field)  # fmt: skip
+                             line=line, field=where)  # fmt: skip
         out[str(label_text(label))] = number
     total = sum(out.values())
     if abs(total - 1) > SUM_TOLERANCE:
@@ -88,7 +92,7 @@ def _from_file(path: Path) -> tuple[dict[tuple[str, str], dict[str, float]], int
             missing += 1
             continue
         key = (canonical_id(row.get("item")), canonical_id(row.get("rater", "judge")))
-        found[key] = _checked(cells, path, line, "p:")
+        found[key] = _checked(cells, path, line, ",".join(columns), PROB_PREFIX)
     return found, missing
 
 

@@ -93,7 +93,9 @@ def audit_validate(
     tie_policy: str | None = typer.Option(
         None, help="exclude, error or own_class (default: run's)."
     ),
-    n_resamples: int | None = typer.Option(None, help="Bootstrap resamples (default: run's)."),
+    n_resamples: int | None = typer.Option(
+        None, min=0, help="Bootstrap resamples (default: run's)."
+    ),
     out: Path | None = typer.Option(None, help="Where to write validation.* (default: RUN_DIR)."),
 ) -> None:
     """Recompute the validation table of RUN_DIR against human votes."""

@@ -28,6 +28,7 @@ from rich.table import Table
 from judgekit.cli.compare import compare_command
 from judgekit.cli.errors_calibration import errors_command
 from judgekit.cli.estimate import estimate_command, plan_command
+from judgekit.cli.options import check_level
 from judgekit.cli.output import plain_console
 from judgekit.cli.root import app
 from judgekit.cli.validity import validity_command
@@ -99,9 +100,11 @@ def agreement_command(
     labels: Path = typer.Argument(..., help="Labels file (CSV, TSV, JSONL) or run directory."),
     format: str = typer.Option("auto", "--format", help=FORMAT_HELP),
     level: str = typer.Option("nominal", help="Krippendorff's alpha level: " + "|".join(LEVELS)),
-    n_resamples: int = typer.Option(1000, help="Bootstrap resamples over items (0 = no CI)."),
+    n_resamples: int = typer.Option(
+        1000, min=0, help="Bootstrap resamples over items (0 = no CI)."
+    ),
     seed: int = typer.Option(0, help="Bootstrap seed."),
-    confidence: float = typer.Option(0.95, help="CI level."),
+    confidence: float = typer.Option(0.95, callback=check_level(), help="CI level."),
     out: Path | None = typer.Option(None, help="Write agreement.csv and agreement.json here."),
     categories: str | None = typer.Option(None, help=ORDER_HELP),
 ) -> None:
@@ -198,11 +201,15 @@ def judge_command(
     format: str = typer.Option("auto", "--format", help=FORMAT_HELP),
     tie_policy: str = typer.Option("exclude", help="Human ties: exclude|error|own_class."),
     epsilon: float = typer.Option(0.2, help="Alt-test margin (0.2 experts, 0.1 crowd)."),
-    q: float = typer.Option(0.05, help="Alt-test FDR level (Benjamini-Yekutieli)."),
+    q: float = typer.Option(
+        0.05, callback=check_level(), help="Alt-test FDR level (Benjamini-Yekutieli)."
+    ),
     min_items: int = typer.Option(30, help="Alt-test: fewest items per annotator."),
-    n_resamples: int = typer.Option(1000, help="Bootstrap resamples over items (0 = no CI)."),
+    n_resamples: int = typer.Option(
+        1000, min=0, help="Bootstrap resamples over items (0 = no CI)."
+    ),
     seed: int = typer.Option(0, help="Bootstrap seed."),
-    confidence: float = typer.Option(0.95, help="CI level."),
+    confidence: float = typer.Option(0.95, callback=check_level(), help="CI level."),
     out: Path | None = typer.Option(None, help="Write judge_calibration.{csv,json} etc. here."),
     n_bins: int = typer.Option(10, help="Confidence: equal-width bins of top-label confidence."),
     thresholds: str = typer.Option("0.5,0.7,0.9", help="Selective judging thresholds."),

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import typer
 
+from judgekit.cli.options import check_level
 from judgekit.cli.output import plain_console
 
 console = plain_console()
@@ -71,8 +72,10 @@ def compare_command(
         help="MT-Metrics-Eval docs file (domain<TAB>doc a line) for --by domain; '{lp}' allowed.",
     ),
     tie_policy: str = typer.Option("exclude", help="Human ties: exclude|error|own_class."),
-    n_resamples: int = typer.Option(1000, help="Bootstrap resamples for the CIs (0 = none)."),
-    permutations: int = typer.Option(1000, help="Permutations per paired test (0 = none)."),
+    n_resamples: int = typer.Option(
+        1000, min=0, help="Bootstrap resamples for the CIs (0 = none)."
+    ),
+    permutations: int = typer.Option(1000, min=0, help="Permutations per paired test (0 = none)."),
     early_stop: bool = typer.Option(
         True, help="Stop a test early (blocks of 100, p < 0.02 or p > 0.5), as the WMT23 tasks did."
     ),
@@ -80,10 +83,12 @@ def compare_command(
         "plus-one",
         help="Permutation p-value: plus-one, (k+1)/(n+1), never 0 | mtme, k/n as MT-Metrics-Eval.",
     ),
-    alpha: float = typer.Option(0.05, help="Significance level of the clusters."),
+    alpha: float = typer.Option(
+        0.05, callback=check_level(), help="Significance level of the clusters."
+    ),
     correction: str = typer.Option("none", help="Multiplicity: none (WMT) | holm | bonferroni."),
     seed: int = typer.Option(0, help="Seed of the bootstrap and the permutations."),
-    confidence: float = typer.Option(0.95, help="CI level."),
+    confidence: float = typer.Option(0.95, callback=check_level(), help="CI level."),
     exclude_systems: str = typer.Option(
         ",".join(("refA", "synthetic_ref")),
         help="Systems left out (WMT23: the reference, synthetic_ref).",

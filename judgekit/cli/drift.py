@@ -11,6 +11,7 @@ from pathlib import Path
 
 import typer
 
+from judgekit.cli.options import check_level
 from judgekit.cli.output import plain_console
 from judgekit.cli.root import app
 
@@ -39,10 +40,12 @@ def compare_command(
     before: Path = typer.Option(..., help="The baseline run's answers (item, answer)."),
     after: Path = typer.Option(..., help="The new run's answers (item, answer)."),
     kind: str = typer.Option("label", help="label (accuracy, McNemar) or score (Kendall tau)."),
-    alpha: float = typer.Option(0.05, help="Error level, Holm across languages."),
+    alpha: float = typer.Option(
+        0.05, callback=check_level(), help="Error level, Holm across languages."
+    ),
     before_summary: Path | None = typer.Option(None, help="Baseline run's summary.json."),
     after_summary: Path | None = typer.Option(None, help="New run's summary.json."),
-    n_boot: int = typer.Option(1000, help="Paired bootstrap resamples."),
+    n_boot: int = typer.Option(1000, min=1, help="Paired bootstrap resamples."),
     seed: int = typer.Option(0, help="Bootstrap seed."),
     as_json: bool = typer.Option(False, "--json", help="Print the JSON document."),
     record: Path | None = typer.Option(None, help="Write the document here (drift status)."),
@@ -74,7 +77,9 @@ def run_command(
     out: Path = typer.Option(..., help="Where the rerun goes (answers.csv inside)."),
     set_: list[str] = typer.Option([], "--set", help="Config override KEY=VALUE."),
     kind: str = typer.Option("label", help="label (accuracy, McNemar) or score (Kendall tau)."),
-    alpha: float = typer.Option(0.05, help="Error level, Holm across languages."),
+    alpha: float = typer.Option(
+        0.05, callback=check_level(), help="Error level, Holm across languages."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the JSON document."),
 ) -> None:
     """Rerun the judge on the anchors (cache bypassed) and compare; exit 1 on drift."""

@@ -25,7 +25,7 @@ def errors_command(
     ),
     gemba_dir: Path | None = typer.Option(None, help="GEMBA-MQM WMT23 scores, as a reference."),
     rubric: str = typer.Option("localisation_errors", help="The error typology (rubrics/)."),
-    n_resamples: int = typer.Option(1000, help="Bootstrap resamples for the CIs."),
+    n_resamples: int = typer.Option(1000, min=0, help="Bootstrap resamples for the CIs."),
 ) -> None:
     """An errors run against human MQM: span P/R/F1, categories, segment and system agreement."""
     from judgekit.calibration.error_typing import calibrate_errors

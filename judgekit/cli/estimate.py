@@ -16,6 +16,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
+from judgekit.cli.options import check_level, check_positive
 from judgekit.cli.output import plain_console
 from judgekit.data.atomic import write_text
 from judgekit.data.jsonfile import json_safe
@@ -122,13 +123,13 @@ def estimate_command(
     facets: Path | None = typer.Option(None, help=FACETS_HELP),
     judge_rater: list[str] = typer.Option([], help=RATER_HELP),
     tie_policy: str = typer.Option("exclude", help="Human ties: exclude|error|own_class."),
-    alpha: float = typer.Option(0.05, help="Error level: (1 - alpha) CIs."),
+    alpha: float = typer.Option(0.05, callback=check_level(), help="Error level: (1 - alpha) CIs."),
     rank: str | None = typer.Option(None, help="Rank the --by values: higher|lower is better."),
     stratified: bool = typer.Option(
         False, help="The human sample was drawn per --by value (calibrate plan --by)."
     ),
     interval: str = typer.Option("auto", help=INTERVAL_HELP),
-    resamples: int = typer.Option(2000, help="Bootstrap-t resamples B (x K with --rank)."),
+    resamples: int = typer.Option(2000, min=1, help="Bootstrap-t resamples B (x K with --rank)."),
     seed: int = typer.Option(0, help="Seed of the bootstrap-t resamples."),
     hard_labels: bool = typer.Option(
         False, help="Use the judge's labels, not its label probabilities, as the predictor."
@@ -222,7 +223,9 @@ def _print_ranking(ranking: list[dict], spec: dict, rank: str | None) -> None:
 
 def plan_command(
     judge: Path = typer.Option(..., help="The judge's run directory or labels file."),
-    width: float | None = typer.Option(None, help="Target CI half-width, in the target's unit."),
+    width: float | None = typer.Option(
+        None, callback=check_positive(), help="Target CI half-width, in the target's unit."
+    ),
     pilot: Path | None = typer.Option(None, help="Pilot human labels on some judged items."),
     kappa: float | None = typer.Option(
         None, help="Without a pilot: the judge's kappa vs humans (taken as their correlation)."
@@ -232,11 +235,11 @@ def plan_command(
     facets: Path | None = typer.Option(None, help=FACETS_HELP),
     judge_rater: list[str] = typer.Option([], help=RATER_HELP),
     tie_policy: str = typer.Option("exclude", help="Pilot ties: exclude|error|own_class."),
-    alpha: float = typer.Option(0.05, help="Error level: (1 - alpha) CIs."),
+    alpha: float = typer.Option(0.05, callback=check_level(), help="Error level: (1 - alpha) CIs."),
     seed: int = typer.Option(0, help="Seed of the random sample."),
     method: str = typer.Option("ppi++", help="Sample size for: ppi++ or classical."),
     interval: str = typer.Option("auto", help="The CI the estimate will use: " + INTERVAL_HELP),
-    resamples: int = typer.Option(2000, help="Bootstrap-t resamples B of the estimate."),
+    resamples: int = typer.Option(2000, min=1, help="Bootstrap-t resamples B of the estimate."),
     items_out: Path | None = typer.Option(None, help="Write the items to label, one id a line."),
     as_json: bool = typer.Option(False, "--json", help="Print the plan as JSON."),
     design: str | None = typer.Option(None, help="Label design: uniform|stratified|active."),

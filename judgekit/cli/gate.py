@@ -12,6 +12,7 @@ from pathlib import Path
 
 import typer
 
+from judgekit.cli.options import check_level
 from judgekit.cli.output import plain_console
 from judgekit.cli.root import app
 
@@ -21,7 +22,9 @@ console = plain_console()
 @app.command("gate")
 def gate_command(
     gate: Path = typer.Argument(..., metavar="GATE.yaml", help="The gate file (docs/gate.md)."),
-    alpha: float | None = typer.Option(None, help="Error level (overrides the gate's alpha)."),
+    alpha: float | None = typer.Option(
+        None, callback=check_level(), help="Error level (overrides the gate's alpha)."
+    ),
     inconclusive: str | None = typer.Option(
         None, help="Exit of an inconclusive gate: inconclusive (3), pass (0) or fail (1)."
     ),

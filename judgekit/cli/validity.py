@@ -51,7 +51,9 @@ def validity_command(
         ),
     ] = None,
     top_k: Annotated[int, typer.Option(help="k of the top-k overlap.")] = 5,
-    n_resamples: Annotated[int, typer.Option(help="Model-level bootstrap resamples.")] = 5000,
+    n_resamples: Annotated[
+        int, typer.Option(min=1, help="Model-level bootstrap resamples.")
+    ] = 5000,
     seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
     out: Annotated[
         Path | None,

@@ -24,7 +24,9 @@ def view_command(
         None, "-o", "--out", help="HTML file to write (default: RUN/report.html)."
     ),
     tie_policy: str = typer.Option("exclude", help="Human ties: exclude|error|own_class."),
-    n_resamples: int = typer.Option(1000, help="Bootstrap resamples for the CIs (0 = no CI)."),
+    n_resamples: int = typer.Option(
+        1000, min=0, help="Bootstrap resamples for the CIs (0 = no CI)."
+    ),
     seed: int = typer.Option(0, help="Bootstrap seed."),
     drift: Path | None = typer.Option(
         None, "--drift", help="A drift.json (judgekit drift run): mark runs of a drifted judge."

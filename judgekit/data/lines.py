@@ -3,6 +3,7 @@ one reader of such files, shared by MT scoring, test sets and the CLI."""
 
 from __future__ import annotations
 
+import codecs
 from pathlib import Path
 
 from sacrebleu.utils import smart_open
@@ -11,7 +12,8 @@ from judgekit.errors import InputError
 
 
 def read_lines(path: str | Path) -> list[str]:
-    """Read one segment per line as sacrebleu's command line does (``\\n`` only, rstrip; .gz ok).
+    """Read one segment per line as sacrebleu's command line does (``\\n`` only, rstrip; .gz ok);
+    a UTF-8 byte-order mark at the start of the file is dropped, as the label readers drop it.
 
     Raises:
         InputError: the file is missing or not UTF-8 (with the line number).
@@ -22,6 +24,7 @@ def read_lines(path: str | Path) -> list[str]:
     if str(path).endswith(".gz"):
         with smart_open(str(path)) as handle:
             data = handle.buffer.read() if hasattr(handle, "buffer") else handle.read().encode()
+    data = data.removeprefix(codecs.BOM_UTF8)  # a byte-order mark is no text of line 1
     lines: list[str] = []
     for number, raw in enumerate(data.split(b"\n"), 1):
         try:

@@ -14,7 +14,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from judgekit.data import rubric_path
-from judgekit.data.yamltext import load_yaml
+from judgekit.data.yamltext import load_yaml, yaml_input_error
 from judgekit.errors import InputError
 
 R = TypeVar("R", bound=BaseModel)
@@ -36,7 +36,7 @@ def read_rubric(name: str, schema: type[R]) -> R:
     try:
         rubric = schema.model_validate(load_yaml(text))
     except yaml.YAMLError as exc:
-        raise InputError(path, f"not valid YAML: {exc}") from None
+        raise yaml_input_error(path, exc) from None
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = ".".join(str(p) for p in err["loc"]) or None

@@ -21,6 +21,9 @@ Canonical forms:
   numbers holds numbers (int where integral, float otherwise); any other table holds text, a
   number as its number text (``1.0`` -> ``"1"``, ``2.5`` -> ``"2.5"``). A reader that declares
   its labels text (``numeric=False``) keeps numeric text as written (``"1.0"`` stays ``"1.0"``).
+  A number too large for a float (``10**400``, ``1e999``) is no usable number: a single label
+  keeps its text, and a table of labels (:func:`canonical_labels`) refuses it with
+  :class:`NumberOverflow`, as the readers refuse ``inf`` ("not finite").
 * **text**: NFC, stripped. Case is kept here: it is folded only when a judge's labels are
   compared with the humans' and differ from them in case alone
   (:func:`judgekit.labels.overlap.check_label_sets`, with a warning that says so).
@@ -39,6 +42,7 @@ import functools
 import json
 import math
 import re
+import sys
 import unicodedata
 from collections.abc import Hashable, Iterable
 from typing import Any
@@ -73,6 +77,48 @@ def _plain(value: Any) -> Any:
     return value
 
 
+class NumberOverflow(ValueError):
+    """A label that writes a number too large for a float (module doc).
+
+    Attributes:
+        index: its position in the labels given to :func:`canonical_labels`.
+        text: the label as written, shortened for a message.
+    """
+
+    def __init__(self, index: int, value: Any) -> None:
+        text = str(value).strip()
+        self.index = index
+        self.text = text if len(text) <= 24 else f"{text[:20]}... ({len(text)} characters)"
+        super().__init__(f"label '{self.text}' is a number too large for a float (not finite)")
+
+
+def _fits(number: int | float) -> bool:
+    """True when ``number`` is a finite float or an int within a float's range."""
+    if isinstance(number, float):
+        return math.isfinite(number)
+    return abs(number) <= sys.float_info.max
+
+
+def overflows(value: Any) -> bool:
+    """True when ``value`` (a Python or numpy number, or text in plain decimal notation) writes
+    a number that a float cannot hold (``10**400``, ``"1e999"``); infinities and NaN written as
+    such (``inf``, ``nan``) are not numbers here and do not count."""
+    value = _plain(value)
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return not _fits(value)
+    if not isinstance(value, str):
+        return False
+    text = value.strip()
+    if _INTEGER.fullmatch(text):
+        try:
+            return not _fits(int(text))
+        except ValueError:  # more digits than Python converts: far beyond a float
+            return True
+    return bool(_DECIMAL.fullmatch(text)) and math.isinf(float(text))
+
+
 def _number(value: Any) -> int | float | None:
     """``value`` as a canonical number (int where integral), or None when it is not a finite
     real number (bools are not numbers here)."""
@@ -94,6 +140,8 @@ def number_from_text(text: str) -> int | float | None:
     Only plain decimal notation counts (no ``1_000``, ``inf`` or hexadecimal)."""
     text = text.strip()
     if _INTEGER.fullmatch(text):
+        if overflows(text):
+            return None
         return int(text)
     if _DECIMAL.fullmatch(text):
         return _number(float(text))
@@ -167,9 +215,9 @@ def canonical_label(value: Any, *, numeric_text: bool = True) -> Hashable | None
     if isinstance(value, bool):
         return BOOLEANS[value]
     number = _number(value)
-    if number is not None:
+    if number is not None and _fits(number):
         return number
-    if isinstance(value, float):  # infinities: not a usable number, kept as their text
+    if isinstance(value, float | int):  # infinities, huge ints: no usable number, kept as text
         return repr(value)
     text = nfc(str(value))
     if text.lower() in BOOLEANS:
@@ -220,8 +268,16 @@ def canonical_labels(values: Iterable[Any], numeric: bool | None = None) -> list
 
     Returns:
         The labels, same order and length; None where missing.
+
+    Raises:
+        NumberOverflow: a label writes a number too large for a float (``numeric`` not False);
+            its ``index`` locates it for the reader's error.
     """
     raw = list(values)
+    if numeric is not False:
+        bad = next((i for i, v in enumerate(raw) if overflows(v)), None)
+        if bad is not None:
+            raise NumberOverflow(bad, raw[bad])
     labels = [canonical_label(v, numeric_text=numeric is not False) for v in raw]
     if numeric is not False and all_numeric(labels):
         return labels

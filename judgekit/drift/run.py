@@ -50,7 +50,8 @@ def drift_compare(
     Holm-adjusted p < alpha), ``groups`` (one :class:`judgekit.drift.DriftCheck` row each),
     ``signature_changes`` (:func:`judgekit.drift.compare_signatures` of the two runs'
     ``summary.json`` signatures, where given), ``judge_models`` (the baseline's judge models
-    from its signature, for ``drift status``) and the anchors' hash.
+    from its signature, for ``drift status``), the anchors' hash, ``anchors`` (their number)
+    and ``anchors_incomplete`` (anchors left out: no human label or a run without an answer).
 
     Raises:
         InputError: a bad, unfrozen or changed anchor file, a bad answers file, a bad kind.
@@ -59,14 +60,17 @@ def drift_compare(
 
     if not 0 < alpha < 1:
         raise InputError(None, f"alpha must be in (0, 1), not {alpha}")
-    frame, digest = load_anchors(anchors)
-    data = anchor_frame(frame, load_answers(before), load_answers(after), kind)
+    frame, digest = load_anchors(anchors, kind)
+    data = anchor_frame(frame, load_answers(before, kind), load_answers(after, kind), kind)
+    incomplete = int(data[["human", "before", "after"]].isna().any(axis=1).sum())
     checks = compare_answers(data, kind=kind, alpha=alpha, n_boot=n_boot, seed=seed)
     old, new = _signature(before_summary), _signature(after_summary)
     changes = compare_signatures(old, new)
     judges = [m for m in (old.get("models") or new.get("models") or [])
               if isinstance(m, dict) and m.get("role") == "judge"]  # fmt: skip
-    return {**drift_document(checks, digest, changes, alpha), "judge_models": judges}
+    document = drift_document(checks, digest, changes, alpha)
+    return {**document, "anchors": len(data), "anchors_incomplete": incomplete,
+            "judge_models": judges}  # fmt: skip
 
 
 def drift_run(

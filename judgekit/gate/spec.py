@@ -252,7 +252,7 @@ def load_gate(path: str | Path) -> GateSpec:
         InputError: a missing or unreadable file, bad YAML, an unknown setting, a bad rule, a
             duplicate rule name or a ``requires`` naming no rule (file, line, field).
     """
-    from judgekit.data.yamltext import load_yaml
+    from judgekit.data.yamltext import load_yaml, yaml_input_error
 
     path = Path(path)
     if not path.is_file():
@@ -261,9 +261,7 @@ def load_gate(path: str | Path) -> GateSpec:
     try:
         raw = load_yaml(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise InputError(path, f"not valid YAML: {getattr(exc, 'problem', exc)}",
-                         line=mark.line + 1 if mark else None) from None  # fmt: skip
+        raise yaml_input_error(path, exc) from None
     if not isinstance(raw, dict) or not isinstance(raw.get("rules"), list) or not raw["rules"]:
         raise InputError(path, "a gate file is a mapping with a non-empty list 'rules'",
                          field="rules")  # fmt: skip

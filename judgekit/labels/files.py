@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from judgekit.data.tables import table_format
-from judgekit.data.vocabulary import all_numeric, canonical_labels, label_text
+from judgekit.data.vocabulary import NumberOverflow, all_numeric, canonical_labels, label_text
 from judgekit.errors import InputError
 
 RUN_LABELS_FILE = "labels.csv"
@@ -69,7 +69,10 @@ def parse_categories(
             None, f"{spec!r}: give distinct, non-empty categories", field="--categories"
         )
     numeric = all_numeric(present)
-    cats = canonical_labels(names, numeric=bool(numeric))
+    try:
+        cats = canonical_labels(names, numeric=bool(numeric))
+    except NumberOverflow as exc:
+        raise InputError(None, f"{spec!r}: {exc}", field="--categories") from None
     if numeric and not all_numeric(cats):
         raise InputError(None, f"{spec!r}: the labels are numbers, so are the categories",
                          field="--categories")  # fmt: skip

@@ -27,6 +27,7 @@ import pandas as pd
 from judgekit.data.atomic import write_frame
 from judgekit.data.tables import read_table
 from judgekit.data.vocabulary import (
+    NumberOverflow,
     all_numeric,
     canonical_id,
     canonical_labels,
@@ -208,7 +209,10 @@ class LabelTable:
                     raise InputError(source, "expected (item, rater, label)", line=number)
                 item, rater, label = row
             records.append((number, item, rater, label))
-        labels = canonical_labels(r[3] for r in records)
+        try:
+            labels = canonical_labels(r[3] for r in records)
+        except NumberOverflow as exc:
+            raise InputError(source, str(exc), line=records[exc.index][0], field="label") from None
         records = [(n, i, r, label) for (n, i, r, _), label in zip(records, labels, strict=True)]
         return _from_long_records(records, source, allowed)
 
@@ -356,7 +360,14 @@ def load_labels(
         raters = [canonical_id(c) or c for c in header if c != item_column]
         columns = [c for c in header if c != item_column]
         raw = [r.get(column) for _, r in rows for column in columns]
-    labels = canonical_labels(raw, numeric)
+    try:
+        labels = canonical_labels(raw, numeric)
+    except NumberOverflow as exc:
+        if format == "long":
+            line, field = rows[exc.index][0], "label"
+        else:
+            line, field = rows[exc.index // len(columns)][0], columns[exc.index % len(columns)]
+        raise InputError(path, str(exc), line=line, field=field) from None
     if numeric is True and not all_numeric(labels) and any(v is not None for v in labels):
         raise InputError(path, "labels are not all numeric", field="label")
     if format == "long":

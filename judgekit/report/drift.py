@@ -43,5 +43,12 @@ def print_drift(document: dict[str, Any], console: Any) -> None:
     console.print(table)
     console.print(Text(f"anchors sha256 {document['anchors_sha256'][:12]}; alpha "
                        f"{document['alpha']:g}, {document['family']}"))  # fmt: skip
+    if document.get("anchors_incomplete"):
+        console.print(
+            Text(
+                f"{document['anchors_incomplete']} of {document['anchors']} anchors "
+                "left out: a missing human label or answer (empty, NA, nan)"
+            )
+        )
     for change in document["signature_changes"]:
         console.print(Text(f"signature changed: {change}"))

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -67,3 +68,40 @@ def check_answer(path: Path, campaign: Campaign, item: ReviewItem, answer: Any) 
     problem = answer_problem(campaign, item, answer)
     if problem:
         raise InputError(path, f"item '{item.id}': {problem}", field="answer")
+
+
+def check_seconds(path: Path, item: ReviewItem, value: Any, field: str = "seconds") -> float | None:
+    """The seconds a rater spent on ``item`` (None when the file gives none).
+
+    Raises:
+        InputError: a value that is not a finite number >= 0 (NaN, Infinity, ``1e400``, a
+            negative time, text), naming the file, the item and ``field``.
+    """
+    if value is None:
+        return None
+    number = None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        try:
+            number = float(value)
+        except OverflowError:
+            number = None
+    if number is None or not math.isfinite(number) or number < 0:
+        raise InputError(path, f"item '{item.id}': '{field}' must be a finite number of "
+                         f"seconds >= 0, got {str(value)[:24]}", field=field)  # fmt: skip
+    return number
+
+
+def check_unique(path: str | Path, rater_file: RaterFile) -> None:
+    """Refuse a rater's file that answers one item twice (both done): each would become a label.
+
+    Raises:
+        InputError: ``duplicate rating of item ... by rater ...``, as the label readers say.
+    """
+    seen: set[str] = set()
+    for ann in rater_file.annotations:
+        if not ann.done:
+            continue
+        if ann.item in seen:
+            raise InputError(path, f"duplicate rating of item '{ann.item}' by rater "
+                             f"'{ann.rater}' (the item is done twice)", field="items")  # fmt: skip
+        seen.add(ann.item)

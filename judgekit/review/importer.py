@@ -12,6 +12,7 @@ file and the item:
   :mod:`judgekit.review.schema`, the definition the page's Load JSON applies too);
 * MQM spans: ``start < end`` and the marked text equals ``text[start:end]`` after NFC
   normalisation (:func:`judgekit.review.schema.span_problem`);
+* ``seconds`` is a finite number >= 0 (or absent), and no item is done twice in one file;
 * one file per rater.
 """
 
@@ -25,7 +26,14 @@ from typing import Any
 from judgekit.data.vocabulary import canonical_id
 from judgekit.errors import InputError
 from judgekit.review.campaign import EXPORT_FORMAT, Campaign
-from judgekit.review.checks import Annotation, RaterFile, check_answer, check_item
+from judgekit.review.checks import (
+    Annotation,
+    RaterFile,
+    check_answer,
+    check_item,
+    check_seconds,
+    check_unique,
+)
 from judgekit.review.labelstudio import read_labelstudio
 
 
@@ -76,12 +84,9 @@ def read_export(path: Path, campaign: Campaign) -> RaterFile:
         if done:
             check_answer(path, campaign, item, answer)
         seconds = row.get("seconds")
-        annotations.append(Annotation(rater, item.id, answer, done, _number(seconds), str(path)))
+        seconds = check_seconds(path, item, seconds)
+        annotations.append(Annotation(rater, item.id, answer, done, seconds, str(path)))
     return RaterFile(rater, str(path), bool(raw.get("show_judge")), annotations)
-
-
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def read_files(paths: list[Path], campaign: Campaign) -> list[RaterFile]:
@@ -98,6 +103,7 @@ def read_files(paths: list[Path], campaign: Campaign) -> list[RaterFile]:
             read_export(path, campaign)
         ]  # fmt: skip
         for rf in files:
+            check_unique(path, rf)
             if rf.rater in seen:
                 raise InputError(path, f"rater '{rf.rater}' is also in {seen[rf.rater]}")
             seen[rf.rater] = str(path)

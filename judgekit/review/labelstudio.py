@@ -28,7 +28,7 @@ from judgekit.data.atomic import write_text
 from judgekit.data.vocabulary import canonical_id
 from judgekit.errors import InputError
 from judgekit.review.campaign import Campaign, ReviewItem
-from judgekit.review.checks import Annotation, RaterFile, check_answer, check_item
+from judgekit.review.checks import Annotation, RaterFile, check_answer, check_item, check_seconds
 
 CSCA = ("required_knowledge", "time_sensitive", "cs_label", "subject_category")
 
@@ -237,7 +237,7 @@ def read_labelstudio(path: Path, tasks: list[Any], campaign: Campaign) -> list[R
                     item.id,
                     answer,
                     answer is not None,
-                    float(seconds) if isinstance(seconds, (int, float)) else None,
+                    check_seconds(path, item, seconds, "lead_time"),
                     str(path),
                 )  # fmt: skip
             )

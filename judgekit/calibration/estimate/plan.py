@@ -154,9 +154,13 @@ def _clt_size(
 ) -> tuple[int, int, bool]:
     from ppi_py import ppi_power
 
-    n0 = max(2, math.ceil((q * sigma / half_width) ** 2))
-    if n0 > n_items:  # even labelling every item gives a wider interval
+    try:
+        need = (float(q) * float(sigma) / half_width) ** 2
+    except OverflowError:  # a half-width of 1e-300: no finite sample reaches it
+        need = math.inf
+    if not need <= n_items:  # even labelling every item gives a wider interval (inf, NaN too)
         return n_items, n_items, False
+    n0 = max(2, math.ceil(need))
     rho = min(max(rho, 0.0), MAX_RHO)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -190,7 +194,7 @@ def simulated_size(
                                       alpha=alpha, resamples=resamples)  # fmt: skip
         return float(np.quantile(high - low, REACH_SHARE)) / 2 <= half_width
 
-    low, high = max(start, 2), iv.BOOTSTRAP_BELOW
+    low, high = max(start, 2), min(iv.BOOTSTRAP_BELOW, len(judge))  # >= 1 unlabelled item
     while low < high:  # smallest n that reaches the width (the median width falls with n)
         mid = (low + high) // 2
         if reaches(mid):

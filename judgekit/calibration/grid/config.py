@@ -29,7 +29,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from judgekit.config import explain_error, line_of, load_config
-from judgekit.data.yamltext import load_yaml
+from judgekit.data.yamltext import load_yaml, yaml_input_error
 from judgekit.errors import InputError
 from judgekit.labels.majority import TiePolicy
 from judgekit.labels.table import LabelFormat
@@ -130,9 +130,7 @@ def load_grid(
     try:
         data, root = load_yaml(text) or {}, yaml.compose(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark else None
-        raise InputError(path, f"not valid YAML: {exc}", line=line) from None
+        raise yaml_input_error(path, exc) from None
     if not isinstance(data, dict):
         raise InputError(path, "expected a mapping of keys at the top level", line=1)
     try:
