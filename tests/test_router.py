@@ -39,7 +39,7 @@ def tasks(model: ModelSpec, n: int, prefix: str = "t") -> list[Task]:
 def test_replicas_share_the_load_and_a_stopped_one_is_cooled_down(tmp_path) -> None:
     with FaultServer() as a, FaultServer() as b:
         model = ModelSpec(
-            model="hosted_vllm/fault-model", max_concurrency=16, timeout=2, max_retries=4,
+            model="hosted_vllm/fault-model", max_concurrency=16, timeout=15, max_retries=4,
             retry_max_wait=0.05, cooldown_time=60, allowed_fails=2,
             deployments=[Deployment(api_base=a.base_url), Deployment(api_base=b.base_url)],
         )  # fmt: skip
@@ -57,9 +57,9 @@ def test_replicas_share_the_load_and_a_stopped_one_is_cooled_down(tmp_path) -> N
         asyncio.run(client.run_many(tasks(model, 400), workers=64))
         stopper.join(10)
         records = list(client.records())
-        served = Counter(r.served_by.split("@")[1] for r in records)
         b_after = b.total_requests
-    assert done == {"ok": 400}  # every task answered, by the replica still up
+    assert done == {"ok": 400}, [r.reason for r in records if r.status != "ok"][:3]
+    served = Counter(r.served_by.split("@")[1] for r in records)  # the host of each answer
     host_a, host_b = a.base_url.split("/")[2], b.base_url.split("/")[2]
     assert served[host_a] > served[host_b] > 0  # both served; a took over once b stopped
     assert b_after < 250  # b was cooled down, not hammered
