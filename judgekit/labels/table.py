@@ -376,30 +376,25 @@ def load_labels(
             for (line, r), label in zip(rows, labels, strict=True)
         ]
     else:
-        first_line: dict[Any, int] = {}
-        for line, r in rows:
-            item = canonical_id(r.get(item_column))
-            if item is not None and item in first_line:
-                raise InputError(
-                    path,
-                    f"duplicate item '{item}' (first on line {first_line[item]})",
-                    line=line,
-                    field=item_column,
-                )
-            first_line[item] = line
-        it = iter(labels)
-        records = [
-            (line, canonical_id(r.get(item_column)), rater, next(it))
-            for line, r in rows
-            for rater in raters
-        ]
+        records = _wide_records(path, rows, labels, raters, item_column)
     table = _from_long_records(records, str(path), allowed, wide=format == "wide")
-    return _ordered(table, declared_order(path.parent))
+    order = declared_order(path.parent)  # a run's config labels: kept where they hold all
+    if order and set(map(label_text, table.categories)) <= set(map(label_text, order)):
+        table = replace(table, order=order)
+    return table
 
 
-def _ordered(table: LabelTable, order: tuple[Hashable, ...] | None) -> LabelTable:
-    """``table`` with the declared ``order`` where every label it holds is in it."""
-    declared = {label_text(c) for c in order or ()}
-    if order is None or not {label_text(c) for c in table.categories} <= declared:
-        return table
-    return replace(table, order=order)
+def _wide_records(
+    path: Path, rows: list, labels: list, raters: list, item_column: str
+) -> list[tuple[int, Any, Any, Any]]:
+    """(line, item, rater, label) of a wide table's rows; a repeated item id is refused."""
+    first_line: dict[Any, int] = {}
+    for line, r in rows:
+        item = canonical_id(r.get(item_column))
+        if item is not None and item in first_line:
+            raise InputError(path, f"duplicate item '{item}' (first on line {first_line[item]})",
+                             line=line, field=item_column)  # fmt: skip
+        first_line[item] = line
+    it = iter(labels)
+    return [(line, canonical_id(r.get(item_column)), rater, next(it))
+            for line, r in rows for rater in raters]  # fmt: skip
