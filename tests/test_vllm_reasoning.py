@@ -80,7 +80,10 @@ def test_classify_keeps_the_reasoning_apart_from_the_answer(tmp_path, server) ->
         encoding="utf-8",
     )
     started = time.monotonic()
-    judgekit.run(config, out=tmp_path / "out")
+    # no preflight: its schema probe would (rightly) find that vLLM skips the json_schema
+    # constraint under this parser and send the prompt strategy's wording, which the template's
+    # worked examples do not show; the probe has its own tests (tests/test_schema_probe.py)
+    judgekit.run(config, out=tmp_path / "out", preflight=False)
     seconds = time.monotonic() - started
     rows = [
         json.loads(line) for line in (tmp_path / "out" / "records.jsonl").read_text().splitlines()
