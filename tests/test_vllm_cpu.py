@@ -36,15 +36,18 @@ def server():
     vllm.stop()
 
 
-def classify_config(tmp_path: Path, base_url: str, *, model: str = SERVED, extra: str = "") -> Path:
+def classify_config(
+    tmp_path: Path, base_url: str, *, model: str = SERVED, extra: str = "",
+    texts: list[str] = TEXTS, max_tokens: int = 200, concurrency: int = 4,
+) -> Path:  # fmt: skip
     items = tmp_path / "items.jsonl"
     items.write_text("".join(json.dumps({"id": f"r{i}", "text": t}) + "\n"
-                             for i, t in enumerate(TEXTS)), encoding="utf-8")  # fmt: skip
+                             for i, t in enumerate(texts)), encoding="utf-8")  # fmt: skip
     config = tmp_path / "run.yaml"
     config.write_text(
         f"pipeline: classify\ncache: {{enabled: false}}\n"
-        f"judge:\n  model: hosted_vllm/{model}\n  api_base: {base_url}\n  max_tokens: 200\n"
-        f"  max_concurrency: 4\n{extra}"
+        f"judge:\n  model: hosted_vllm/{model}\n  api_base: {base_url}\n"
+        f"  max_tokens: {max_tokens}\n  max_concurrency: {concurrency}\n{extra}"
         f"classify:\n  items: {items}\n  labels: {LABELS}\n  task: Sentiment of the review.\n",
         encoding="utf-8",
     )

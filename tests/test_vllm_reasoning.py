@@ -22,14 +22,14 @@ import time
 from pathlib import Path
 
 import pytest
+from test_vllm_cpu import LABELS, classify_config
+from test_vllm_cpu import TEXTS as CPU_TEXTS
 from vllm_server import SERVED, VllmServer, require_vllm
 
 import judgekit
 
 pytestmark = [pytest.mark.vllm, pytest.mark.timeout(900)]
-LABELS = ["positive", "negative", "neutral"]
-TEXTS = ["a lovely stay", "awful noise all night", "fine, nothing more", "great staff",
-         "the room was dirty", "breakfast was ok"]  # fmt: skip
+TEXTS = CPU_TEXTS[:6]
 PROMPT = Path(__file__).resolve().parents[1] / "prompts" / "classify" / "default.txt"
 FORM = ("You think first, then answer. Every reply has two lines:\n"
         "Here is my thought process: <a few words>\n"
@@ -68,17 +68,8 @@ def server(tmp_path_factory):
 
 
 def test_classify_keeps_the_reasoning_apart_from_the_answer(tmp_path, server) -> None:
-    items = tmp_path / "items.jsonl"
-    items.write_text("".join(json.dumps({"id": f"r{i}", "text": t}) + "\n"
-                             for i, t in enumerate(TEXTS)), encoding="utf-8")  # fmt: skip
-    config = tmp_path / "run.yaml"
-    config.write_text(
-        f"pipeline: classify\ncache: {{enabled: false}}\n"
-        f"judge:\n  model: hosted_vllm/{SERVED}\n  api_base: {server.base_url}\n"
-        f"  max_tokens: 320\n  max_concurrency: 1\n  logprobs: true\n"
-        f"classify:\n  items: {items}\n  labels: {LABELS}\n  task: Sentiment of the review.\n",
-        encoding="utf-8",
-    )
+    config = classify_config(tmp_path, server.base_url, extra="  logprobs: true\n", texts=TEXTS,
+                             max_tokens=320, concurrency=1)  # fmt: skip
     started = time.monotonic()
     # no preflight: its schema probe would (rightly) find that vLLM skips the json_schema
     # constraint under this parser and send the prompt strategy's wording, which the template's
