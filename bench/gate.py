@@ -128,6 +128,13 @@ def rate(values: np.ndarray, verdict: str = "fail") -> str:
     return f"{share:.3f} (SE {np.sqrt(share * (1 - share) / len(values)):.3f})"
 
 
+def paired_gap(a: np.ndarray, b: np.ndarray, verdict: str = "fail") -> str:
+    """The difference of two gates' rates over the same draws and its paired SE (the SD of the
+    per-draw difference of the indicators over sqrt(draws))."""
+    d = (a == verdict).astype(float) - (b == verdict).astype(float)
+    return f"{d.mean():+.3f} (SE {d.std(ddof=1) / np.sqrt(len(d)):.3f})"
+
+
 def report(name: str, target: str, res: dict[str, np.ndarray], key: str) -> str:
     """One bench line: the PPI++ gate's rate, then the baselines of the same draws."""
     return (f"{name}: {rate(res[f'{key}/ppi++'])} ({target}; PPI++ with ppi_py's tuned lam "
@@ -170,6 +177,10 @@ def main() -> None:
                  "target >= 0.8", found, "power"))  # fmt: skip
     print(report(f"gate power, 1-point MQM regression (paired difference, no-regression), "
                  f"{LABELS} labels/language", "target >= 0.8", paired, "power"))  # fmt: skip
+    for label, res in (("estimate", found), ("difference", paired)):
+        print(f"# power, {label} rule, paired over the same draws: " + "; ".join(
+            f"PPI++ - {other} {paired_gap(res['power/ppi++'], res[f'power/{other}'])}"
+            for other in ("ppi++ tuned", "classical")))  # fmt: skip
     print(f"# {time.perf_counter() - started:.0f} s (measured on a loaded shared machine)")
 
 

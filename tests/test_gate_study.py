@@ -39,7 +39,7 @@ def test_slope_z2_is_statsmodels_hc0_and_the_shrunk_lam_sits_between_0_and_tuned
     assert float(slope_z2(sums)) == pytest.approx(fit.tvalues[1] ** 2, rel=1e-8)
     z2 = fit.tvalues[1] ** 2
     assert float(lam_for(sums, "shrunk")) == pytest.approx(float(tuned_lam(sums)) * z2 / (z2 + 1))
-    rows = {e.method: e for e in estimate_mean(y, h, u, rule=IntervalRule("clt"))}
+    rows = {e.method: e for e in estimate_mean(y, h, u, rule=IntervalRule("clt", lam="shrunk"))}
     tuned = {e.method: e for e in estimate_mean(y, h, u, rule=IntervalRule("clt", lam="tuned"))}
     from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
 
@@ -60,7 +60,8 @@ def test_shrunk_lam_falls_back_to_classical_for_an_uninformative_judge():
                    for o in order] for rule in ("tuned", "shrunk")}  # fmt: skip
     assert np.mean(lams["shrunk"]) < 0.7 * np.mean(lams["tuned"])  # 0.065 vs 0.102
     study = coverage_study(human, judge, 50, draws=200, intervals=("clt", "bootstrap-t"),
-                           methods=("classical", "ppi++"), resamples=400)  # fmt: skip
+                           methods=("classical", "ppi++"), resamples=400,
+                           lam_rule="shrunk")  # fmt: skip
     for interval in ("clt", "bootstrap-t"):
         ratio = study[f"ppi++/{interval}"].mean_width / study[f"classical/{interval}"].mean_width
         assert ratio <= 1.01

@@ -75,7 +75,7 @@ def check_pvalues(
     y: np.ndarray, h: np.ndarray, u: np.ndarray, bound: float, *, method: str = "ppi++",
     direction: str = "at_least", alpha: float = 0.05, interval: str = "auto",
     kind: str = "mean", resamples: int = iv.RESAMPLES, seed: int = iv.SEED,
-    lam_rule: str = iv.DEFAULT_LAM,
+    lam_rule: str = "shrunk",
 ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """The one-sided p-values ``(p_pass, p_fail)`` of one check on many draws.
 

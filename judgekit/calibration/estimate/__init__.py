@@ -10,9 +10,9 @@ Methods (all from ``ppi_py``, the reference implementation of the papers):
   (``ppi_mean_ci`` with ``lam=1``);
 * ``ppi++``: the power-tuned estimate (Angelopoulos, Duchi & Zrnic 2023, arXiv 2311.01453,
   Sec. 2.2; Boyeau et al. 2024, arXiv 2403.07008): ``lam`` in [0, 1] estimates the
-  variance-minimising one, shrunk toward 0 by its own signal-to-noise ratio (the ``shrunk``
-  rule of :mod:`judgekit.calibration.estimate.moments`; ``ppi_py``'s plain ``tuned`` rule on
-  request), so the interval is never much wider than the classical one and is the classical one
+  variance-minimising one (``ppi_py``'s ``tuned`` rule by default; ``shrunk``, as the gate
+  uses it, shrinks it toward 0 by its own signal-to-noise ratio:
+  :mod:`judgekit.calibration.estimate.moments`), so the interval is never much wider than the classical one and is the classical one
   when the judge is uninformative at this n (``lam`` near 0; a constant judge gets ``lam = 0``
   outright). ``ppi_py`` computes the estimate and its CLT interval at that ``lam``.
 
@@ -181,8 +181,9 @@ def estimate_mean(
             rows.append(Estimate(**{**classical.to_dict(), "method": method}))
             continue
         lam = 1.0 if method == "ppi" else (0.0 if np.ptp(everything) == 0 else None)
-        used = lam if lam is not None else _scalar(iv.lam_for(iv.Sums.of(y, yhat, yhat_u),
-                                                               rule.lam))  # fmt: skip
+        used = lam  # None with the tuned rule: ppi_py tunes it (the same rule, iv.tuned_lam)
+        if lam is None and rule.lam != "tuned":
+            used = _scalar(iv.lam_for(iv.Sums.of(y, yhat, yhat_u), rule.lam))
         point = _scalar(ppi_mean_pointestimate(y, yhat, yhat_u, lam=used))
         lo, hi = (_scalar(v) for v in ppi_mean_ci(y, yhat, yhat_u, alpha=alpha, lam=used))
         est = _interval(facet, method, point, lo, hi, (y, yhat, yhat_u, lam), alpha, rule,

@@ -9,8 +9,8 @@ Intervals (``--interval``):
 * ``bootstrap-t``: the studentised bootstrap (Efron & Tibshirani 1993, ch. 12; Hall 1988).
   Each of B resamples draws the n labelled (human, judge) pairs and the N unlabelled judge
   values with replacement, independently; PPI++ chooses ``lam`` on it again by its rule
-  (:mod:`judgekit.calibration.estimate.moments`: ``shrunk`` by default, or ``ppi_py``'s
-  ``tuned``); ``t* = (estimate* - estimate) / se*`` with the resample's own ``se*``, and the
+  (:mod:`judgekit.calibration.estimate.moments`: ``ppi_py``'s ``tuned`` by default, or
+  ``shrunk``); ``t* = (estimate* - estimate) / se*`` with the resample's own ``se*``, and the
   interval is ``[estimate - q(1 - alpha/2) se, estimate - q(alpha/2) se]`` with ``q`` the
   order statistics of ``t*`` (index ``(B + 1) p``). It corrects the one-sided misses of the
   CLT interval on skewed values (segment MQM), where the truth falls below the lower bound

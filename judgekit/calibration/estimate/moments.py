@@ -7,13 +7,13 @@ resamples of a bootstrap-t, and many simulated draws at once (coverage and gate 
 
 ``lam`` rules (:data:`LAM_RULES`):
 
-* ``tuned``: ``ppi_py``'s power-tuning rule (``_calc_lam_glm`` for a mean, Angelopoulos, Duchi
+* ``tuned`` (``calibrate estimate``'s default): ``ppi_py``'s power-tuning rule (``_calc_lam_glm`` for a mean, Angelopoulos, Duchi
   & Zrnic 2023, arXiv 2311.01453, Sec. 2.2 / Example 6.1):
   ``lam = cov(y, h) / ((1 + n / N) var(h, all))``, clipped to [0, 1]. It is the variance-optimal
   ``lam*`` with sample moments plugged in; with few labels and heavy-tailed values (segment MQM
   at 50 labels) it is itself very noisy (standard deviation 0.27 around 0.40 on WMT23 en-de),
   and its noise costs more variance than the judge saves when the judge correlates weakly.
-* ``shrunk`` (default): the tuned ``lam`` shrunk toward 0, the classical estimate, by its own
+* ``shrunk`` (the gate's default, ``GateSpec.lam``): the tuned ``lam`` shrunk toward 0, the classical estimate, by its own
   signal-to-noise ratio: ``lam = lam_tuned * z^2 / (z^2 + 1)``, ``z`` the t-statistic of the
   judge's slope in the least-squares regression of y on h over the labelled pairs, with White's
   heteroskedasticity-consistent (HC0) standard error (White 1980, Econometrica 48:817-838).
@@ -35,7 +35,7 @@ import numpy as np
 from judgekit.errors import JudgekitError
 
 LAM_RULES = ("shrunk", "tuned")
-DEFAULT_LAM = "shrunk"
+DEFAULT_LAM = "tuned"  # calibrate estimate; the gate uses "shrunk" (GateSpec.lam)
 
 
 def labelled_terms(y: np.ndarray, h: np.ndarray) -> list[np.ndarray]:
