@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 from conftest import shared_path
 
 from judgekit.calibration.estimate import IntervalRule, estimate_mean
@@ -140,3 +141,19 @@ def test_gemba_mqm_gate_keeps_false_fails_and_the_shrunk_lam_keeps_the_power():
     assert rates["shrunk", 0.0] <= 0.05 + 2 * np.sqrt(0.05 * 0.95 / 300)
     assert rates["shrunk", 1.0] >= rates["tuned", 1.0]
     assert rates["shrunk", 1.0] >= 0.75
+
+
+def test_gate_file_lam_setting(tmp_path):
+    from judgekit.errors import InputError
+    from judgekit.gate.spec import load_gate
+
+    rule = {"name": "r", "kind": "estimate", "judge": "j.csv", "human": "h.csv", "at_least": 0}
+    path = tmp_path / "gate.yaml"
+    path.write_text(yaml.safe_dump({"rules": [rule]}))
+    assert load_gate(path).lam == "shrunk"
+    path.write_text(yaml.safe_dump({"lam": "tuned", "rules": [rule]}))
+    assert load_gate(path).lam == "tuned"
+    path.write_text(yaml.safe_dump({"lam": "oracle", "rules": [rule]}))
+    with pytest.raises(InputError) as err:
+        load_gate(path)
+    assert err.value.field == "lam"
