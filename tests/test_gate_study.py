@@ -157,3 +157,27 @@ def test_gate_file_lam_setting(tmp_path):
     with pytest.raises(InputError) as err:
         load_gate(path)
     assert err.value.field == "lam"
+
+
+def test_calibrate_estimate_lam_option(tmp_path):
+    """``calibrate estimate --lam shrunk`` gives the gate's PPI++ figure; tuned stays ppi_py's."""
+    from judgekit.calibration.estimate.run import run_estimate
+    from judgekit.errors import InputError
+
+    human, judge = skewed(11, 120, 0.5)
+    rows = [{"item": f"i{k}", "rater": "j", "label": v} for k, v in enumerate(judge)]
+    pd.DataFrame(rows).to_csv(tmp_path / "judge.csv", index=False)
+    rows = [{"item": f"i{k}", "rater": "h", "label": v} for k, v in enumerate(human[:40])]
+    pd.DataFrame(rows).to_csv(tmp_path / "human.csv", index=False)
+    args = (str(tmp_path / "judge.csv"), str(tmp_path / "human.csv"))
+    for lam in ("shrunk", "tuned"):
+        result = run_estimate(*args, target="mean", interval="clt", lam=lam)
+        ppi = next(e for e in result.estimates if e.method == "ppi++")
+        rule = IntervalRule("clt", lam=lam)
+        direct = {e.method: e for e in estimate_mean(human[:40], judge[:40], judge[40:], rule=rule)}
+        assert (ppi.estimate, ppi.ci_low) == pytest.approx((direct["ppi++"].estimate,
+                                                            direct["ppi++"].ci_low))  # fmt: skip
+        assert result.signature["parameters"]["lam"] == lam
+    with pytest.raises(InputError) as err:
+        run_estimate(*args, target="mean", lam="oracle")
+    assert err.value.field == "--lam"

@@ -12,9 +12,10 @@ Methods (all from ``ppi_py``, the reference implementation of the papers):
   Sec. 2.2; Boyeau et al. 2024, arXiv 2403.07008): ``lam`` in [0, 1] estimates the
   variance-minimising one (``ppi_py``'s ``tuned`` rule by default; ``shrunk``, as the gate
   uses it, shrinks it toward 0 by its own signal-to-noise ratio:
-  :mod:`judgekit.calibration.estimate.moments`), so the interval is never much wider than the classical one and is the classical one
-  when the judge is uninformative at this n (``lam`` near 0; a constant judge gets ``lam = 0``
-  outright). ``ppi_py`` computes the estimate and its CLT interval at that ``lam``.
+  :mod:`judgekit.calibration.estimate.moments`), so the interval is never much wider than the
+  classical one and is the classical one when the judge is uninformative (``lam`` 0; a
+  constant judge gets ``lam = 0`` outright). ``ppi_py`` computes the estimate and its CLT
+  interval at that ``lam``.
 
 The labelled items are the sample; the unlabelled items are those the judge labelled and the
 humans did not (the two sets are disjoint, as the papers require). The estimand is the mean of

@@ -41,6 +41,7 @@ from scipy.stats import t as student_t
 
 from judgekit.calibration.estimate.moments import (  # noqa: F401 (re-exported)
     DEFAULT_LAM,
+    LAM_RULES,
     Sums,
     labelled_terms,
     lam_for,

@@ -7,23 +7,23 @@ resamples of a bootstrap-t, and many simulated draws at once (coverage and gate 
 
 ``lam`` rules (:data:`LAM_RULES`):
 
-* ``tuned`` (``calibrate estimate``'s default): ``ppi_py``'s power-tuning rule (``_calc_lam_glm`` for a mean, Angelopoulos, Duchi
-  & Zrnic 2023, arXiv 2311.01453, Sec. 2.2 / Example 6.1):
-  ``lam = cov(y, h) / ((1 + n / N) var(h, all))``, clipped to [0, 1]. It is the variance-optimal
-  ``lam*`` with sample moments plugged in; with few labels and heavy-tailed values (segment MQM
-  at 50 labels) it is itself very noisy (standard deviation 0.27 around 0.40 on WMT23 en-de),
-  and its noise costs more variance than the judge saves when the judge correlates weakly.
-* ``shrunk`` (the gate's default, ``GateSpec.lam``): the tuned ``lam`` shrunk toward 0, the classical estimate, by its own
-  signal-to-noise ratio: ``lam = lam_tuned * z^2 / (z^2 + 1)``, ``z`` the t-statistic of the
-  judge's slope in the least-squares regression of y on h over the labelled pairs, with White's
-  heteroskedasticity-consistent (HC0) standard error (White 1980, Econometrica 48:817-838).
-  Since ``lam*`` is proportional to that slope, ``z^2 / (z^2 + 1)`` is the plug-in of
-  ``lam*^2 / (lam*^2 + var(lam_tuned))``, the factor that minimises the expected excess variance
-  ``A E[(s lam_tuned - lam*)^2]`` of the PPI++ estimate (its variance is quadratic in ``lam``).
-  A judge that correlates weakly at this n gets ``lam`` near 0 (the classical estimate); a
-  well-correlated one (``z^2`` large) keeps the tuned ``lam``; as n grows the factor tends to 1,
-  so PPI++'s asymptotic guarantees are unchanged. The bootstrap-t applies the same rule in every
-  resample, so the interval accounts for the choice.
+* ``tuned`` (``calibrate estimate``'s default): ``ppi_py``'s power-tuning rule
+  (``_calc_lam_glm`` for a mean; Angelopoulos, Duchi & Zrnic 2023, arXiv 2311.01453, Sec. 2.2):
+  ``lam = cov(y, h) / ((1 + n / N) var(h, all))``, clipped to [0, 1], the variance-optimal
+  ``lam*`` with sample moments plugged in. With few labels and heavy-tailed values (segment
+  MQM at 50 labels) it is itself noisy (SD 0.27 around 0.40 on WMT23 en-de), and its noise
+  costs about as much variance as a weakly correlated judge saves.
+* ``shrunk`` (the gate's default, ``GateSpec.lam``): the tuned ``lam`` shrunk toward 0 (the
+  classical estimate) by its own signal-to-noise ratio, ``lam = lam_tuned * z^2 / (z^2 + 1)``;
+  ``z`` is the t-statistic of the judge's slope in the least-squares regression of y on h over
+  the labelled pairs, with White's heteroskedasticity-consistent (HC0) standard error (White
+  1980, Econometrica 48:817-838). Since ``lam*`` is proportional to that slope,
+  ``z^2 / (z^2 + 1)`` is the plug-in of ``lam*^2 / (lam*^2 + var(lam_tuned))``, the factor
+  that minimises the expected excess variance ``A E[(s lam_tuned - lam*)^2]`` of the PPI++
+  estimate (its variance is quadratic in ``lam``). A judge that correlates weakly at this n
+  gets ``lam`` near 0; a well-correlated one (``z^2`` large) keeps the tuned ``lam``; as n
+  grows the factor tends to 1, so PPI++'s asymptotic guarantees are unchanged. The bootstrap-t
+  applies the same rule in every resample, so the interval accounts for the choice.
 """
 
 from __future__ import annotations
