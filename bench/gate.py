@@ -4,8 +4,10 @@ a 1-point MQM regression, with 50 expert labels per language.
 Population: WMT23 en-de (460 segments) and zh-en (1,177) of one system (GPT4-5shot), every
 segment with GEMBA-MQM (the judge, GPT-4, reference-free) and expert MQM (negated: 0 = no
 error). Each draw gives 50 random segments per language an expert label and hides the rest;
-the gate has one check per language (Holm over the two) and decides with its defaults (PPI++,
-the ``auto`` interval: the bootstrap-t at 50 labels, B = 2,000).
+the gate has one check per language (Holm over the two) and decides with its defaults (PPI++
+with the ``shrunk`` lam, the ``auto`` interval: the bootstrap-t at 50 labels, B = 2,000). The
+verdicts of all draws come at once from :mod:`judgekit.gate.study` (equal to ``judgekit gate``
+draw by draw), and each rate is printed with its Monte-Carlo standard error.
 
 * **estimate rule** ``mean MQM >= b``: false fails with b = the full-expert mean (the truth on
   the passing side by 0); power with b = the full-expert mean + 1 (a 1-point regression).
@@ -16,9 +18,10 @@ the ``auto`` interval: the bootstrap-t at 50 labels, B = 2,000).
   (fail where the regression is significant): power; non-inferiority with the bound at the true
   difference: false fails.
 
-Baselines measured in the same run, on the same draws: the raw-figure gate of promptfoo and
-deepeval (the judge's own mean against the bound, no interval) and the humans-only interval gate
-(the classical method, same interval rule).
+Baselines measured in the same run, on the same draws: PPI++ with ``ppi_py``'s tuned lam (the
+gate before the shrunk rule), the humans-only interval gate (the classical method, same interval
+rule) and the raw-figure gate of promptfoo and deepeval (the judge's own mean against the bound,
+no interval); the power differences are also given paired over the draws.
 
 Usage: ``python bench/gate.py [--draws 1000]`` from the repository root; prints ``<name>:
 <figure> (target ...)`` lines. Measured on a loaded shared machine, timings are not the point.
