@@ -89,10 +89,11 @@ class EstimateResult:
 
 
 def _check_choices(
-    tie_policy: str, rank: str | None, interval: str, resamples: int, lam: str = iv.DEFAULT_LAM
-) -> None:
-    """One located error for an unknown tie policy, rank order, interval or lam rule, or
-    B < 100."""
+    tie_policy: str, rank: str | None, interval: str, resamples: int, lam: str = iv.DEFAULT_LAM,
+    by: str | None = None, stratified: bool = False,
+) -> None:  # fmt: skip
+    """One located error for an unknown tie policy, rank order, interval or lam rule, B < 100,
+    or --rank / --stratified without --by."""
     from judgekit.labels.majority import TIE_POLICIES
 
     if tie_policy not in TIE_POLICIES:
@@ -107,6 +108,10 @@ def _check_choices(
     if lam not in iv.LAM_RULES:
         raise InputError(None, f"unknown lam rule '{lam}' (use {', '.join(iv.LAM_RULES)})",
                          field="--lam")  # fmt: skip
+    if rank is not None and not by:
+        raise InputError(None, "--rank needs --by (the facet to rank)", field="--rank")
+    if stratified and not by:
+        raise InputError(None, "--stratified needs --by (the strata)", field="--stratified")
 
 
 def run_estimate(
@@ -145,7 +150,7 @@ def run_estimate(
     from judgekit.calibration.estimate import inputs
     from judgekit.calibration.estimate.facets import item_facets
 
-    _check_choices(tie_policy, rank, interval, resamples, lam)
+    _check_choices(tie_policy, rank, interval, resamples, lam, by, stratified)
     goal = inputs.Target.parse(target) if target else inputs.default_target(judge)
     rule = IntervalRule(interval, goal.kind, resamples, seed, lam)
     judged, raters, judge_source = inputs.load_judge(
@@ -168,12 +173,8 @@ def run_estimate(
     signature = _signature(settings, seed, judge_source, human_source, facets)
     ranked = None
     if rank is not None:
-        if groups is None:
-            raise InputError(None, "--rank needs --by (the facet to rank)", field="--rank")
         ranked = ranking(data, groups, alpha=alpha, higher_is_better=rank == "higher",
                          rule=rule)  # fmt: skip
-    if stratified and groups is None:
-        raise InputError(None, "--stratified needs --by (the strata)", field="--stratified")
     rows = estimate_table(data, groups, alpha=alpha, stratified=stratified, rule=rule)
     k = len(set(groups)) if groups is not None else 1
     used = {e.facet: e.interval for e in rows if e.method == "ppi++" and e.interval}
