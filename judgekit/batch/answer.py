@@ -65,6 +65,26 @@ def completion_of(body: dict[str, Any], spec: ModelSpec, check: bool = True) -> 
     return Completion(reply, t_in, t_out, cost, served_by, spec)
 
 
+def engine_completion(row: dict[str, Any], model: str) -> dict[str, Any]:
+    """A vLLM engine's output row (Ray Data LLM: ``generated_text``, ``num_input_tokens``,
+    ``num_generated_tokens``, and the request's ``max_tokens``) as the ``chat.completion`` dict
+    of ``model`` that :func:`completion_of` reads, so an engine answer passes through the same
+    reader as an online or batch answer. The engine gives no finish reason: ``length`` where
+    the answer used all ``max_tokens`` (read as truncated), else ``stop``."""
+    tokens_in = int(row.get("num_input_tokens") or 0)
+    tokens_out = int(row.get("num_generated_tokens") or 0)
+    limit = row.get("max_tokens")
+    finish = "length" if limit is not None and tokens_out >= int(limit) else "stop"
+    message = {"role": "assistant", "content": row.get("generated_text")}
+    return {
+        "object": "chat.completion",
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": {"prompt_tokens": tokens_in, "completion_tokens": tokens_out,
+                  "total_tokens": tokens_in + tokens_out},
+    }  # fmt: skip
+
+
 def other_model(
     body: dict[str, Any], spec: ModelSpec, same_judge: Iterable[str] = ()
 ) -> str | None:
