@@ -9,6 +9,9 @@ placement, the retries of a task whose worker died and the streaming; judgekit h
 of its own. A worker judges its keys through :mod:`judgekit.batch.ray_worker`, which calls
 :func:`judgekit.llm.call.call_task`, the very function an online run calls: retries, re-asks,
 validation and label probabilities are the online ones, so the records are an online run's.
+With ``--ray-engine vllm`` no worker calls a server: Ray Data LLM's vLLM engine loads the
+judge's weights and answers the tasks' request lines, and the driver reads each answer as a
+batch answer (:mod:`judgekit.batch.ray_vllm`).
 
 Exactly once: only the driver writes records, through the run log
 (:meth:`~judgekit.llm.client.LLMClient.record`), and it writes a key only if the run log has no
