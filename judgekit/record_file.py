@@ -7,17 +7,17 @@ line cut short by a crash (no newline) is dropped and counted, blank lines are s
 other line that is not a :class:`~judgekit.runlog.Record` is one
 :class:`~judgekit.errors.InputError` naming the file, the line and the first bad field.
 
-Speed: the complete lines are validated in one call of pydantic's Rust validator, as one JSON
-array of the record fields (:data:`RECORD_FIELDS`, a ``TypedDict`` made from ``Record``'s
-fields, so the two cannot drift apart), into plain dicts: no Python work per record. Only when
-that fails is the file read again line by line, to name the first bad line exactly.
+Speed: each line is parsed and validated in one call of pydantic's Rust validator, straight
+into a plain dict of the record fields (:data:`RECORD_FIELDS`, a ``TypedDict`` made from
+``Record``'s fields, so the two cannot drift apart): no JSON parse then validation, no model
+object per record. Only a line that fails is looked at again, to name its first bad field.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NotRequired
+from typing import Any, NoReturn, NotRequired
 
 from pydantic import ConfigDict, TypeAdapter, ValidationError, with_config
 from pydantic_core import from_json
@@ -40,7 +40,6 @@ def _record_fields() -> type:
 
 
 RECORD_FIELDS = _record_fields()
-_ALL = TypeAdapter(list[RECORD_FIELDS])  # type: ignore[valid-type]
 _ONE = TypeAdapter(RECORD_FIELDS)
 
 
@@ -70,45 +69,39 @@ def read_record_lines(path: str | Path) -> RecordLines:
     except OSError as exc:
         raise InputError(path, f"cannot read ({exc.strerror or exc})") from None
     end = data.rfind(b"\n") + 1
-    cut = int(end < len(data))  # only the last line can lack its newline
-    lines = data[:end].split(b"\n")  # "\n" only: U+2028 is text inside JSON
-    numbers = [n for n, line in enumerate(lines, 1) if line.strip()]
-    try:
-        rows = _ALL.validate_json(b"[" + b",".join(lines[n - 1] for n in numbers) + b"]")
-    except ValidationError:
-        rows = None
-    if rows is None or len(rows) != len(numbers):  # a bad line (or one holding two values)
-        _raise_first_error(path, lines, numbers)
-        raise InputError(path, "not a judgekit record")  # pragma: no cover (a line is bad)
+    validate = _ONE.validate_json
     current: dict[str, dict[str, Any]] = {}
     replaced = 0
-    for row in rows:
+    for number, line in enumerate(data[:end].split(b"\n")[:-1], 1):  # "\n" only: U+2028 is text
+        try:
+            row = validate(line)
+        except ValidationError:
+            if not line.strip():
+                continue
+            _raise_error(path, number, line)
         if current.pop(row["key"], None) is not None:
             replaced += 1
         current[row["key"]] = row
-    return RecordLines(list(current.values()), cut, replaced)
+    return RecordLines(list(current.values()), int(end < len(data)), replaced)
 
 
-def _raise_first_error(path: Path, lines: list[bytes], numbers: list[int]) -> None:
-    """Raise the InputError of the first complete line that is not a record (module doc)."""
-    for number in numbers:
-        line = lines[number - 1]
-        try:
-            data = from_json(line)
-        except ValueError:
-            raise InputError(path, "not JSON (not a judgekit record)", line=number) from None
-        if not isinstance(data, dict) or not isinstance(data.get("key"), str):
-            raise InputError(path, "not a judgekit record", line=number, field="key")
-        if data.get("status") not in STATUSES:
-            raise InputError(
-                path, "status must be ok, unscored or error", line=number, field="status"
-            )
-        try:
-            _ONE.validate_python(data)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(part) for part in first["loc"])
-            raise InputError(
-                path, f"not a judgekit record ({where}: {first['msg']})", line=number,
-                field=str(first["loc"][0]) if first["loc"] else None,
-            ) from None  # fmt: skip
+def _raise_error(path: Path, number: int, line: bytes) -> NoReturn:
+    """Raise the InputError of line ``number`` (``line``), which is not a record (module doc)."""
+    try:
+        data = from_json(line)
+    except ValueError:
+        raise InputError(path, "not JSON (not a judgekit record)", line=number) from None
+    if not isinstance(data, dict) or not isinstance(data.get("key"), str):
+        raise InputError(path, "not a judgekit record", line=number, field="key")
+    if data.get("status") not in STATUSES:
+        raise InputError(path, "status must be ok, unscored or error", line=number, field="status")
+    try:
+        _ONE.validate_python(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise InputError(
+            path, f"not a judgekit record ({where}: {first['msg']})", line=number,
+            field=str(first["loc"][0]) if first["loc"] else None,
+        ) from None  # fmt: skip
+    raise InputError(path, "not a judgekit record", line=number)  # pragma: no cover
