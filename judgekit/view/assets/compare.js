@@ -204,12 +204,13 @@ function start() {
   });
   document.addEventListener("keydown", onKey);
   window.addEventListener("hashchange", openDeepLink);
-  renderSummary();
-  showItems(0);
-  renderCompare();
-  renderClusters();
-  if (DATA.humans) { renderHumans(); renderConfidence(); }
-  if (DATA.which) renderWhich();
+  var t0 = performance.now(), times = window.judgekitTimes = { data: t0 - JK.started };
+  function timed(name, fn) { var t = performance.now(); fn(); times[name] = performance.now() - t; }
+  timed("summary", renderSummary);
+  timed("items", function () { showItems(0); });
+  timed("compare", function () { renderCompare(); renderClusters(); });
+  timed("humans", function () { if (DATA.humans) { renderHumans(); renderConfidence(); } });
+  timed("which", function () { if (DATA.which) renderWhich(); });
   if (!openDeepLink()) showTab("summary");
   document.documentElement.dataset.ready = "1";
   window.judgekitReady = performance.now();

@@ -2,7 +2,36 @@
    Every string from a run (model output, item ids, file names) goes into the page as a text
    node (el(..., {text}) or textContent): never as HTML. */
 "use strict";
-var DATA = JSON.parse(document.getElementById("judgekit-data").textContent);
+var DATA = null;
+
+/* The run data: JSON in #judgekit-data or, in a large report, that JSON gzip-compressed and
+   base64-encoded (data-encoding="gzip+base64", judgekit/view/page.py), inflated by the
+   browser's own DecompressionStream (no library, no network). then() runs once DATA is set:
+   at once for plain JSON. */
+function loadData(then) {
+  JK.started = performance.now();
+  var node = document.getElementById("judgekit-data");
+  if (node.dataset.encoding !== "gzip+base64") { DATA = JSON.parse(node.textContent); then(); return; }
+  if (typeof DecompressionStream === "undefined") {
+    failed("this browser cannot inflate the report's data (it has no DecompressionStream): open the file in a current Chromium, Firefox or Safari");
+    return;
+  }
+  var text = node.textContent.trim(), bytes;
+  if (Uint8Array.fromBase64) bytes = Uint8Array.fromBase64(text);
+  else {
+    var bin = atob(text);
+    bytes = new Uint8Array(bin.length);
+    for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+  }
+  new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).text()
+    .then(function (json) { DATA = JSON.parse(json); then(); },
+      function (err) { failed("the report's data could not be inflated (" + err + "): the file is damaged; build it again"); });
+}
+
+function failed(message) {
+  document.getElementById("tab-summary").appendChild(el("p", { cls: "warn", text: message }));
+  document.documentElement.dataset.ready = "failed";
+}
 var JK = { tables: [], state: null };
 
 function el(tag, props, children) {
