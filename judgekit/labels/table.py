@@ -111,7 +111,8 @@ class LabelTable:
     @property
     def categories(self) -> list[Hashable]:
         """Distinct labels present, sorted (by type name, then text, when types are mixed)."""
-        return _sort_categories(v for v in self.values.ravel() if not is_missing(v))
+        distinct = dict.fromkeys(self.values.ravel().tolist())  # the rule once per label
+        return _sort_categories(v for v in distinct if not is_missing(v))
 
     def ratings_per_item(self) -> pd.Series:
         """Number of non-missing ratings of each item (int Series indexed by item)."""
