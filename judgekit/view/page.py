@@ -97,6 +97,27 @@ def embed_json(payload: Any) -> str:
     return text.replace("<", "\\u003c")
 
 
+BULK_ELEMENT = (
+    '<script type="application/json" id="judgekit-bulk" data-encoding="gzip+base64">{}</script>'
+)
+
+
+def split_bulk(payload: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(head, bulk) of a report's ``payload``: the bulk is each run's raw answers
+    (``rows.text.raw``) and item texts (``extras.items``, None where the run has none), the
+    head everything else with ``"bulk": True``. The page draws the summary and the first page
+    of rows from the head, then inflates the bulk (search, details and compare mode need it).
+    ``payload`` is left as it is."""
+    runs, bulk = [], []
+    for run in payload.get("runs", []):
+        rows, extras = run["rows"], run.get("extras") or {}
+        bulk.append({"raw": rows["text"]["raw"], "items": extras.get("items")})
+        text = {k: v for k, v in rows["text"].items() if k != "raw"}
+        rest = {k: v for k, v in extras.items() if k != "items"}
+        runs.append(run | {"rows": rows | {"text": text}, "extras": rest})
+    return payload | {"runs": runs, "bulk": True}, {"runs": bulk}
+
+
 def compressed(text: str) -> str:
     """``text`` (the page's data) as base64 of its gzip-compressed UTF-8 (RFC 1952, level 1:
     a third of a second for 40 MB), which the page inflates with the browser's own
@@ -126,11 +147,14 @@ def notes_html(notes: list[tuple[int, str, str]]) -> str:
 
 def render_page(payload: dict[str, Any], title: str, notes: str = "") -> str:
     """The whole page: template with CSS, script, data and rendered notes filled in; the data
-    as JSON, or gzip + base64 when its JSON is over ``COMPRESS_OVER`` bytes
-    (:func:`compressed`)."""
-    data, encoding = embed_json(payload), ""
-    if len(data) > COMPRESS_OVER:
-        data, encoding = compressed(data), ' data-encoding="gzip+base64"'
+    as JSON, or, when its JSON is over ``COMPRESS_OVER`` characters, gzip + base64
+    (:func:`compressed`) with its bulk in an element of its own (:func:`split_bulk`)."""
+    head, rest = (embed_json(part) for part in split_bulk(payload))
+    if len(head) + len(rest) > COMPRESS_OVER:
+        data, encoding = compressed(head), ' data-encoding="gzip+base64"'
+        bulk = BULK_ELEMENT.format(compressed(rest))
+    else:
+        data, encoding, bulk = embed_json(payload), "", ""
     values = {
         "TITLE": html.escape(title),
         "CSS": asset("view.css"),
@@ -139,6 +163,7 @@ def render_page(payload: dict[str, Any], title: str, notes: str = "") -> str:
         ),
         "DATA": data,
         "ENCODING": encoding,
+        "BULK": bulk,
         "NOTES": notes,
         "CSP": CSP_MARK,  # filled last: the policy hashes the finished scripts
     }

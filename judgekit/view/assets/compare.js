@@ -208,10 +208,20 @@ function start() {
   function timed(name, fn) { var t = performance.now(); fn(); times[name] = performance.now() - t; }
   timed("summary", renderSummary);
   timed("items", function () { showItems(0); });
-  timed("compare", function () { renderCompare(); renderClusters(); });
-  timed("humans", function () { if (DATA.humans) { renderHumans(); renderConfidence(); } });
-  timed("which", function () { if (DATA.which) renderWhich(); });
-  if (!openDeepLink()) showTab("summary");
+  function rest() {  // what needs the bulk of a large report (compare mode shows item texts)
+    timed("compare", function () { renderCompare(); renderClusters(); });
+    timed("humans", function () { if (DATA.humans) { renderHumans(); renderConfidence(); } });
+    timed("which", function () { if (DATA.which) renderWhich(); });
+  }
+  if (!DATA.bulk) rest();
+  if (DATA.bulk || !openDeepLink()) showTab("summary");
   document.documentElement.dataset.ready = "1";
   window.judgekitReady = performance.now();
+  if (!DATA.bulk) { document.documentElement.dataset.loaded = "1"; return; }
+  JK.bulk.then(function () {
+    rest();
+    openDeepLink();
+    document.documentElement.dataset.loaded = "1";
+    window.judgekitLoaded = performance.now();
+  });
 }

@@ -7,7 +7,9 @@ var DATA = null;
 /* The run data: JSON in #judgekit-data or, in a large report, that JSON gzip-compressed and
    base64-encoded (data-encoding="gzip+base64", judgekit/view/page.py), inflated by the
    browser's own DecompressionStream (no library, no network). then() runs once DATA is set:
-   at once for plain JSON. */
+   at once for plain JSON. A large report keeps the bulk (raw answers, item texts) apart in
+   #judgekit-bulk: then() runs on the rest, and JK.bulk is the promise of the bulk's arrival
+   (DATA.bulk is true until then; search, details and compare mode wait for it). */
 function loadData(then) {
   JK.started = performance.now();
   var node = document.getElementById("judgekit-data");
@@ -16,6 +18,21 @@ function loadData(then) {
     failed("this browser cannot inflate the report's data (it has no DecompressionStream): open the file in a current Chromium, Firefox or Safari");
     return;
   }
+  var bulk = document.getElementById("judgekit-bulk"), bulkData = bulk ? inflate(bulk) : null;
+  inflate(node).then(function (data) {
+    DATA = data;
+    if (bulkData) JK.bulk = bulkData.then(function (b) {
+      b.runs.forEach(function (part, i) {
+        DATA.runs[i].rows.text.raw = part.raw;
+        if (part.items !== null) DATA.runs[i].extras.items = part.items;
+      });
+      DATA.bulk = false;
+    });
+    then();
+  }, function (err) { failed("the report's data could not be inflated (" + err + "): the file is damaged; build it again"); });
+}
+
+function inflate(node) {  // a promise of the JSON value that node holds gzip + base64
   var text = node.textContent.trim(), bytes;
   if (Uint8Array.fromBase64) bytes = Uint8Array.fromBase64(text);
   else {
@@ -23,9 +40,8 @@ function loadData(then) {
     bytes = new Uint8Array(bin.length);
     for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
   }
-  new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).text()
-    .then(function (json) { DATA = JSON.parse(json); then(); },
-      function (err) { failed("the report's data could not be inflated (" + err + "): the file is damaged; build it again"); });
+  return new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).text()
+    .then(function (json) { return JSON.parse(json); });
 }
 
 function failed(message) {
