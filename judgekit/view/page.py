@@ -97,22 +97,23 @@ def embed_json(payload: Any) -> str:
     return text.replace("<", "\\u003c")
 
 
+BULK_TEXT = ("raw", "key", "reason")  # the text columns of the rows that travel in the bulk
 BULK_ELEMENT = (
     '<script type="application/json" id="judgekit-bulk" data-encoding="gzip+base64">{}</script>'
 )
 
 
 def split_bulk(payload: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(head, bulk) of a report's ``payload``: the bulk is each run's raw answers
-    (``rows.text.raw``) and item texts (``extras.items``, None where the run has none), the
-    head everything else with ``"bulk": True``. The page draws the summary and the first page
-    of rows from the head, then inflates the bulk (search, details and compare mode need it).
-    ``payload`` is left as it is."""
+    """(head, bulk) of a report's ``payload``: the bulk is each run's raw answers, keys and
+    reasons (``rows.text``: :data:`BULK_TEXT`) and item texts (``extras.items``, None where
+    the run has none), the head everything else with ``"bulk": True``. The page draws the
+    summary and the first page of rows from the head, then inflates the bulk (search, details
+    and compare mode need it). ``payload`` is left as it is."""
     runs, bulk = [], []
     for run in payload.get("runs", []):
         rows, extras = run["rows"], run.get("extras") or {}
-        bulk.append({"raw": rows["text"]["raw"], "items": extras.get("items")})
-        text = {k: v for k, v in rows["text"].items() if k != "raw"}
+        bulk.append({"text": {k: rows["text"][k] for k in BULK_TEXT}, "items": extras.get("items")})
+        text = {k: v for k, v in rows["text"].items() if k not in BULK_TEXT}
         rest = {k: v for k, v in extras.items() if k != "items"}
         runs.append(run | {"rows": rows | {"text": text}, "extras": rest})
     return payload | {"runs": runs, "bulk": True}, {"runs": bulk}

@@ -7,9 +7,10 @@ var DATA = null;
 /* The run data: JSON in #judgekit-data or, in a large report, that JSON gzip-compressed and
    base64-encoded (data-encoding="gzip+base64", judgekit/view/page.py), inflated by the
    browser's own DecompressionStream (no library, no network). then() runs once DATA is set:
-   at once for plain JSON. A large report keeps the bulk (raw answers, item texts) apart in
-   #judgekit-bulk: then() runs on the rest, and JK.bulk is the promise of the bulk's arrival
-   (DATA.bulk is true until then; search, details and compare mode wait for it). */
+   at once for plain JSON. A large report keeps the bulk (raw answers, keys, reasons, item
+   texts) apart in #judgekit-bulk: then() runs on the rest, and JK.bulk is the promise of the
+   bulk's arrival (DATA.bulk is true until then; search, picking a record, details and compare
+   mode wait for it). */
 function loadData(then) {
   JK.started = performance.now();
   var node = document.getElementById("judgekit-data");
@@ -18,12 +19,14 @@ function loadData(then) {
     failed("this browser cannot inflate the report's data (it has no DecompressionStream): open the file in a current Chromium, Firefox or Safari");
     return;
   }
-  var bulk = document.getElementById("judgekit-bulk"), bulkData = bulk ? inflate(bulk) : null;
+  var bulk = document.getElementById("judgekit-bulk");
   inflate(node).then(function (data) {
     DATA = data;
-    if (bulkData) JK.bulk = bulkData.then(function (b) {
+    if (bulk) JK.bulk = new Promise(function (go) { setTimeout(go, 0); }).then(function () {
+      return inflate(bulk);  // once the first view is drawn: it never waits for the bulk
+    }).then(function (b) {
       b.runs.forEach(function (part, i) {
-        DATA.runs[i].rows.text.raw = part.raw;
+        Object.keys(part.text).forEach(function (k) { DATA.runs[i].rows.text[k] = part.text[k]; });
         if (part.items !== null) DATA.runs[i].extras.items = part.items;
       });
       DATA.bulk = false;

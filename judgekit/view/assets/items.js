@@ -138,6 +138,7 @@ function renderRows() {
 function select(pos) {
   var S = JK.state;
   if (pos < 0 || pos >= S.matches.length) return;
+  if (DATA.bulk) { JK.bulk.then(function () { select(pos); }); return; }  // keys on their way
   S.pos = pos; S.row = S.matches[pos];
   var page = Math.floor(pos / PAGE);
   if (page !== S.page) { S.page = page; renderRows(); }
