@@ -27,6 +27,7 @@ from typing import Any
 from pydantic_core import PydanticSerializationError, to_json
 
 SCRIPTS = (  # one classic script, in order
+    "bidi.js",
     "core.js",
     "items.js",
     "context.js",
