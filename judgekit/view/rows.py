@@ -51,6 +51,8 @@ def _parsed_is_raw(record: dict[str, Any]) -> bool:
 
 def _numbers(values: list[Any]) -> list[Any]:
     """A number column as the page shows it: floats to 4 decimals, a missing number as 0."""
+    if set(map(type, values)) <= {int}:  # counts (tokens, attempts): as they are
+        return values
     return [round(v, 4) if isinstance(v, float) else v or 0 for v in values]
 
 
