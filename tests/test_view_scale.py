@@ -73,6 +73,12 @@ def test_a_compressed_report_is_the_same_page_and_shows_hostile_text_as_text(pag
         assert driver.execute_script(planted) == 0
         with pytest.raises(NoAlertPresentException):
             driver.switch_to.alert.text  # noqa: B018 (no alert fired)
+        driver.get("about:blank")  # a deep link waits for the keys in the bulk, then opens
+        driver.get(packed.as_uri() + "#item=r03")
+        WebDriverWait(driver, 30).until(
+            lambda d: d.execute_script("return document.documentElement.dataset.loaded") == "1"
+        )
+        assert driver.find_element("css selector", "#detail .detail-item").text == "r03"
 
 
 def test_the_bench_builds_and_opens_a_small_synthetic_run(tmp_path: Path) -> None:

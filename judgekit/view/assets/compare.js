@@ -144,6 +144,7 @@ function showTab(name) {
 }
 
 function openDeepLink() {
+  if (DATA.bulk) { JK.bulk.then(openDeepLink); return true; }  // keys and items on their way
   var m = {};
   location.hash.replace(/^#/, "").split("&").forEach(function (kv) {
     var k = kv.indexOf("=");
