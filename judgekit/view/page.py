@@ -99,25 +99,34 @@ def embed_json(payload: Any) -> str:
 
 
 BULK_TEXT = ("raw", "key", "reason")  # the text columns of the rows that travel in the bulk
+BULK_ROWS = 10_000  # rows (or item texts) per part of the bulk: each is parsed in its own task
 BULK_ELEMENT = (
-    '<script type="application/json" id="judgekit-bulk" data-encoding="gzip+base64">{}</script>'
+    '<script type="application/json" class="judgekit-bulk" data-encoding="gzip+base64">{}</script>'
 )
 
 
-def split_bulk(payload: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(head, bulk) of a report's ``payload``: the bulk is each run's raw answers, keys and
-    reasons (``rows.text``: :data:`BULK_TEXT`) and item texts (``extras.items``, None where
-    the run has none), the head everything else with ``"bulk": True``. The page draws the
-    summary and the first page of rows from the head, then inflates the bulk (search, details
-    and compare mode need it). ``payload`` is left as it is."""
-    runs, bulk = [], []
-    for run in payload.get("runs", []):
+def split_bulk(payload: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(head, bulk parts) of a report's ``payload``: the bulk is each run's raw answers, keys
+    and reasons (``rows.text``: :data:`BULK_TEXT`) and item texts (``extras.items``), in parts
+    of :data:`BULK_ROWS` rows (``{"run", "start", "text": {column: values}}``) or item texts
+    (``{"run", "items": {id: text}}``); the head is everything else, with ``"bulk": True``.
+    The page draws the summary and the first page of rows from the head, then inflates the
+    parts one task at a time, so a click is never kept waiting behind the whole bulk (search,
+    details and compare mode need it). ``payload`` is left as it is."""
+    runs, parts = [], []
+    for index, run in enumerate(payload.get("runs", [])):
         rows, extras = run["rows"], run.get("extras") or {}
-        bulk.append({"text": {k: rows["text"][k] for k in BULK_TEXT}, "items": extras.get("items")})
-        text = {k: v for k, v in rows["text"].items() if k not in BULK_TEXT}
-        rest = {k: v for k, v in extras.items() if k != "items"}
+        for start in range(0, rows["n"], BULK_ROWS):
+            text = {k: rows["text"][k][start : start + BULK_ROWS] for k in BULK_TEXT}
+            parts.append({"run": index, "start": start, "text": text})
+        items = list((extras.get("items") or {}).items())
+        for start in range(0, len(items), BULK_ROWS):
+            parts.append({"run": index, "items": dict(items[start : start + BULK_ROWS])})
+        moved = BULK_TEXT if rows["n"] else ()
+        text = {k: v for k, v in rows["text"].items() if k not in moved}
+        rest = extras | ({"items": {}} if "items" in extras else {})  # filled by the parts
         runs.append(run | {"rows": rows | {"text": text}, "extras": rest})
-    return payload | {"runs": runs, "bulk": True}, {"runs": bulk}
+    return payload | {"runs": runs, "bulk": True}, parts
 
 
 def compressed(text: str) -> str:
@@ -150,11 +159,12 @@ def notes_html(notes: list[tuple[int, str, str]]) -> str:
 def render_page(payload: dict[str, Any], title: str, notes: str = "") -> str:
     """The whole page: template with CSS, script, data and rendered notes filled in; the data
     as JSON, or, when its JSON is over ``COMPRESS_OVER`` characters, gzip + base64
-    (:func:`compressed`) with its bulk in an element of its own (:func:`split_bulk`)."""
-    head, rest = (embed_json(part) for part in split_bulk(payload))
-    if len(head) + len(rest) > COMPRESS_OVER:
+    (:func:`compressed`) with its bulk in elements of their own (:func:`split_bulk`)."""
+    first, parts = split_bulk(payload)
+    head, rest = embed_json(first), [embed_json(part) for part in parts]
+    if len(head) + sum(map(len, rest)) > COMPRESS_OVER:
         data, encoding = compressed(head), ' data-encoding="gzip+base64"'
-        bulk = BULK_ELEMENT.format(compressed(rest))
+        bulk = "".join(BULK_ELEMENT.format(compressed(part)) for part in rest)
     else:
         data, encoding, bulk = embed_json(payload), "", ""
     values = {

@@ -8,8 +8,8 @@ var DATA = null;
    base64-encoded (data-encoding="gzip+base64", judgekit/view/page.py), inflated by the
    browser's own DecompressionStream (no library, no network). then() runs once DATA is set:
    at once for plain JSON. A large report keeps the bulk (raw answers, keys, reasons, item
-   texts) apart in #judgekit-bulk: then() runs on the rest, and JK.bulk is the promise of the
-   bulk's arrival (DATA.bulk is true until then; search, picking a record, details and compare
+   texts) apart in script.judgekit-bulk parts: then() runs on the rest, and JK.bulk is the
+   promise of the bulk's arrival (DATA.bulk is true until then; search, picking a record, details and compare
    mode wait for it). */
 function loadData(then) {
   JK.started = performance.now();
@@ -19,20 +19,28 @@ function loadData(then) {
     failed("this browser cannot inflate the report's data (it has no DecompressionStream): open the file in a current Chromium, Firefox or Safari");
     return;
   }
-  var bulk = document.getElementById("judgekit-bulk");
+  var parts = document.querySelectorAll("script.judgekit-bulk");
   inflate(node).then(function (data) {
     DATA = data;
-    if (bulk) JK.bulk = new Promise(function (go) { setTimeout(go, 0); }).then(function () {
-      return inflate(bulk);  // once the first view is drawn: it never waits for the bulk
-    }).then(function (b) {
-      b.runs.forEach(function (part, i) {
-        Object.keys(part.text).forEach(function (k) { DATA.runs[i].rows.text[k] = part.text[k]; });
-        if (part.items !== null) DATA.runs[i].extras.items = part.items;
-      });
-      DATA.bulk = false;
+    if (parts.length) JK.bulk = new Promise(function (done) {
+      var k = 0;
+      function next() {  // one part a task: a click is handled between two parts
+        if (k === parts.length) { DATA.bulk = false; done(); return; }
+        inflate(parts[k++]).then(function (part) { addPart(part); setTimeout(next, 0); });
+      }
+      setTimeout(next, 0);  // once the first view is drawn: it never waits for the bulk
     });
     then();
   }, function (err) { failed("the report's data could not be inflated (" + err + "): the file is damaged; build it again"); });
+}
+
+function addPart(part) {  // rows [start, start + n) of text columns, or item texts
+  var run = DATA.runs[part.run];
+  if (part.items) { run.extras.items = Object.assign(run.extras.items || {}, part.items); return; }
+  Object.keys(part.text).forEach(function (k) {
+    var col = run.rows.text[k] || (run.rows.text[k] = new Array(run.rows.n));
+    part.text[k].forEach(function (v, j) { col[part.start + j] = v; });
+  });
 }
 
 function inflate(node) {  // a promise of the JSON value that node holds gzip + base64
