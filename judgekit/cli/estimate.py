@@ -141,6 +141,9 @@ def estimate_command(
     interval: str = typer.Option("auto", help=INTERVAL_HELP),
     resamples: int = typer.Option(2000, min=1, help="Bootstrap-t resamples B (x K with --rank)."),
     seed: int = typer.Option(0, help="Seed of the bootstrap-t resamples."),
+    lam: str = typer.Option(
+        "tuned", help="PPI++'s lam: tuned (ppi_py's) or shrunk (the gate's, docs/gate.md)."
+    ),
     hard_labels: bool = typer.Option(
         False, help="Use the judge's labels, not its label probabilities, as the predictor."
     ),
@@ -178,7 +181,7 @@ def estimate_command(
         str(judge), str(human), target=target, by=by, facets=str(facets) if facets else None,
         judge_raters=judge_rater or None, tie_policy=tie_policy, alpha=alpha, rank=rank,
         stratified=stratified, interval=interval, resamples=resamples, seed=seed,
-        hard_labels=hard_labels,
+        hard_labels=hard_labels, lam=lam,
     )  # fmt: skip
     _count_look(tuned, overlap)
     payload = json_safe(result.to_dict())
