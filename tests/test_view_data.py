@@ -226,3 +226,20 @@ def test_bad_human_labels_are_one_located_error(tmp_path: Path) -> None:
         build_report([run], tmp_path / "r.html", labels=humans)
     assert err.value.path == str(humans) and err.value.field == "rater"
     assert not (tmp_path / "r.html").exists()  # nothing half-written
+
+
+def test_a_line_with_two_records_is_a_located_error_and_extra_fields_are_kept(
+    tmp_path: Path,
+) -> None:
+    """The one-call validation of the whole file never shifts a line: two values on one line
+    are an error on that line; a field Record does not know stays in the record."""
+    from judgekit.record_file import read_record_lines
+
+    one = json.dumps(record("a") | {"extra": [1, 2]})
+    path = tmp_path / "records.jsonl"
+    path.write_text(one + "\n", encoding="utf-8")
+    assert read_record_lines(path).records == [json.loads(one)]
+    path.write_text(one + "\n" + one + ", " + json.dumps(record("b")) + "\n", encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        read_record_lines(path)
+    assert err.value.line == 2 and "not JSON" in str(err.value)

@@ -81,8 +81,8 @@ class LabelTable:
         if not frame.columns.is_unique:
             raise InputError(self.source, "rater names must be unique", field="rater")
         frame = frame.astype(object)
-        missing = frame.map(is_missing_label)  # "", "NA", "N/A", "null", NaN...: one rule
-        frame = frame.where(~missing.to_numpy(dtype=bool), None)
+        missing = _missing_cells(frame)  # "", "NA", "N/A", "null", NaN...: one rule
+        frame = frame.where(~missing, None)
         frame.index.name, frame.columns.name = "item", "rater"
         object.__setattr__(self, "frame", frame)
 
@@ -111,7 +111,8 @@ class LabelTable:
     @property
     def categories(self) -> list[Hashable]:
         """Distinct labels present, sorted (by type name, then text, when types are mixed)."""
-        return _sort_categories(v for v in self.values.ravel() if not is_missing(v))
+        distinct = dict.fromkeys(self.values.ravel().tolist())  # the rule once per label
+        return _sort_categories(v for v in distinct if not is_missing(v))
 
     def ratings_per_item(self) -> pd.Series:
         """Number of non-missing ratings of each item (int Series indexed by item)."""
@@ -398,3 +399,17 @@ def _wide_records(
     it = iter(labels)
     return [(line, canonical_id(r.get(item_column)), rater, next(it))
             for line, r in rows for rater in raters]  # fmt: skip
+
+
+def _missing_cells(frame: pd.DataFrame) -> np.ndarray:
+    """Boolean array, shape of ``frame``: the cells :func:`is_missing_label` calls missing.
+
+    The rule is asked once per distinct value (a table of 100,000 items holds a few labels),
+    not once per cell; None, NaN and pandas' missing values are missing without asking."""
+    values = frame.to_numpy(dtype=object)
+    try:
+        codes, uniques = pd.factorize(values.ravel(), use_na_sentinel=True)
+    except TypeError:  # an unhashable label (a list): the rule cell by cell
+        return frame.map(is_missing_label).to_numpy(dtype=bool)
+    per_value = np.array([is_missing_label(u) for u in uniques] + [True], dtype=bool)
+    return per_value[codes].reshape(values.shape)  # code -1 (NaN, None, NA) is the last entry

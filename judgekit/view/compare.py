@@ -137,14 +137,16 @@ def compare_sources(
                                       seed=seed)  # fmt: skip
             kappa = cohen_kappa(frame)
             rows = [[_row(links, a, unit), _row(links, b, unit)] for unit in shared]
-            pairs.append(json_safe({
-                "a": a["id"], "b": b["id"], "n": len(shared),
-                "only_a": len(a["labels"]) - len(shared), "only_b": len(b["labels"]) - len(shared),
+            figures = json_safe({  # the lists below are plain text and ints already
                 "agreement": {"value": agree.value, "ci": agree.ci},
                 "kappa": {"value": kappa.value, "ci": kappa.details.get("asymptotic_ci")},
                 "confusion": _confusion(frame["A"], frame["B"]),
-                **_lists(shared, la, lb, rows),
-            }))  # fmt: skip
+            })  # fmt: skip
+            pairs.append({
+                "a": a["id"], "b": b["id"], "n": len(shared),
+                "only_a": len(a["labels"]) - len(shared), "only_b": len(b["labels"]) - len(shared),
+                **figures, **_lists(shared, la, lb, rows),
+            })  # fmt: skip
     return pairs
 
 

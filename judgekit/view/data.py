@@ -6,7 +6,8 @@ and PNG figures, plus pipeline files the detail pane uses (``items.jsonl``, the 
 classify, pairwise and errors; ``segments.jsonl`` of the errors pipeline, ``verdicts.csv`` of
 pairwise, ``localised.jsonl`` of localise, ``annotations.jsonl`` of the CS/CA audit).
 
-Reading follows :class:`judgekit.runlog.RunLog`: the last line of a key wins (a resumed run may
+Records are read by :func:`judgekit.record_file.read_record_lines`, which follows
+:class:`judgekit.runlog.RunLog`: the last line of a key wins (a resumed run may
 record a task again with ``--retry-errors``), a last line cut short by a crash (no newline) is
 dropped and counted, and any other line that is not a record is an
 :class:`~judgekit.errors.InputError` naming the file and line.
@@ -22,11 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic_core import from_json
-
 from judgekit.errors import InputError
+from judgekit.record_file import read_record_lines
 
-STATUSES = ("ok", "unscored", "error")
 # pipeline files whose rows the detail pane shows (JSONL, or a CSV read by the one table reader)
 SIDE_FILES = ("items.jsonl", "segments.jsonl", "verdicts.csv", "localised.jsonl",
               "annotations.jsonl")  # fmt: skip
@@ -69,55 +68,17 @@ class RunData:
 
 
 def read_records(path: Path) -> tuple[list[dict[str, Any]], int, int]:
-    """(current records, cut last lines dropped, lines replaced by a later one) of a records.jsonl.
+    """(current records, cut last lines dropped, lines replaced by a later one) of a
+    records.jsonl, read by the one reader of that file,
+    :func:`judgekit.record_file.read_record_lines`.
 
     Raises:
         InputError: a complete line is not a JSON record with a ``key`` and a ``status`` of
             ok / unscored / error, or a field of it does not have the type of
             :class:`judgekit.runlog.Record` (names the file, line and field).
     """
-    current: dict[str, dict[str, Any]] = {}
-    cut = replaced = 0
-    with path.open("rb") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.endswith(b"\n"):
-                cut = 1  # only the last line can lack its newline
-                break
-            if not line.strip():
-                continue
-            try:
-                data = from_json(line)  # pydantic's parser: as json.loads, faster
-            except ValueError:
-                raise InputError(path, "not JSON (not a judgekit record)", line=number) from None
-            if not isinstance(data, dict) or not isinstance(data.get("key"), str):
-                raise InputError(path, "not a judgekit record", line=number, field="key")
-            if data.get("status") not in STATUSES:
-                raise InputError(
-                    path, "status must be ok, unscored or error", line=number, field="status"
-                )
-            _check_record(path, number, data)
-            if current.pop(data["key"], None) is not None:
-                replaced += 1
-            current[data["key"]] = data
-    return list(current.values()), cut, replaced
-
-
-def _check_record(path: Path, number: int, data: dict[str, Any]) -> None:
-    """Raise an InputError (line, first bad field) unless ``data`` is a
-    :class:`judgekit.runlog.Record` (as ``judgekit.load_run`` reads it); ``data`` is kept as is."""
-    from pydantic import ValidationError
-
-    from judgekit.runlog import Record
-
-    try:
-        Record.__pydantic_validator__.validate_python(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"])
-        raise InputError(
-            path, f"not a judgekit record ({where}: {first['msg']})", line=number,
-            field=str(first["loc"][0]) if first["loc"] else None,
-        ) from None  # fmt: skip
+    read = read_record_lines(path)
+    return read.records, read.cut, read.replaced
 
 
 def _read_json(path: Path) -> dict[str, Any]:

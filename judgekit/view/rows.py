@@ -27,10 +27,16 @@ NUMERIC = ("attempts", "reasks", "latency_s", "tokens_in", "tokens_out", "cost")
 
 
 def _codes(values: Iterable[Any]) -> dict[str, Any]:
-    """Dictionary encoding of one column (no codes when it holds one value: all rows 0)."""
-    index: dict[Any, int] = {}
-    codes = [index.setdefault(v, len(index)) for v in values]
-    return {"v": list(index), "c": codes if len(index) > 1 else None}
+    """Dictionary encoding of one column (no codes when it holds one value: all rows 0).
+
+    Distinct values in the order of their first row; the loops run in C (``dict.fromkeys``,
+    ``map``), not in Python per row."""
+    values = values if isinstance(values, list) else list(values)
+    distinct = list(dict.fromkeys(values))
+    if len(distinct) < 2:
+        return {"v": distinct, "c": None}
+    index = {v: i for i, v in enumerate(distinct)}
+    return {"v": distinct, "c": list(map(index.__getitem__, values))}
 
 
 def _parsed_is_raw(record: dict[str, Any]) -> bool:
@@ -43,8 +49,11 @@ def _parsed_is_raw(record: dict[str, Any]) -> bool:
         return False
 
 
-def _number(value: Any) -> Any:
-    return round(value, 4) if isinstance(value, float) else value or 0
+def _numbers(values: list[Any]) -> list[Any]:
+    """A number column as the page shows it: floats to 4 decimals, a missing number as 0."""
+    if set(map(type, values)) <= {int}:  # counts (tokens, attempts): as they are
+        return values
+    return [round(v, 4) if isinstance(v, float) else v or 0 for v in values]
 
 
 def encode_rows(records: list[dict[str, Any]], prof: Profile) -> dict[str, Any]:
@@ -53,14 +62,15 @@ def encode_rows(records: list[dict[str, Any]], prof: Profile) -> dict[str, Any]:
     seen_params: dict[Any, str] = {}
     metas = [r.get("meta") or {} for r in records]
     reasons = [r.get("reason") for r in records]
-    cat = {name: _codes(r.get(name) for r in records) for name in PLAIN}
-    cat["sample_index"] = _codes(r.get("sample_index") or 0 for r in records)
-    cat["reason_kind"] = _codes(x.split(":", 1)[0] if x else None for x in reasons)
-    cat["label"] = _codes(prof.label(r) for r in records)
-    cat["params"] = _codes(_params(r.get("params") or {}, seen_params) for r in records)
+    cat = {name: _codes([r.get(name) for r in records]) for name in PLAIN}
+    cat["sample_index"] = _codes([r.get("sample_index") or 0 for r in records])
+    kinds = {x: x.split(":", 1)[0] if x else None for x in dict.fromkeys(reasons)}
+    cat["reason_kind"] = _codes(list(map(kinds.__getitem__, reasons)))
+    cat["label"] = _codes(list(map(prof.label, records)))
+    cat["params"] = _codes([_params(r.get("params") or {}, seen_params) for r in records])
     for name in prof.facets:
-        cat[f"meta.{name}"] = _codes(_scalar(m.get(name)) for m in metas)
-    nums = {name: [_number(r.get(name)) for r in records] for name in NUMERIC}
+        cat[f"meta.{name}"] = _codes([_scalar(m.get(name)) for m in metas])
+    nums = {name: _numbers([r.get(name) for r in records]) for name in NUMERIC}
     nums["cache_hit"] = [int(bool(r.get("cache_hit"))) for r in records]
     same = [_parsed_is_raw(r) for r in records]
     nums["parsed_is_raw"] = [int(x) for x in same]

@@ -144,6 +144,7 @@ function showTab(name) {
 }
 
 function openDeepLink() {
+  if (DATA.bulk) { JK.bulk.then(openDeepLink); return true; }  // keys and items on their way
   var m = {};
   location.hash.replace(/^#/, "").split("&").forEach(function (kv) {
     var k = kv.indexOf("=");
@@ -204,13 +205,24 @@ function start() {
   });
   document.addEventListener("keydown", onKey);
   window.addEventListener("hashchange", openDeepLink);
-  renderSummary();
-  showItems(0);
-  renderCompare();
-  renderClusters();
-  if (DATA.humans) { renderHumans(); renderConfidence(); }
-  if (DATA.which) renderWhich();
-  if (!openDeepLink()) showTab("summary");
+  var t0 = performance.now(), times = window.judgekitTimes = { data: t0 - JK.started };
+  function timed(name, fn) { var t = performance.now(); fn(); times[name] = performance.now() - t; }
+  timed("summary", renderSummary);
+  timed("items", function () { showItems(0); });
+  function rest() {  // what needs the bulk of a large report (compare mode shows item texts)
+    timed("compare", function () { renderCompare(); renderClusters(); });
+    timed("humans", function () { if (DATA.humans) { renderHumans(); renderConfidence(); } });
+    timed("which", function () { if (DATA.which) renderWhich(); });
+  }
+  if (!DATA.bulk) rest();
+  if (DATA.bulk || !openDeepLink()) showTab("summary");
   document.documentElement.dataset.ready = "1";
   window.judgekitReady = performance.now();
+  if (!DATA.bulk) { document.documentElement.dataset.loaded = "1"; return; }
+  JK.bulk.then(function () {
+    rest();
+    openDeepLink();
+    document.documentElement.dataset.loaded = "1";
+    window.judgekitLoaded = performance.now();
+  });
 }

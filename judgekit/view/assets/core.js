@@ -2,7 +2,63 @@
    Every string from a run (model output, item ids, file names) goes into the page as a text
    node (el(..., {text}) or textContent): never as HTML. */
 "use strict";
-var DATA = JSON.parse(document.getElementById("judgekit-data").textContent);
+var DATA = null;
+
+/* The run data: JSON in #judgekit-data or, in a large report, that JSON gzip-compressed and
+   base64-encoded (data-encoding="gzip+base64", judgekit/view/page.py), inflated by the
+   browser's own DecompressionStream (no library, no network). then() runs once DATA is set:
+   at once for plain JSON. A large report keeps the bulk (raw answers, keys, reasons, item
+   texts) apart in script.judgekit-bulk parts: then() runs on the rest, and JK.bulk is the
+   promise of the bulk's arrival (DATA.bulk is true until then; search, picking a record, details and compare
+   mode wait for it). */
+function loadData(then) {
+  JK.started = performance.now();
+  var node = document.getElementById("judgekit-data");
+  if (node.dataset.encoding !== "gzip+base64") { DATA = JSON.parse(node.textContent); then(); return; }
+  if (typeof DecompressionStream === "undefined") {
+    failed("this browser cannot inflate the report's data (it has no DecompressionStream): open the file in a current Chromium, Firefox or Safari");
+    return;
+  }
+  var parts = document.querySelectorAll("script.judgekit-bulk");
+  inflate(node).then(function (data) {
+    DATA = data;
+    if (parts.length) JK.bulk = new Promise(function (done) {
+      var k = 0;
+      function next() {  // one part a task: a click is handled between two parts
+        if (k === parts.length) { DATA.bulk = false; done(); return; }
+        inflate(parts[k++]).then(function (part) { addPart(part); setTimeout(next, 0); });
+      }
+      setTimeout(next, 0);  // once the first view is drawn: it never waits for the bulk
+    });
+    then();
+  }, function (err) { failed("the report's data could not be inflated (" + err + "): the file is damaged; build it again"); });
+}
+
+function addPart(part) {  // rows [start, start + n) of text columns, or item texts
+  var run = DATA.runs[part.run];
+  if (part.items) { run.extras.items = Object.assign(run.extras.items || {}, part.items); return; }
+  Object.keys(part.text).forEach(function (k) {
+    var col = run.rows.text[k] || (run.rows.text[k] = new Array(run.rows.n));
+    part.text[k].forEach(function (v, j) { col[part.start + j] = v; });
+  });
+}
+
+function inflate(node) {  // a promise of the JSON value that node holds gzip + base64
+  var text = node.textContent.trim(), bytes;
+  if (Uint8Array.fromBase64) bytes = Uint8Array.fromBase64(text);
+  else {
+    var bin = atob(text);
+    bytes = new Uint8Array(bin.length);
+    for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+  }
+  return new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).text()
+    .then(function (json) { return JSON.parse(json); });
+}
+
+function failed(message) {
+  document.getElementById("tab-summary").appendChild(el("p", { cls: "warn", text: message }));
+  document.documentElement.dataset.ready = "failed";
+}
 var JK = { tables: [], state: null };
 
 function el(tag, props, children) {

@@ -46,6 +46,11 @@ function buildFacets() {
 }
 
 function applyFilters() {
+  if (DATA.bulk && JK.state.search.trim()) {  // the raw answers are still on their way
+    document.getElementById("count").textContent = "searching once the answers are loaded\u2026";
+    JK.bulk.then(applyFilters);
+    return;
+  }
   var S = JK.state, t = table(S.run), n = t.n, out = new Int32Array(n), k = 0;
   var active = Object.keys(S.filters).map(function (f) { return [t.codes(f), S.filters[f]]; });
   var q = S.search.trim().toLowerCase(), hay = q ? t.haystack() : null;
@@ -133,6 +138,7 @@ function renderRows() {
 function select(pos) {
   var S = JK.state;
   if (pos < 0 || pos >= S.matches.length) return;
+  if (DATA.bulk) { JK.bulk.then(function () { select(pos); }); return; }  // keys on their way
   S.pos = pos; S.row = S.matches[pos];
   var page = Math.floor(pos / PAGE);
   if (page !== S.page) { S.page = page; renderRows(); }
@@ -171,6 +177,11 @@ function field(name, value) { return [name, value]; }
    votes, the record's fields, the raw output and the parsed answer. opts.unit: the unit a
    compare or humans list opened it for (a spilling meaning is then highlighted). */
 function renderDetail(box, run, i, opts) {
+  if (DATA.bulk) {  // the raw answers are still on their way: draw it once they are here
+    clear(box).appendChild(el("p", { cls: "muted", text: "loading the answers\u2026" }));
+    JK.bulk.then(function () { renderDetail(box, run, i, opts); });
+    return;
+  }
   var t = table(run), r = DATA.runs[run], parsed = t.parsed(i);
   clear(box);
   box.dataset.row = i; box.dataset.key = t.text("key", i);
