@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgekit.calibration.estimate import ALL, IntervalRule, facet_groups, group_rows, split
+from judgekit.calibration.estimate import ALL, IntervalRule, group_rows, split
 from judgekit.calibration.estimate import intervals as iv
 from judgekit.errors import InputError
 from judgekit.gate.spec import GateSpec, Rule
@@ -79,10 +79,10 @@ def load_rule(rule: Rule) -> Loaded:
             facet, or (difference) no item judged in both runs.
         LabelSetError: the judge's and the humans' labels share no label.
     """
-    from judgekit.calibration.estimate.facets import item_facets
+    from judgekit.gate.facets import rule_groups
 
     judged, labels, goal, source = _values(rule.judge, rule.human, rule)
-    paths = [rule.judge, rule.human]
+    paths: list[str | None] = [rule.judge, rule.human]
     if rule.kind == "difference":
         base_judged, base_labels, base_goal, _ = _values(
             rule.baseline_judge or "", rule.baseline_human or "", rule
@@ -99,7 +99,7 @@ def load_rule(rule: Rule) -> Loaded:
     data = split(judged, labels, rule.human)
     groups = None
     if rule.by:
-        groups = facet_groups(data.index, item_facets(*paths, rule.facets, by=rule.by), rule.by)
+        groups = rule_groups(data.index, rule, paths)
     return Loaded(data, groups, goal.kind, str(goal), source.run_signature)
 
 
