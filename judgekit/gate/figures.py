@@ -30,7 +30,7 @@ import pandas as pd
 from judgekit.calibration.estimate import ALL, IntervalRule, group_rows, split
 from judgekit.calibration.estimate import intervals as iv
 from judgekit.errors import InputError
-from judgekit.gate.spec import GateSpec, Rule
+from judgekit.gate.spec import GateSpec, Rule, check_bound
 from judgekit.gate.verdicts import Check, one_sided, oriented
 
 LAM = {"classical": 0.0, "ppi": 1.0, "ppi++": None}
@@ -65,10 +65,30 @@ def _values(judge: str, human: str, rule: Rule) -> tuple[pd.Series, pd.Series, A
 
     goal = inputs.Target.parse(rule.target) if rule.target else inputs.default_target(judge)
     judged, raters, source = inputs.load_judge(judge, goal, list(rule.judge_raters) or None)
+    spelt = _judge_spelling(goal, source.labels, human)
+    if spelt is not None:  # share:positive, humans' 'positive' = the judge's 'Positive'
+        goal = spelt
+        judged, raters, source = inputs.load_judge(judge, goal, list(rule.judge_raters) or None)
     labels, _, human_source = inputs.load_human(human, goal, rule.tie_policy, raters,  # type: ignore[arg-type]
                                                 source.labels)  # fmt: skip
     inputs.check_share_given(goal, judged, labels)
     return judged, labels, goal, source
+
+
+def _judge_spelling(goal: Any, judge_labels: tuple[str, ...], human: str) -> Any:
+    """The target ``share:LABEL`` in the judge's spelling where LABEL is a human label that the
+    label check takes as a judge label differing in case alone (it warns so, once:
+    :func:`judgekit.labels.overlap.align_labels`); None where the target stands as given. A
+    LABEL that only differs in case from every label given (a misspelling) stays refused."""
+    from judgekit.calibration.estimate import inputs as inputs
+    from judgekit.labels.table import load_labels
+
+    if goal.kind != "share" or goal.label in judge_labels:
+        return None
+    folded = [t for t in judge_labels if t.casefold() == str(goal.label).casefold()]
+    if len(folded) != 1 or goal.label not in inputs._label_texts(load_labels(human)):
+        return None
+    return inputs.Target("share", folded[0])
 
 
 def load_rule(rule: Rule) -> Loaded:
@@ -82,6 +102,7 @@ def load_rule(rule: Rule) -> Loaded:
     from judgekit.gate.facets import rule_groups
 
     judged, labels, goal, source = _values(rule.judge, rule.human, rule)
+    check_bound(rule, str(goal), None)  # a default target is known once the run is read
     paths: list[str | None] = [rule.judge, rule.human]
     if rule.kind == "difference":
         base_judged, base_labels, base_goal, _ = _values(

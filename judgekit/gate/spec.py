@@ -180,6 +180,69 @@ def _file(raw: Any, base: Path, path: Path, line: int | None, name: str) -> str:
     return str(local if local.is_absolute() else base / local)
 
 
+def _optional_text(raw: Any, path: Path, line: int | None, name: str) -> str | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, str) or not raw.strip():
+        raise InputError(path, f"'{name}' must be a non-empty text, got {raw!r}", line=line,
+                         field=name)  # fmt: skip
+    return raw.strip()
+
+
+def _names(raw: Any, path: Path, line: int | None, name: str) -> tuple[str, ...]:
+    """A list of names (``requires: [judge-calibrated]``); a bare text is refused, since it
+    would otherwise be read letter by letter."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or not all(isinstance(r, str) and r.strip() for r in raw):
+        hint = f" ([{raw}] for one)" if isinstance(raw, str) else ""
+        raise InputError(path, f"'{name}' must be a list of names{hint}, got {raw!r}", line=line,
+                         field=name)  # fmt: skip
+    return tuple(r.strip() for r in raw)
+
+
+def _target(raw: Any, path: Path, line: int | None) -> str | None:
+    from judgekit.calibration.estimate.inputs import Target
+
+    if raw is None:
+        return None
+    try:
+        return str(Target.parse(str(raw)))
+    except InputError as exc:
+        raise InputError(path, exc.message, line=line, field="target") from None
+
+
+# The range a figure can take: a bound outside it could never be met (or never missed).
+RANGES = {"share": (0.0, 1.0), "rate": (0.0, 1.0), "accuracy": (0.0, 1.0),
+          "macro_f1": (0.0, 1.0), "kappa": (-1.0, 1.0)}  # fmt: skip
+
+
+def check_bound(rule: Rule, figure: str | None, path: str | Path | None) -> Rule:
+    """``rule`` if its bound lies in the range of its figure (``figure``: a target such as
+    ``share:LABEL`` or ``rate``, an agreement metric; ``mean`` and None are not bounded); a
+    difference's margin is at most the range's width.
+
+    Raises:
+        InputError: an impossible bound (gate file, rule line, field ``at_least``/``at_most``
+            or ``margin``).
+    """
+    kind = (figure or "").split(":", 1)[0]
+    if kind not in RANGES:
+        return rule
+    low, high = RANGES[kind]
+    if rule.kind == "difference":
+        if abs(rule.bound) > high - low:
+            raise InputError(path, f"rule '{rule.name}': a margin of {abs(rule.bound):g} is "
+                             f"beyond what a difference of {kind}s can be ({high - low:g})",
+                             line=rule.line, field="margin")  # fmt: skip
+        return rule
+    if not low <= rule.bound <= high:
+        raise InputError(path, f"rule '{rule.name}': a {kind} is in [{low:g}, {high:g}], so the "
+                         f"bound {rule.bound:g} can never be decided honestly",
+                         line=rule.line, field=rule.direction)  # fmt: skip
+    return rule
+
+
 def _bound(raw: dict[str, Any], path: Path, line: int | None) -> tuple[float, str]:
     given = [k for k in ("at_least", "at_most") if k in raw]
     if len(given) != 1:
@@ -202,15 +265,19 @@ def parse_rule(raw: Any, base: Path, path: Path, line: int | None) -> Rule:
         raise InputError(path, f"unknown key(s) for a {kind} rule: {', '.join(unknown)}",
                          line=line, field=unknown[0])  # fmt: skip
     name = raw.get("name")
-    if not isinstance(name, str) or not name.strip():
+    if "name" not in raw:
         raise InputError(path, "every rule needs a name", line=line, field="name")
+    if not isinstance(name, str) or not name.strip():
+        raise InputError(path, f"'name' must be a non-empty text, got {name!r}", line=line,
+                         field="name")  # fmt: skip
     out: dict[str, Any] = {
         "name": name.strip(), "kind": kind, "line": line,
         "judge": _file(raw.get("judge"), base, path, line, "judge"),
         "human": _file(raw.get("human"), base, path, line, "human"),
-        "by": raw.get("by"), "tie_policy": raw.get("tie_policy", "exclude"),
-        "judge_raters": tuple(str(r) for r in raw.get("judge_raters") or ()),
-        "requires": tuple(str(r) for r in raw.get("requires") or ()),
+        "by": _optional_text(raw.get("by"), path, line, "by"),
+        "tie_policy": raw.get("tie_policy", "exclude"),
+        "judge_raters": _names(raw.get("judge_raters"), path, line, "judge_raters"),
+        "requires": _names(raw.get("requires"), path, line, "requires"),
     }  # fmt: skip
     if raw.get("facets") is not None:
         out["facets"] = _file(raw["facets"], base, path, line, "facets")
@@ -218,7 +285,7 @@ def parse_rule(raw: Any, base: Path, path: Path, line: int | None) -> Rule:
         out["metric"] = _text(raw.get("metric", "kappa"), path, line, "metric", AGREEMENT_METRICS)
         out["bound"], out["direction"] = _bound(raw, path, line)
         return Rule(**out)
-    out["target"] = raw.get("target")
+    out["target"] = _target(raw.get("target"), path, line)
     out["method"] = _text(raw.get("method", "ppi++"), path, line, "method", METHODS)
     if kind == "estimate":
         out["bound"], out["direction"] = _bound(raw, path, line)
@@ -292,8 +359,9 @@ def check_gate(spec: GateSpec) -> GateSpec:
     """``spec`` after the checks every gate passes (also one built in Python).
 
     Raises:
-        InputError: alpha outside (0, 0.5), fewer than 100 resamples, a duplicate rule name, or a
-            ``requires`` that names no rule or the rule itself.
+        InputError: alpha outside (0, 0.5), fewer than 100 resamples, a duplicate rule name, a
+            ``requires`` that names no rule or the rule itself, an impossible bound
+            (:func:`check_bound`), or a judge, human or facets path that does not exist.
     """
     path = spec.path
     if spec.inconclusive not in INCONCLUSIVE:
@@ -320,4 +388,11 @@ def check_gate(spec: GateSpec) -> GateSpec:
                 raise InputError(path, f"rule '{rule.name}' requires '{other}', which is not "
                                  "another rule of this gate", line=rule.line,
                                  field="requires")  # fmt: skip
+    for rule in spec.rules:
+        check_bound(rule, rule.metric if rule.kind == "agreement" else rule.target, path)
+        for name in ("judge", "human", "baseline_judge", "baseline_human", "facets"):
+            target = getattr(rule, name)
+            if target is not None and not Path(target).exists():
+                raise InputError(path, f"rule '{rule.name}': no such file or directory: {target}",
+                                 line=rule.line, field=name)  # fmt: skip
     return spec
