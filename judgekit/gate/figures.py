@@ -96,18 +96,22 @@ def load_rule(rule: Rule) -> Loaded:
 
     Raises:
         InputError: bad files, human labels on items the judge did not label, an unknown
-            facet, or (difference) no item judged in both runs.
+            facet, or (difference) no item judged in both runs, a baseline run over other
+            data, one set of human labels for both runs (:mod:`judgekit.gate.pairing`).
         LabelSetError: the judge's and the humans' labels share no label.
     """
     from judgekit.gate.facets import rule_groups
+    from judgekit.gate.pairing import check_same_data, check_two_labellings
 
     judged, labels, goal, source = _values(rule.judge, rule.human, rule)
     check_bound(rule, str(goal), None)  # a default target is known once the run is read
     paths: list[str | None] = [rule.judge, rule.human]
     if rule.kind == "difference":
-        base_judged, base_labels, base_goal, _ = _values(
+        base_judged, base_labels, base_goal, base_source = _values(
             rule.baseline_judge or "", rule.baseline_human or "", rule
         )
+        check_same_data(rule, source.run_signature, base_source.run_signature)
+        check_two_labellings(rule, labels, base_labels)
         common = judged.index.intersection(base_judged.index)
         if not len(common):
             raise InputError(rule.baseline_judge, f"rule '{rule.name}': no item is judged in "
