@@ -30,7 +30,8 @@ import pandas as pd
 from judgekit.calibration.estimate import ALL, IntervalRule, group_rows, split
 from judgekit.calibration.estimate import intervals as iv
 from judgekit.errors import InputError
-from judgekit.gate.spec import GateSpec, Rule, check_bound
+from judgekit.gate.bounds import check_bound
+from judgekit.gate.spec import GateSpec, Rule
 from judgekit.gate.verdicts import Check, one_sided, oriented
 
 LAM = {"classical": 0.0, "ppi": 1.0, "ppi++": None}

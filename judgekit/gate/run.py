@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from judgekit.errors import InputError
-from judgekit.gate.spec import GateSpec, Rule, check_gate, load_gate
+from judgekit.gate.spec import GateSpec, Rule, check_files, check_gate, load_gate
 from judgekit.gate.verdicts import Check, apply_requires, exit_code, holm, overall
 from judgekit.signature import Signature
 
@@ -167,6 +167,7 @@ def run_gate(gate: str | Path | GateSpec, *, alpha: float | None = None,
     if inconclusive is not None:
         spec = replace(spec, inconclusive=inconclusive)
     spec = check_gate(spec)
+    check_files(spec)
     checks, values = _checks(spec)
     checks = _with_plans(decide(checks, spec), values, spec)
     return GateResult(overall(checks), checks, spec, _signature(spec))

@@ -29,6 +29,7 @@ import yaml
 
 from judgekit.data.yamltext import TextLoader
 from judgekit.errors import InputError
+from judgekit.gate.bounds import check_bound
 
 KINDS = ("estimate", "difference", "agreement")
 FAMILIES = ("gate", "rule")
@@ -215,37 +216,6 @@ def _target(raw: Any, path: Path, line: int | None) -> str | None:
         raise InputError(path, exc.message, line=line, field="target") from None
 
 
-# The range a figure can take: a bound outside it could never be met (or never missed).
-RANGES = {"share": (0.0, 1.0), "rate": (0.0, 1.0), "accuracy": (0.0, 1.0),
-          "macro_f1": (0.0, 1.0), "kappa": (-1.0, 1.0)}  # fmt: skip
-
-
-def check_bound(rule: Rule, figure: str | None, path: str | Path | None) -> Rule:
-    """``rule`` if its bound lies in the range of its figure (``figure``: a target such as
-    ``share:LABEL`` or ``rate``, an agreement metric; ``mean`` and None are not bounded); a
-    difference's margin is at most the range's width.
-
-    Raises:
-        InputError: an impossible bound (gate file, rule line, field ``at_least``/``at_most``
-            or ``margin``).
-    """
-    kind = (figure or "").split(":", 1)[0]
-    if kind not in RANGES:
-        return rule
-    low, high = RANGES[kind]
-    if rule.kind == "difference":
-        if abs(rule.bound) > high - low:
-            raise InputError(path, f"rule '{rule.name}': a margin of {abs(rule.bound):g} is "
-                             f"beyond what a difference of {kind}s can be ({high - low:g})",
-                             line=rule.line, field="margin")  # fmt: skip
-        return rule
-    if not low <= rule.bound <= high:
-        raise InputError(path, f"rule '{rule.name}': a {kind} is in [{low:g}, {high:g}], so the "
-                         f"bound {rule.bound:g} can never be decided honestly",
-                         line=rule.line, field=rule.direction)  # fmt: skip
-    return rule
-
-
 def _bound(raw: dict[str, Any], path: Path, line: int | None) -> tuple[float, str]:
     given = [k for k in ("at_least", "at_most") if k in raw]
     if len(given) != 1:
@@ -364,8 +334,8 @@ def check_gate(spec: GateSpec) -> GateSpec:
 
     Raises:
         InputError: alpha outside (0, 0.5), fewer than 100 resamples, a duplicate rule name, a
-            ``requires`` that names no rule or the rule itself, an impossible bound
-            (:func:`check_bound`), or a judge, human or facets path that does not exist.
+            ``requires`` that names no rule or the rule itself, or an impossible bound
+            (:func:`check_bound`).
     """
     path = spec.path
     if spec.inconclusive not in INCONCLUSIVE:
@@ -394,9 +364,18 @@ def check_gate(spec: GateSpec) -> GateSpec:
                                  field="requires")  # fmt: skip
     for rule in spec.rules:
         check_bound(rule, rule.metric if rule.kind == "agreement" else rule.target, path)
+    return spec
+
+
+def check_files(spec: GateSpec) -> None:
+    """Refuse a rule whose judge, human or facets path does not exist (before any is read).
+
+    Raises:
+        InputError: the gate file, the rule's line and the field (``judge``, ``human``...).
+    """
+    for rule in spec.rules:
         for name in ("judge", "human", "baseline_judge", "baseline_human", "facets"):
             target = getattr(rule, name)
             if target is not None and not Path(target).exists():
-                raise InputError(path, f"rule '{rule.name}': no such file or directory: {target}",
-                                 line=rule.line, field=name)  # fmt: skip
-    return spec
+                raise InputError(spec.path, f"rule '{rule.name}': no such file or directory: "
+                                 f"{target}", line=rule.line, field=name)  # fmt: skip
