@@ -1,11 +1,12 @@
 """What a ``difference`` rule needs to be honest, checked before any figure is computed.
 
 The rule estimates the mean of the per-item difference candidate - baseline, paired by item id
-(docs/gate.md). Two inputs make that figure meaningless, and both are refused (exit 2):
+(docs/gate.md). The runs' data are compared and one input is refused (exit 2):
 
-* **other data**: the baseline run judged other data under the same ids (its signature's data
-  sha256 differs from the candidate's): the pairs are not the same items, so the difference
-  mixes the runs' change with the data's;
+* **other data** is said, not refused: where the baseline run judged other data under the same
+  ids (its signature's data sha256 differs from the candidate's), a warning names both hashes.
+  That is the point of a system regression check (the same source segments, another system's
+  translations), and a mistake where the same items were meant;
 * **one set of human labels for both runs** (the same file, or the same label on every item
   labelled in either): the humans' difference is 0 on every item by construction, so the check's
   estimate and interval sit at 0 and it passes whatever the judges do. A difference rule needs
@@ -15,13 +16,14 @@ The rule estimates the mean of the per-item difference candidate - baseline, pai
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from judgekit.data.digest import file_sha256
-from judgekit.errors import InputError
+from judgekit.errors import InputError, JudgekitWarning
 from judgekit.gate.spec import Rule
 from judgekit.labels.files import resolve_labels_path
 
@@ -32,27 +34,25 @@ def _data_hashes(signature: dict[str, Any] | None) -> dict[str, str]:
 
 
 def check_same_data(rule: Rule, candidate: dict | None, baseline: dict | None) -> None:
-    """Refuse a baseline run whose data differ from the candidate's (module docstring).
+    """Warn (:class:`~judgekit.errors.JudgekitWarning`, both hashes) where the baseline run's
+    data differ from the candidate's (module docstring).
 
     Args:
         candidate, baseline: the runs' signatures (``summary.json``), or None for a labels file
             (which names no data: nothing to compare).
-
-    Raises:
-        InputError: both runs name their data and the sha256 differ (field ``baseline_judge``,
-            both hashes in the message).
     """
     ours, theirs = _data_hashes(candidate), _data_hashes(baseline)
     if not ours or not theirs or set(ours.values()) == set(theirs.values()):
         return
     shown = "; ".join(f"{Path(k).name} sha256 {v[:16]}" for k, v in ours.items())
     other = "; ".join(f"{Path(k).name} sha256 {v[:16]}" for k, v in theirs.items())
-    raise InputError(
-        rule.baseline_judge,
-        f"rule '{rule.name}': the baseline run judged other data ({other}) than the candidate "
-        f"({shown}): items with the same id are not the same items, so their difference is not "
-        "the runs' difference; judge the same data in both runs",
-        field="baseline_judge",
+    warnings.warn(
+        JudgekitWarning(
+            f"rule '{rule.name}': the baseline run judged other data ({other}) than the "
+            f"candidate ({shown}); items are paired by id, so the difference is the data's "
+            "change and the runs' together (as meant for a system regression check)"
+        ),
+        stacklevel=2,
     )
 
 
