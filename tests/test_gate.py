@@ -155,9 +155,11 @@ def test_difference_rule_non_inferiority_and_no_regression(tmp_path: Path):
     assert by["tight-margin"].verdict == "fail" and by["tight-margin"].ci_high < -0.5
     assert by["no-regression"].verdict == "fail"
     assert by["wide-margin"].family == "rule wide-margin (1 check)"
-    # no regression at all: no-regression passes (it has no inconclusive verdict)
+    # no regression at all: no-regression passes (it has no inconclusive verdict); the humans
+    # label the candidate's outputs themselves (one labelling for both runs is refused)
     write_labels(tmp_path / "jc.csv", dict(zip(items, base + noise[1], strict=True)), "j")
-    write_labels(tmp_path / "hc.csv", dict(zip(items[:80], base[:80], strict=True)), "h")
+    rated = base[:80] + rng.normal(0, 0.3, 80)
+    write_labels(tmp_path / "hc.csv", dict(zip(items[:80], rated, strict=True)), "h")
     assert {c.rule: c.verdict for c in run_gate(gate).checks}["no-regression"] == "pass"
 
 

@@ -212,10 +212,21 @@ def compare_answers(
 
 def compare_signatures(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
     """What changed between two judges' signatures: one line per differing key among the
-    judge's models (route, revision), its prompts' and schema's hashes, and the model name and
+    judge's models (route, revision), its prompts' (templates') and schema's hashes, the seed,
+    each of the pipeline's ``parameters`` (``parameters.task: 'Sentiment.' -> 'Sentiment of a
+    review.'``), the runs' task fingerprints (the hash of what reached the model: the prompt's
+    text and options, the label set, the model and its parameters) and the model name and
     ``system_fingerprint`` the provider's answers carried, e.g. ``"system_fingerprint:
     ['fp_1'] -> ['fp_2']"``; empty when equal or not recorded on either side. Both arguments
-    are signature dicts (``summary.json``'s, with ``drift.run``'s served values added)."""
-    keys = ("models", "prompts", "schema_hash", "served_model", "system_fingerprint")
-    return [f"{key}: {before.get(key)!r} -> {after.get(key)!r}" for key in keys
-            if key in before and key in after and before[key] != after[key]]  # fmt: skip
+    are signature dicts (``summary.json``'s, with ``drift.run``'s served values and task
+    fingerprints added)."""
+    keys = ("models", "prompts", "schema_hash", "seed", "task_fingerprints", "served_model",
+            "system_fingerprint")  # fmt: skip
+    changes = [f"{key}: {before.get(key)!r} -> {after.get(key)!r}" for key in keys
+               if key in before and key in after and before[key] != after[key]]  # fmt: skip
+    old, new = before.get("parameters"), after.get("parameters")
+    if isinstance(old, dict) and isinstance(new, dict):
+        changes += [f"parameters.{k}: {old.get(k)!r} -> {new.get(k)!r}"
+                    for k in sorted(set(old) | set(new), key=str)
+                    if old.get(k) != new.get(k)]  # fmt: skip
+    return changes

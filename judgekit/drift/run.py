@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from judgekit.drift.anchors import anchor_frame, load_anchors, load_answers
 from judgekit.drift.compare import compare_answers, compare_signatures
 from judgekit.errors import InputError
@@ -36,7 +38,53 @@ def _signature(path: Path | None) -> dict[str, Any]:
                        for v in (who.get(name) or {})})  # fmt: skip
         if seen:
             sig[name] = seen
+    fingerprints = _task_fingerprints(path.parent)
+    if fingerprints:
+        sig["task_fingerprints"] = fingerprints
     return sig
+
+
+def _task_fingerprints(run_dir: Path) -> list[str]:
+    """The last part of the judge's task keys in ``run_dir/records.jsonl`` (the hash of what
+    reached the model: the prompt's text and options, label set, model, parameters:
+    :func:`judgekit.pipelines.base.task_fingerprint`), sorted; [] without records."""
+    from judgekit.results import read_records
+
+    if not (run_dir / "records.jsonl").is_file():
+        return []
+    records = read_records(run_dir)
+    judged = records[records["role"] == "judge"] if "role" in records else records
+    return sorted({str(k).rsplit("|", 1)[-1] for k in judged["key"]})
+
+
+def check_config_items(anchors: pd.DataFrame, config: str | Path,
+                       overrides: tuple[str, ...] = ()) -> None:  # fmt: skip
+    """Refuse a judge config whose items are not exactly the anchor items (by id), before any
+    call is sent; a pipeline whose runner does not list its items (``items`` with ``id``) is
+    not checked here.
+
+    Raises:
+        InputError: a bad config or input file; the items differ (the config, field ``items``:
+            how many anchors the config lacks and how many items are no anchor, with examples).
+    """
+    from judgekit.config import load_config
+    from judgekit.pipelines import get_pipeline
+
+    cfg = load_config(config, list(overrides))
+    runner_cls, _ = get_pipeline(cfg.pipeline)
+    items = getattr(runner_cls(cfg, None), "items", None)  # reads the inputs, calls nothing
+    if not items or not all(hasattr(i, "id") for i in items):
+        return
+    ours = {str(i.id).strip() for i in items}
+    theirs = {str(i) for i in anchors["item"]}
+    if ours == theirs:
+        return
+    lacking, extra = sorted(theirs - ours), sorted(ours - theirs)
+    parts = [f"{len(lacking)} anchor(s) not among its items ({', '.join(lacking[:3])})"
+             if lacking else "", f"{len(extra)} item(s) that are no anchor "
+             f"({', '.join(extra[:3])})" if extra else ""]  # fmt: skip
+    raise InputError(config, "the judge config's items must be the anchor items: it has "
+                     + " and ".join(p for p in parts if p), field="items")  # fmt: skip
 
 
 def drift_compare(
@@ -84,16 +132,19 @@ def drift_run(
     too) as :func:`drift_compare` does, and write ``out/answers.csv`` (item, answer) and
     ``out/drift.json`` (the document, for ``drift status``).
 
-    The config's items must be the anchor items (same ids). The only model calls of drift.
+    The config's items must be the anchor items (same ids; :func:`check_config_items`). The
+    only model calls of drift.
 
     Raises:
-        InputError: a bad, unfrozen or changed anchor file, a bad config or baseline.
+        InputError: a bad, unfrozen or changed anchor file, a bad config or baseline, a config
+            whose items are not the anchor items.
     """
     from judgekit.data.atomic import write_frame
     from judgekit.data.jsonfile import write_json
     from judgekit.engine import run
 
-    load_anchors(anchors)  # refuse a changed anchor set before any call is sent
+    frame, _ = load_anchors(anchors)  # refuse a changed anchor set before any call is sent
+    check_config_items(frame, config, overrides)
     result = run(config, overrides, out=out, no_cache=True)
     answers = load_answers(result.out_dir)
     frame = answers.rename("answer").rename_axis("item").reset_index()

@@ -13,12 +13,11 @@ decides exactly where the equal-tailed percentile interval excludes the bound.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from judgekit.calibration.estimate import ALL, facet_groups
+from judgekit.calibration.estimate import ALL
 from judgekit.calibration.judge import judge_vs_humans
 from judgekit.errors import InputError, JudgekitError
 from judgekit.gate.spec import GateSpec, Rule
@@ -129,14 +128,12 @@ def agreement_check(
 def agreement_checks(rule: Rule, spec: GateSpec) -> list[Check]:
     """Every check of an agreement rule: one per value of ``by`` (the facets of the judge's and
     the humans' files, or ``facets``), or one for all items."""
-    from judgekit.calibration.estimate.facets import item_facets
+    from judgekit.gate.facets import rule_groups
 
     judge, humans = load_pairs(rule)
     if not rule.by:
         return [agreement_check(rule, ALL, judge, humans, spec)]
-    paths = [p for p in (rule.judge, rule.human, rule.facets) if p is not None]
-    table = item_facets(*[Path(p) for p in paths], by=rule.by)
-    groups = facet_groups(judge.index, table, rule.by)
+    groups = rule_groups(judge.index, rule, [rule.judge, rule.human])
     checks = []
     for value in sorted(set(groups)):
         items = groups.index[groups == value]

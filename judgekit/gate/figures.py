@@ -27,9 +27,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgekit.calibration.estimate import ALL, IntervalRule, facet_groups, group_rows, split
+from judgekit.calibration.estimate import ALL, IntervalRule, group_rows, split
 from judgekit.calibration.estimate import intervals as iv
 from judgekit.errors import InputError
+from judgekit.gate.bounds import check_bound
 from judgekit.gate.spec import GateSpec, Rule
 from judgekit.gate.verdicts import Check, one_sided, oriented
 
@@ -65,10 +66,30 @@ def _values(judge: str, human: str, rule: Rule) -> tuple[pd.Series, pd.Series, A
 
     goal = inputs.Target.parse(rule.target) if rule.target else inputs.default_target(judge)
     judged, raters, source = inputs.load_judge(judge, goal, list(rule.judge_raters) or None)
+    spelt = _judge_spelling(goal, source.labels, human)
+    if spelt is not None:  # share:positive, humans' 'positive' = the judge's 'Positive'
+        goal = spelt
+        judged, raters, source = inputs.load_judge(judge, goal, list(rule.judge_raters) or None)
     labels, _, human_source = inputs.load_human(human, goal, rule.tie_policy, raters,  # type: ignore[arg-type]
                                                 source.labels)  # fmt: skip
     inputs.check_share_given(goal, judged, labels)
     return judged, labels, goal, source
+
+
+def _judge_spelling(goal: Any, judge_labels: tuple[str, ...], human: str) -> Any:
+    """The target ``share:LABEL`` in the judge's spelling where LABEL is a human label that the
+    label check takes as a judge label differing in case alone (it warns so, once:
+    :func:`judgekit.labels.overlap.align_labels`); None where the target stands as given. A
+    LABEL that only differs in case from every label given (a misspelling) stays refused."""
+    from judgekit.calibration.estimate import inputs as inputs
+    from judgekit.labels.table import load_labels
+
+    if goal.kind != "share" or goal.label in judge_labels:
+        return None
+    folded = [t for t in judge_labels if t.casefold() == str(goal.label).casefold()]
+    if len(folded) != 1 or goal.label not in inputs._label_texts(load_labels(human)):
+        return None
+    return inputs.Target("share", folded[0])
 
 
 def load_rule(rule: Rule) -> Loaded:
@@ -76,17 +97,22 @@ def load_rule(rule: Rule) -> Loaded:
 
     Raises:
         InputError: bad files, human labels on items the judge did not label, an unknown
-            facet, or (difference) no item judged in both runs.
+            facet, or (difference) no item judged in both runs, a baseline run over other
+            data, one set of human labels for both runs (:mod:`judgekit.gate.pairing`).
         LabelSetError: the judge's and the humans' labels share no label.
     """
-    from judgekit.calibration.estimate.facets import item_facets
+    from judgekit.gate.facets import rule_groups
+    from judgekit.gate.pairing import check_same_data, check_two_labellings
 
     judged, labels, goal, source = _values(rule.judge, rule.human, rule)
-    paths = [rule.judge, rule.human]
+    check_bound(rule, str(goal), None)  # a default target is known once the run is read
+    paths: list[str | None] = [rule.judge, rule.human]
     if rule.kind == "difference":
-        base_judged, base_labels, base_goal, _ = _values(
+        base_judged, base_labels, base_goal, base_source = _values(
             rule.baseline_judge or "", rule.baseline_human or "", rule
         )
+        check_same_data(rule, source.run_signature, base_source.run_signature)
+        check_two_labellings(rule, labels, base_labels)
         common = judged.index.intersection(base_judged.index)
         if not len(common):
             raise InputError(rule.baseline_judge, f"rule '{rule.name}': no item is judged in "
@@ -99,7 +125,7 @@ def load_rule(rule: Rule) -> Loaded:
     data = split(judged, labels, rule.human)
     groups = None
     if rule.by:
-        groups = facet_groups(data.index, item_facets(*paths, rule.facets, by=rule.by), rule.by)
+        groups = rule_groups(data.index, rule, paths)
     return Loaded(data, groups, goal.kind, str(goal), source.run_signature)
 
 

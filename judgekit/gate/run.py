@@ -4,11 +4,14 @@ reads the labels and runs judgekit already wrote."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from judgekit.gate.spec import GateSpec, check_gate, load_gate
+from judgekit.errors import InputError
+from judgekit.gate.spec import GateSpec, Rule, check_files, check_gate, load_gate
 from judgekit.gate.verdicts import Check, apply_requires, exit_code, holm, overall
 from judgekit.signature import Signature
 
@@ -84,13 +87,29 @@ def _checks(spec: GateSpec) -> tuple[list[Check], dict[tuple[str, str], Any]]:
     checks: list[Check] = []
     values: dict[tuple[str, str], Any] = {}
     for rule in spec.rules:
-        if rule.kind == "agreement":
-            checks += agreement_checks(rule, spec)
-            continue
-        for check, facet in estimate_checks(rule, spec):
-            checks.append(check)
-            values[(check.rule, check.facet)] = facet
+        with located(rule, spec):
+            if rule.kind == "agreement":
+                checks += agreement_checks(rule, spec)
+                continue
+            for check, facet in estimate_checks(rule, spec):
+                checks.append(check)
+                values[(check.rule, check.facet)] = facet
     return checks, values
+
+
+@contextmanager
+def located(rule: Rule, spec: GateSpec) -> Iterator[None]:
+    """Errors of a rule's readers that name no file (a value the readers take from the command
+    line of ``calibrate estimate``: ``--by``, ``--target``) are the gate file's: they are raised
+    again with the gate file, the rule's line and the gate's field (``by``, ``target``)."""
+    try:
+        yield
+    except InputError as exc:
+        if exc.path is not None:
+            raise
+        name = (exc.field or "").lstrip("-").replace("-", "_") or None
+        raise InputError(spec.path, f"rule '{rule.name}': {exc.message}", line=rule.line,
+                         field=name) from None  # fmt: skip
 
 
 def decide(checks: list[Check], spec: GateSpec) -> list[Check]:
@@ -148,6 +167,7 @@ def run_gate(gate: str | Path | GateSpec, *, alpha: float | None = None,
     if inconclusive is not None:
         spec = replace(spec, inconclusive=inconclusive)
     spec = check_gate(spec)
+    check_files(spec)
     checks, values = _checks(spec)
     checks = _with_plans(decide(checks, spec), values, spec)
     return GateResult(overall(checks), checks, spec, _signature(spec))

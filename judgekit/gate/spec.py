@@ -29,6 +29,7 @@ import yaml
 
 from judgekit.data.yamltext import TextLoader
 from judgekit.errors import InputError
+from judgekit.gate.bounds import check_bound
 
 KINDS = ("estimate", "difference", "agreement")
 FAMILIES = ("gate", "rule")
@@ -183,6 +184,38 @@ def _file(raw: Any, base: Path, path: Path, line: int | None, name: str) -> str:
     return str(local if local.is_absolute() else base / local)
 
 
+def _optional_text(raw: Any, path: Path, line: int | None, name: str) -> str | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, str) or not raw.strip():
+        raise InputError(path, f"'{name}' must be a non-empty text, got {raw!r}", line=line,
+                         field=name)  # fmt: skip
+    return raw.strip()
+
+
+def _names(raw: Any, path: Path, line: int | None, name: str) -> tuple[str, ...]:
+    """A list of names (``requires: [judge-calibrated]``); a bare text is refused, since it
+    would otherwise be read letter by letter."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or not all(isinstance(r, str) and r.strip() for r in raw):
+        hint = f" ([{raw}] for one)" if isinstance(raw, str) else ""
+        raise InputError(path, f"'{name}' must be a list of names{hint}, got {raw!r}", line=line,
+                         field=name)  # fmt: skip
+    return tuple(r.strip() for r in raw)
+
+
+def _target(raw: Any, path: Path, line: int | None) -> str | None:
+    from judgekit.calibration.estimate.inputs import Target
+
+    if raw is None:
+        return None
+    try:
+        return str(Target.parse(str(raw)))
+    except InputError as exc:
+        raise InputError(path, exc.message, line=line, field="target") from None
+
+
 def _bound(raw: dict[str, Any], path: Path, line: int | None) -> tuple[float, str]:
     given = [k for k in ("at_least", "at_most") if k in raw]
     if len(given) != 1:
@@ -205,15 +238,19 @@ def parse_rule(raw: Any, base: Path, path: Path, line: int | None) -> Rule:
         raise InputError(path, f"unknown key(s) for a {kind} rule: {', '.join(unknown)}",
                          line=line, field=unknown[0])  # fmt: skip
     name = raw.get("name")
-    if not isinstance(name, str) or not name.strip():
+    if "name" not in raw:
         raise InputError(path, "every rule needs a name", line=line, field="name")
+    if not isinstance(name, str) or not name.strip():
+        raise InputError(path, f"'name' must be a non-empty text, got {name!r}", line=line,
+                         field="name")  # fmt: skip
     out: dict[str, Any] = {
         "name": name.strip(), "kind": kind, "line": line,
         "judge": _file(raw.get("judge"), base, path, line, "judge"),
         "human": _file(raw.get("human"), base, path, line, "human"),
-        "by": raw.get("by"), "tie_policy": raw.get("tie_policy", "exclude"),
-        "judge_raters": tuple(str(r) for r in raw.get("judge_raters") or ()),
-        "requires": tuple(str(r) for r in raw.get("requires") or ()),
+        "by": _optional_text(raw.get("by"), path, line, "by"),
+        "tie_policy": raw.get("tie_policy", "exclude"),
+        "judge_raters": _names(raw.get("judge_raters"), path, line, "judge_raters"),
+        "requires": _names(raw.get("requires"), path, line, "requires"),
     }  # fmt: skip
     if raw.get("facets") is not None:
         out["facets"] = _file(raw["facets"], base, path, line, "facets")
@@ -221,7 +258,7 @@ def parse_rule(raw: Any, base: Path, path: Path, line: int | None) -> Rule:
         out["metric"] = _text(raw.get("metric", "kappa"), path, line, "metric", AGREEMENT_METRICS)
         out["bound"], out["direction"] = _bound(raw, path, line)
         return Rule(**out)
-    out["target"] = raw.get("target")
+    out["target"] = _target(raw.get("target"), path, line)
     out["method"] = _text(raw.get("method", "ppi++"), path, line, "method", METHODS)
     if kind == "estimate":
         out["bound"], out["direction"] = _bound(raw, path, line)
@@ -296,8 +333,9 @@ def check_gate(spec: GateSpec) -> GateSpec:
     """``spec`` after the checks every gate passes (also one built in Python).
 
     Raises:
-        InputError: alpha outside (0, 0.5), fewer than 100 resamples, a duplicate rule name, or a
-            ``requires`` that names no rule or the rule itself.
+        InputError: alpha outside (0, 0.5), fewer than 100 resamples, a duplicate rule name, a
+            ``requires`` that names no rule or the rule itself, or an impossible bound
+            (:func:`check_bound`).
     """
     path = spec.path
     if spec.inconclusive not in INCONCLUSIVE:
@@ -324,4 +362,20 @@ def check_gate(spec: GateSpec) -> GateSpec:
                 raise InputError(path, f"rule '{rule.name}' requires '{other}', which is not "
                                  "another rule of this gate", line=rule.line,
                                  field="requires")  # fmt: skip
+    for rule in spec.rules:
+        check_bound(rule, rule.metric if rule.kind == "agreement" else rule.target, path)
     return spec
+
+
+def check_files(spec: GateSpec) -> None:
+    """Refuse a rule whose judge, human or facets path does not exist (before any is read).
+
+    Raises:
+        InputError: the gate file, the rule's line and the field (``judge``, ``human``...).
+    """
+    for rule in spec.rules:
+        for name in ("judge", "human", "baseline_judge", "baseline_human", "facets"):
+            target = getattr(rule, name)
+            if target is not None and not Path(target).exists():
+                raise InputError(spec.path, f"rule '{rule.name}': no such file or directory: "
+                                 f"{target}", line=rule.line, field=name)  # fmt: skip

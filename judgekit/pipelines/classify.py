@@ -8,8 +8,9 @@ task; an answer outside the label set is invalid (re-asked, then ``unscored``), 
 a label.
 
 Output: ``records.jsonl`` (the llm layer), ``labels.csv`` (long format ``item,rater,label``, in
-item order), ``items.jsonl`` (the judged items, ``{"id", "text"}`` a line, so the run directory
-shows what was classified without the input file) and ``summary.json`` (planned / judged /
+item order), ``items.jsonl`` (the judged items, ``{"id", "text", ...}`` a line with the input
+line's other fields such as ``language``, so the run directory shows what was classified and the
+items' facets without the input file) and ``summary.json`` (planned / judged /
 excluded counts that add up, label counts per rater, usage, and ``labels_common``: label counts
 and shares per rater on the items every rater labelled, with the raters that left items
 unlabelled marked ``incomplete``; see :mod:`judgekit.metrics.common_items`).
@@ -21,7 +22,7 @@ import csv
 import json
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
@@ -46,11 +47,14 @@ from judgekit.signature import ModelSignature, Signature, file_hash, schema_hash
 
 @dataclass(frozen=True, slots=True)
 class Item:
-    """One item: ``id``, ``text`` and its 1-based ``line`` in the items file."""
+    """One item: ``id``, ``text``, its 1-based ``line`` in the items file and its ``fields``:
+    the input line's other fields (``lang``/``language``, ``domain``...), kept in the run's
+    ``items.jsonl`` so facets and the view read them from the judged items."""
 
     id: str
     text: str
     line: int
+    fields: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
 
 def load_items(path: Path, id_field: str = "id", text_field: str = "text") -> list[Item]:
@@ -78,7 +82,8 @@ def load_items(path: Path, id_field: str = "id", text_field: str = "text") -> li
                 field=id_field,
             )
         first_line[item_id] = number
-        items.append(Item(item_id, text, number))
+        extra = {k: v for k, v in data.items() if k not in (id_field, text_field, "id", "text")}
+        items.append(Item(item_id, text, number, extra))
     return items
 
 
@@ -262,7 +267,8 @@ def write_report(run: ClassifyRun, records: Iterable[Record], out_dir: Path) -> 
         writer.writerows(row[1:] for row in rows)
     with open_output(out_dir / "items.jsonl") as handle:
         handle.writelines(
-            json.dumps({"id": i.id, "text": i.text}, ensure_ascii=False) + "\n" for i in run.items
+            json.dumps({"id": i.id, "text": i.text, **i.fields}, ensure_ascii=False) + "\n"
+            for i in run.items
         )
     summary = {
         "signature": signature(run).as_dict(),

@@ -5,12 +5,14 @@ In JUnit XML each check is a ``testcase`` (classname ``gate.RULE``, name the fac
 failed check has a ``failure``, an inconclusive one is ``skipped`` (a ``failure`` instead where
 the gate maps inconclusive to fail), with the figure, interval, bound and p-values in the
 message. Text from users' files (rule names, facet values) is escaped by the XML writer and
-printed as text, never markup.
+printed as text, never markup; characters XML 1.0 forbids are written as visible escapes
+(:func:`visible`), in the XML and the Markdown alike.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,21 @@ from judgekit.gate.run import GateResult
 from judgekit.gate.verdicts import Check
 
 MARK = {"pass": "PASS", "fail": "FAIL", "inconclusive": "INCONCLUSIVE"}
+# What XML 1.0 forbids (C0 controls but tab, LF, CR; lone surrogates; U+FFFE, U+FFFF), and
+# the C1 controls and DEL, which a terminal or a page would act on rather than show.
+_UNSHOWABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+
+
+def visible(text: object) -> str:
+    """``text`` with every character XML 1.0 forbids (and the C1 controls) written as a visible
+    escape (``\\x1b``, ``\\ud800``), so the JUnit XML parses and the Markdown shows what the
+    user's file held; other text is unchanged."""
+
+    def escape(match: re.Match[str]) -> str:
+        code = ord(match.group())
+        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+    return _UNSHOWABLE.sub(escape, str(text))
 
 
 def _num(value: float | None, digits: int = 4) -> str:
@@ -78,7 +95,13 @@ def markdown(result: GateResult) -> str:
     """The Markdown summary (a CI job posts it as a comment or step summary)."""
 
     def cell(text: Any) -> str:
-        return str(text).replace("|", "\\|").replace("\n", " ").replace("<", "&lt;")
+        return (
+            visible(text)
+            .replace("|", "\\|")
+            .replace("\r", " ")
+            .replace("\n", " ")
+            .replace("<", "&lt;")
+        )
 
     level = f"{1 - result.spec.interval_alpha:.0%}"
     lines = [f"## judgekit gate: **{MARK[result.verdict]}**", "",
@@ -103,7 +126,8 @@ def junit_xml(result: GateResult) -> str:
                        failures=str(fails + (unsure if as_failure else 0)), errors="0",
                        skipped=str(0 if as_failure else unsure))  # fmt: skip
     for c in result.checks:
-        case = ET.SubElement(suite, "testcase", classname=f"gate.{c.rule}", name=c.facet)
+        case = ET.SubElement(suite, "testcase", classname=visible(f"gate.{c.rule}"),
+                             name=visible(c.facet))  # fmt: skip
         message = (
             f"{c.figure} = {_num(c.estimate)} {interval_text(c)}, bound {_bound_text(c)}, "
             f"p (Holm) {_num(c.p_adjusted, 3)}: {MARK[c.verdict or 'inconclusive']}"
@@ -111,6 +135,7 @@ def junit_xml(result: GateResult) -> str:
         extra = decision_text(c)
         if extra:
             message += f"; {extra}"
+        message = visible(message)
         if c.verdict == "fail" or (c.verdict == "inconclusive" and as_failure):
             ET.SubElement(case, "failure", message=message, type=c.verdict or "")
         elif c.verdict == "inconclusive":

@@ -17,6 +17,9 @@ from judgekit.data.vocabulary import canonical_id
 from judgekit.errors import InputError
 from judgekit.labels.table import LONG_COLUMNS
 
+ITEMS_FILE = "items.jsonl"
+TEXT_FIELDS = ("text", "input", "output_1", "output_2", "source", "target", "reference")
+
 
 def item_facets(*paths: str | Path | None, by: str | None = None) -> pd.DataFrame:
     """Facets of each item (one column per facet, indexed by item id as text), from every path.
@@ -27,13 +30,16 @@ def item_facets(*paths: str | Path | None, by: str | None = None) -> pd.DataFram
     * a cultural run directory: ``benchmark``, ``language``, ``subject``, ``split`` and
       ``subject_category`` (``annotations.jsonl``);
     * a spilling run directory: ``model``, ``lang`` and ``word`` of every meaning (``items.csv``);
+    * another run directory with an ``items.jsonl`` (classify, pairwise): the judged items'
+      fields but their texts (``lang`` also as ``language``);
     * a long ``item,rater,label`` file (or a run's ``labels.csv``): its extra columns;
     * any other table (CSV, TSV, JSONL) with an ``item``, ``id`` or ``key`` column: its other
       columns (the classify pipeline's items file, for instance).
 
-    The first path that gives an item a facet value wins. Within one table, an item whose rows
-    give the facet ``by`` two values is an :class:`InputError` (file, line, field); other
-    columns (a rater's own answers) keep their first value.
+    A whitespace-only value is no value. The first path that gives an item a facet value wins.
+    Within one table, an item whose rows give the facet ``by`` two values is an
+    :class:`InputError` (file, line, field); other columns (a rater's own answers) keep their
+    first value.
     """
     frames = []
     for path in paths:
@@ -89,7 +95,20 @@ def _run_facets(run_dir: Path) -> pd.DataFrame:
             if facets is not None:
                 rows[canonical_id(r["item"])] = facets
         return pd.DataFrame.from_dict(rows, orient="index")
+    if (run_dir / ITEMS_FILE).is_file():
+        return _items_facets(run_dir / ITEMS_FILE)
     return pd.DataFrame()
+
+
+def _items_facets(path: Path) -> pd.DataFrame:
+    """The facets of a run's judged items (``items.jsonl``: every field but the id and the
+    texts); ``lang`` also gives ``language`` where an item has no ``language``."""
+    frame = _table_facets(path, None)
+    frame = frame.drop(columns=[c for c in TEXT_FIELDS if c in frame.columns])
+    if "lang" in frame.columns:
+        language = frame["lang"] if "language" not in frame.columns else frame["language"]
+        frame["language"] = language.where(language.notna(), frame["lang"])
+    return frame
 
 
 def _table_facets(path: Path, by: str | None = None) -> pd.DataFrame:
@@ -106,8 +125,8 @@ def _table_facets(path: Path, by: str | None = None) -> pd.DataFrame:
         entry = facets.setdefault(item, {})
         for column in columns:
             value = row.get(column)
-            if value in (None, "") or isinstance(value, (dict, list)):
-                continue
+            if value is None or isinstance(value, (dict, list)) or not str(value).strip():
+                continue  # whitespace-only is empty: no value
             value = str(value).strip()
             if entry.setdefault(column, value) != value and column == by:  # one value per item
                 raise InputError(path, f"item '{item}': {column} is both '{entry[column]}' and "
