@@ -33,6 +33,7 @@ from judgekit.data.vocabulary import (
     canonical_labels,
     is_missing_label,
     label_text,
+    missing_cells,
 )
 from judgekit.errors import InputError, JudgekitError
 from judgekit.labels.files import declared_order, is_jsonl, resolve_labels_path
@@ -81,7 +82,7 @@ class LabelTable:
         if not frame.columns.is_unique:
             raise InputError(self.source, "rater names must be unique", field="rater")
         frame = frame.astype(object)
-        missing = _missing_cells(frame)  # "", "NA", "N/A", "null", NaN...: one rule
+        missing = missing_cells(frame)  # "", "NA", "N/A", "null", NaN...: one rule
         frame = frame.where(~missing, None)
         frame.index.name, frame.columns.name = "item", "rater"
         object.__setattr__(self, "frame", frame)
@@ -399,17 +400,3 @@ def _wide_records(
     it = iter(labels)
     return [(line, canonical_id(r.get(item_column)), rater, next(it))
             for line, r in rows for rater in raters]  # fmt: skip
-
-
-def _missing_cells(frame: pd.DataFrame) -> np.ndarray:
-    """Boolean array, shape of ``frame``: the cells :func:`is_missing_label` calls missing.
-
-    The rule is asked once per distinct value (a table of 100,000 items holds a few labels),
-    not once per cell; None, NaN and pandas' missing values are missing without asking."""
-    values = frame.to_numpy(dtype=object)
-    try:
-        codes, uniques = pd.factorize(values.ravel(), use_na_sentinel=True)
-    except TypeError:  # an unhashable label (a list): the rule cell by cell
-        return frame.map(is_missing_label).to_numpy(dtype=bool)
-    per_value = np.array([is_missing_label(u) for u in uniques] + [True], dtype=bool)
-    return per_value[codes].reshape(values.shape)  # code -1 (NaN, None, NA) is the last entry
