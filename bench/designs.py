@@ -19,7 +19,8 @@ Designs, each drawn ``--draws`` times per population at n = 50 and 100 labels (e
   a line or 4 bins, floor and fit chosen by leave-one-out projection) or uniform when the pilot
   projects less than 10% saving (the safeguard); feature: the judge's score (MQM, LLMBar), or
   ``sqrt(p (1 - p))`` for a label probability;
-* ``stratified``: four strata by the judge's value, Neyman allocation with the judge's spread.
+* ``stratified``: four strata by the judge's value, proportional allocation with at least
+  ``MIN_PER_STRATUM`` (5) labels per stratum (``calibrate plan`` without a pilot).
 
 Intervals: ``calibrate estimate``'s rule (a mean: design-respecting bootstrap-t below 100 labels;
 a share: t below 50; CLT from there), checked against the full-human mean. Saving:
@@ -124,8 +125,7 @@ def one_draw(y, f, design, n, rng, u, strata):
     kind = "share" if set(np.unique(y)) <= {0.0, 1.0} else "mean"
     if design == "stratified":
         sizes = {h: int((strata == h).sum()) for h in np.unique(strata)}
-        sig = {h: float(f[strata == h].std()) for h in sizes}
-        alloc = neyman_allocation(sizes, sig, n)
+        alloc = neyman_allocation(sizes, dict.fromkeys(sizes, 1.0), n)  # proportional: no pilot
         idx = np.concatenate([rng.choice(np.flatnonzero(strata == h), alloc[h], replace=False)
                               for h in sizes])  # fmt: skip
         est = stratified_ppi(y[idx], f[idx], strata[idx], f, strata, kind=kind)
