@@ -144,3 +144,17 @@ def test_stratified_estimate_combines_strata() -> None:
     est = stratified_ppi(human[idx], judge[idx], strata[idx], judge, strata)
     assert est.low < est.estimate < est.high and est.signature["design"] == "stratified"
     assert abs(est.estimate - human.mean()) < 4 * est.half_width
+
+
+def test_pilot_leave_one_out_scores_equal_refits() -> None:
+    from judgekit.calibration.design import pilot
+
+    rng = np.random.default_rng(1)
+    u_all, u = rng.normal(size=400), rng.normal(size=30)
+    e = rng.normal(size=30) * (1 + np.abs(u))
+    for bins in (0, pilot.BINS):
+        refit = [
+            pilot.error_model(np.delete(u, i), np.delete(e, i), np.append(u_all, u[i]), bins)[-1]
+            for i in range(len(e))
+        ]
+        assert pilot._loo_scores(u, e, u_all, bins) == pytest.approx(refit, rel=1e-9)
