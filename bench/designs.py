@@ -19,7 +19,8 @@ Designs, each drawn ``--draws`` times per population at n = 50 and 100 labels (e
   a line or 4 bins, floor and fit chosen by leave-one-out projection) or uniform when the pilot
   projects less than 10% saving (the safeguard); feature: the judge's score (MQM, LLMBar), or
   ``sqrt(p (1 - p))`` for a label probability;
-* ``stratified``: four strata by the judge's value, Neyman allocation with the judge's spread.
+* ``stratified``: four strata by the judge's value, proportional allocation with at least
+  ``MIN_PER_STRATUM`` (5) labels per stratum (``calibrate plan`` without a pilot).
 
 Intervals: ``calibrate estimate``'s rule (a mean: design-respecting bootstrap-t below 100 labels;
 a share: t below 50; CLT from there), checked against the full-human mean. Saving:
@@ -124,8 +125,7 @@ def one_draw(y, f, design, n, rng, u, strata):
     kind = "share" if set(np.unique(y)) <= {0.0, 1.0} else "mean"
     if design == "stratified":
         sizes = {h: int((strata == h).sum()) for h in np.unique(strata)}
-        sig = {h: float(f[strata == h].std()) for h in sizes}
-        alloc = neyman_allocation(sizes, sig, n)
+        alloc = neyman_allocation(sizes, dict.fromkeys(sizes, 1.0), n)  # proportional: no pilot
         idx = np.concatenate([rng.choice(np.flatnonzero(strata == h), alloc[h], replace=False)
                               for h in sizes])  # fmt: skip
         est = stratified_ppi(y[idx], f[idx], strata[idx], f, strata, kind=kind)
@@ -152,7 +152,9 @@ def _population(args):
             rng = np.random.default_rng(seed)
             res = [one_draw(y, f, design, n, rng, u, strata) for _ in range(draws)]
             cov, width = zip(*res, strict=True)
-            rows.append((name, design, n, float(np.mean(cov)), float(np.mean(width))))
+            rows.append((name, design, n, float(np.mean(cov)), float(np.mean(width)),
+                         float(np.std(width, ddof=1) / np.sqrt(draws)) if draws > 1 else 0.0,
+                         draws))  # fmt: skip
     return rows
 
 
@@ -168,14 +170,28 @@ def study(populations: dict, draws: int, seed: int = 0, jobs: int = 1) -> pd.Dat
     else:
         parts = [_population(t) for t in tasks]
     rows = [r for part in parts for r in part]
-    return pd.DataFrame(rows, columns=["facet", "design", "n", "coverage", "half_width"])
+    return pd.DataFrame(rows, columns=["facet", "design", "n", "coverage", "half_width",
+                                       "half_width_se", "draws"])  # fmt: skip
 
 
 def savings(frame: pd.DataFrame, design: str = "active", base: str = "uniform-2",
-            n: int = 100) -> float:  # fmt: skip
-    """Median over facets of ``design``'s label saving at ``base``'s width."""
+            n: int = 100) -> tuple[float, float]:  # fmt: skip
+    """Median over facets of ``design``'s label saving at ``base``'s width, and its Monte-Carlo
+    standard error: the median over facets of each facet's delta-method SE of
+    ``1 - (w_a / w_b)^2`` from the two mean half-widths' SEs (draws taken as independent)."""
     at = frame[frame["n"] == n].pivot(index="facet", columns="design", values="half_width")
-    return float(np.median(1 - (at[design] / at[base]) ** 2))
+    se = frame[frame["n"] == n].pivot(index="facet", columns="design", values="half_width_se")
+    ratio = (at[design] / at[base]) ** 2
+    rel = np.sqrt((se[design] / at[design]) ** 2 + (se[base] / at[base]) ** 2)
+    return float(np.median(1 - ratio)), float(np.median(2 * ratio * rel))
+
+
+def coverage_se(g: pd.DataFrame) -> tuple[float, float]:
+    """Monte-Carlo SEs of the mean coverage over facets and of the worst facet's coverage
+    (binomial, ``sqrt(p (1 - p) / draws)``)."""
+    se = np.sqrt(g["coverage"] * (1 - g["coverage"]) / g["draws"])
+    worst = g["coverage"].idxmin()
+    return float(np.sqrt((se**2).sum()) / len(g)), float(se[worst])
 
 
 LOADERS = {
@@ -190,14 +206,16 @@ REAL = ("wmt23-en-de", "wmt23-zh-en", "llmbar", "global-mmlu-lite")
 
 def report(name: str, frame: pd.DataFrame, draws: int) -> float:
     """Print the coverage and saving lines of one set; return the active design's saving."""
-    for design, g in frame.groupby("design", sort=False):
-        print(f"designs {name} {design} coverage: mean {g['coverage'].mean():.3f}, worst "
-              f"{g['coverage'].min():.3f} over {draws} draws at n = 50, 100 "
-              "(target mean >= 0.93, worst facet >= 0.90)")  # fmt: skip
-    before, after = savings(frame, "active-raw", "uniform"), savings(frame)
-    print(f"designs {name} active label saving: {after:.1%} at the width of uniform-2 (before: "
-          f"{before:.1%} at the uniform width), n = 100, {draws} draws "
-          "(target >= 25% on 2 of 3 sets; baselines uniform-2, uniform: same draws)")  # fmt: skip
+    for (design, n), g in frame.groupby(["design", "n"], sort=False):
+        se_mean, se_worst = coverage_se(g)
+        print(f"designs {name} {design} n={n} coverage: mean {g['coverage'].mean():.3f} "
+              f"(SE {se_mean:.3f}), worst {g['coverage'].min():.3f} (SE {se_worst:.3f}) over "
+              f"{draws} draws (target mean >= 0.93, worst facet >= 0.90)")  # fmt: skip
+    (before, b_se), (after, a_se) = savings(frame, "active-raw", "uniform"), savings(frame)
+    print(f"designs {name} active label saving: {after:.1%} (SE {a_se:.1%}) at the width of "
+          f"uniform-2 (before: {before:.1%} (SE {b_se:.1%}) at the uniform width), n = 100, "
+          f"{draws} draws (target >= 25% on 2 of 3 sets; baselines uniform-2, uniform: same "
+          "draws)")  # fmt: skip
     return after
 
 

@@ -8,7 +8,11 @@ import numpy as np
 import pytest
 from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
 
-from judgekit.calibration.design.estimators import stratified_ppi, weighted_ppi
+from judgekit.calibration.design.estimators import (
+    satterthwaite_df,
+    stratified_ppi,
+    weighted_ppi,
+)
 from judgekit.calibration.design.probabilities import (
     active_probabilities,
     neyman_allocation,
@@ -54,7 +58,24 @@ def test_active_probabilities_sum_to_budget_with_a_floor() -> None:
 def test_neyman_allocation_follows_size_times_sigma() -> None:
     alloc = neyman_allocation({"a": 100, "b": 100, "c": 10}, {"a": 0.1, "b": 0.4, "c": 0.4}, 30)
     assert sum(alloc.values()) == 30
-    assert alloc["b"] > alloc["a"] >= 2 and 2 <= alloc["c"] <= 10
+    assert alloc == {"a": 5, "b": 20, "c": 5}  # Neyman gives c 2.2 and a 5.6: both held at 5
+    assert neyman_allocation({"a": 100, "b": 3}, {"a": 1.0, "b": 9.0}, 20) == {"a": 17, "b": 3}
+    with pytest.raises(ValueError, match="below 5 labels in each of 3 strata"):
+        neyman_allocation({"a": 100, "b": 100, "c": 10}, {"a": 1.0}, 12)
+
+
+def test_satterthwaite_df_and_the_stratified_interval_rule() -> None:
+    # Cochran 1977, Eq. 5.16: equal terms on 5 labels each give 3 (5 - 1) per stratum summed
+    assert satterthwaite_df(np.array([1.0, 1.0, 1.0]), np.array([5, 5, 5])) == pytest.approx(12)
+    # one stratum of 2 labels holding all the variance: 1 degree of freedom
+    assert satterthwaite_df(np.array([1.0, 0.0]), np.array([2, 98])) == pytest.approx(1)
+    rng = np.random.default_rng(0)
+    strata = np.repeat(["a", "b"], [300, 300])
+    judge = rng.normal(size=600)
+    human = judge + np.where(strata == "a", 5.0, 0.1) * rng.normal(size=600)
+    idx = np.r_[rng.choice(300, 5, replace=False), 300 + rng.choice(300, 115, replace=False)]
+    est = stratified_ppi(human[idx], judge[idx], strata[idx], judge, strata)
+    assert est.n == 120 and est.signature["interval"] == "bootstrap-t"  # 5 labels carry it
 
 
 def test_selection_round_trip_and_bad_rows(tmp_path: Path) -> None:
@@ -123,3 +144,17 @@ def test_stratified_estimate_combines_strata() -> None:
     est = stratified_ppi(human[idx], judge[idx], strata[idx], judge, strata)
     assert est.low < est.estimate < est.high and est.signature["design"] == "stratified"
     assert abs(est.estimate - human.mean()) < 4 * est.half_width
+
+
+def test_pilot_leave_one_out_scores_equal_refits() -> None:
+    from judgekit.calibration.design import pilot
+
+    rng = np.random.default_rng(1)
+    u_all, u = rng.normal(size=400), rng.normal(size=30)
+    e = rng.normal(size=30) * (1 + np.abs(u))
+    for bins in (0, pilot.BINS):
+        refit = [
+            pilot.error_model(np.delete(u, i), np.delete(e, i), np.append(u_all, u[i]), bins)[-1]
+            for i in range(len(e))
+        ]
+        assert pilot._loo_scores(u, e, u_all, bins) == pytest.approx(refit, rel=1e-9)

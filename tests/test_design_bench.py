@@ -18,7 +18,8 @@ def test_designs_bench_quick(capsys) -> None:
 
     out = designs.main(["--draws", "3", "--sets", "global-mmlu-lite"])
     printed = capsys.readouterr().out
-    assert "designs global-mmlu-lite active coverage" in printed
+    assert "designs global-mmlu-lite active n=50 coverage: mean " in printed
+    assert "designs global-mmlu-lite stratified n=100 coverage" in printed and "(SE " in printed
     assert "(target mean >= 0.93" in printed and "over 3 draws" in printed
     assert "(before: " in printed and "of 1 real sets, 3 draws" in printed
     frame = out["global-mmlu-lite"]

@@ -74,3 +74,11 @@ def test_plan_design_then_estimate(population, tmp_path: Path, design: str) -> N
         )
         with pytest.raises(InputError, match="lack their inclusion probability"):
             estimate_design(str(judge), str(human), str(sel), target="share:CS")
+
+
+def test_plan_stratified_refuses_a_budget_below_the_stratum_minimum(population) -> None:
+    from judgekit.calibration.design.run import plan_design
+
+    judge = population[0]
+    with pytest.raises(InputError, match=r"--budget.*below 5 labels in each of 2 strata"):
+        plan_design(str(judge), "stratified", 8, target="share:CS", by="language")

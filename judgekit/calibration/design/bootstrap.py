@@ -14,10 +14,14 @@ value ``cov_a(Y, f) / ((1 + n/N) var(f_all))`` clipped to [0, 1]; ``theta = lam 
 + sum a_i (Y_i - lam f_i)``; ``se^2 = lam^2 var(f_all) / N + n/(n-1) sum a_i^2 (r_i - rbar)^2``
 with ``r = Y - lam f`` (the linearised variance of the Hájek mean: centred residuals). The
 interval is ``[theta - q(1 - alpha/2) se, theta - q(alpha/2) se]`` with ``q`` the quantiles of
-``t* = (theta* - theta) / se*``. Everything is computed from count matrices, all B at once.
+``t* = (theta* - theta) / se*``. Everything is computed from count matrices, all B at once; the
+population's B resamples (their mean and variance) come from their own seeded stream, cached per
+population (a coverage study's draws on one population reuse them).
 """
 
 from __future__ import annotations
+
+from functools import lru_cache
 
 import numpy as np
 
@@ -26,15 +30,15 @@ SEED = 0
 
 
 def _stats(c: np.ndarray, y: np.ndarray, f: np.ndarray, w: np.ndarray,
-           pop: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+           pop: tuple[np.ndarray, np.ndarray, int]) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """(theta, se^2) per row of the count matrix ``c`` (B, n) of the labelled items and the
-    resampled population judge values ``pop`` (B, N)."""
-    n, big_n = len(y), pop.shape[1]
+    resampled population judge values' mean and variance ``pop`` ((B,), (B,), N)."""
+    n = len(y)
+    mu, var_u, big_n = pop
     cw = c * w
     tot = cw.sum(axis=1)
     my, mf = cw @ y / tot, cw @ f / tot
     cov = cw @ (y * f) / tot - my * mf
-    mu, var_u = pop.mean(axis=1), pop.var(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         lam = np.where(var_u > 0, np.clip(cov / ((1 + n / big_n) * var_u), 0, 1), 0.0)
     theta = lam * mu + my - lam * mf
@@ -46,6 +50,23 @@ def _stats(c: np.ndarray, y: np.ndarray, f: np.ndarray, w: np.ndarray,
     dyf = syf - my * sf - mf * sy + my * mf * s1
     var_r = (dyy - 2 * lam * dyf + lam**2 * dff) / tot**2 * n / max(n - 1, 1)
     return theta, lam**2 * var_u / big_n + np.maximum(var_r, 0.0)
+
+
+@lru_cache(maxsize=64)
+def _population_moments(values: bytes, b: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and variance of ``b`` with-replacement resamples of the population judge values
+    (float64 ``values`` as bytes), drawn from their own seeded stream: the same population
+    gives the same resamples, so repeated estimates on one population (a coverage study's
+    draws) reuse them."""
+    f = np.frombuffer(values, dtype=float)
+    rng = np.random.default_rng([seed, len(f)])
+    mu, var = np.empty(b), np.empty(b)
+    step = max(1, 2_000_000 // max(len(f), 1))
+    for lo in range(0, b, step):
+        block = f[rng.integers(0, len(f), (min(step, b - lo), len(f)))]
+        mu[lo : lo + len(block)], var[lo : lo + len(block)] = block.mean(1), block.var(1)
+    mu.flags.writeable = var.flags.writeable = False
+    return mu, var
 
 
 def _counts(rng: np.random.Generator, b: int, size: int) -> np.ndarray:
@@ -80,9 +101,9 @@ def weighted_bootstrap_t(
     theta0, var0 = 0.0, 0.0
     theta_b, var_b = np.zeros(b), np.zeros(b)
     for lab, pop, share in groups:
-        args = (y[lab], f[lab], w[lab])
-        t0, v0 = _stats(np.ones((1, len(lab))), *args, f_all[pop][None, :])
-        resampled = f_all[pop][rng.integers(0, len(pop), (b, len(pop)))]
+        args, fp = (y[lab], f[lab], w[lab]), np.ascontiguousarray(f_all[pop])
+        t0, v0 = _stats(np.ones((1, len(lab))), *args, (fp.mean()[None], fp.var()[None], len(fp)))
+        resampled = (*_population_moments(fp.tobytes(), b, seed), len(fp))
         tb, vb = _stats(_counts(rng, b, len(lab)), *args, resampled)
         theta0 += share * t0[0]
         var0 += share**2 * v0[0]

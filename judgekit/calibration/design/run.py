@@ -138,7 +138,8 @@ def plan_design(
     when the pilot projects under 10% saving (the safeguard, :mod:`.pilot`).
     Stratified: strata are the ``by`` facet's values (default: the judge's rounded value, i.e.
     its label), with Neyman allocation from the ``pilot``'s residual standard deviation per
-    stratum (without a pilot: the judge's own standard deviation per stratum).
+    stratum (without a pilot: proportional allocation), at least
+    :data:`probabilities.MIN_PER_STRATUM` labels per stratum (a smaller budget is refused).
     ``exclude``: a previous round's ``selection.csv`` (sequential mode): its rows are kept as
     they were, the rest of the items planned anew as the next round (the estimate treats the
     earlier rounds' items as known, :func:`estimators.combine_rounds`).
@@ -166,10 +167,13 @@ def plan_design(
         human, _, _ = load_human(pilot, goal)
         resid = (human - values.reindex(human.index)).dropna()
         sig = resid.groupby(strata.reindex(resid.index)).std().dropna().to_dict()
-    else:
-        sig = values.groupby(strata).std().fillna(0).to_dict()
+    else:  # proportional: the judge's own spread does not track the residual's (designs.md)
+        sig = {h: 1.0 for h in strata.unique()}
     sigmas = {str(k): float(v) for k, v in sig.items()}
-    return before + draw(items, design, budget, strata=list(strata), sigmas=sigmas, **step)
+    try:
+        return before + draw(items, design, budget, strata=list(strata), sigmas=sigmas, **step)
+    except ValueError as err:
+        raise InputError(None, str(err), field="--budget") from err
 
 
 def design_budget(
