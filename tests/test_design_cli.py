@@ -82,3 +82,38 @@ def test_plan_stratified_refuses_a_budget_below_the_stratum_minimum(population) 
     judge = population[0]
     with pytest.raises(InputError, match=r"--budget.*below 5 labels in each of 2 strata"):
         plan_design(str(judge), "stratified", 8, target="share:CS", by="language")
+
+
+def test_a_hand_edited_or_foreign_selection_is_refused_on_its_line(population, tmp_path) -> None:
+    """A probability far below the others (weights leaving 1 effective label) and an item the
+    judge never judged: one located error each, not a narrow interval or a silent skip."""
+    judge, truth = population
+    sel = tmp_path / "selection.csv"
+    plan = judgekit("calibrate", "plan", "--judge", str(judge), "--target", "share:CS", "--design",
+                    "active", "--budget", "40", "--selection-out", str(sel))  # fmt: skip
+    assert plan.exit_code == 0, plan.output
+    table = pd.read_csv(sel)
+    human = write_long(tmp_path / "human.csv",
+                       [(i, "h1", "CS" if truth[i] else "CA") for i in table["item"]])  # fmt: skip
+    edited = table.copy()
+    edited.loc[3, "inclusion_probability"] = 1e-9
+    edited.to_csv(sel, index=False)
+    with pytest.raises(InputError, match="effective labels") as err:
+        estimate_design(str(judge), str(human), str(sel), target="share:CS")
+    assert err.value.line == 5 and err.value.field == "inclusion_probability"
+    foreign = pd.concat([table, table.iloc[[0]].assign(item="zz999")], ignore_index=True)
+    foreign.to_csv(sel, index=False)
+    with pytest.raises(InputError, match="'zz999' is not an item of the judge's run") as err:
+        estimate_design(str(judge), str(human), str(sel), target="share:CS")
+    assert err.value.line == len(table) + 2
+
+
+def test_an_active_plan_on_a_score_judge_needs_a_pilot(tmp_path) -> None:
+    from judgekit.calibration.design.run import plan_design
+
+    rng = np.random.default_rng(2)
+    scores = [(f"s{k}", "judge", float(-rng.integers(0, 25))) for k in range(100)]
+    judge = write_long(tmp_path / "judge.csv", scores)
+    with pytest.raises(InputError, match="needs --pilot") as err:
+        plan_design(str(judge), "active", 30, target="mean")
+    assert err.value.field == "--pilot"

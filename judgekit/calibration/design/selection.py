@@ -177,3 +177,35 @@ def _row(path: Path, line: int, r: dict[str, str]) -> Selected:
                          field="round")  # fmt: skip
     return Selected(item, p, (r.get("stratum") or "all").strip() or "all",
                     (r.get("reason") or "").strip(), design, rnd)  # fmt: skip
+
+
+MIN_EFFECTIVE = 10  # Kish effective labels below which no weighted interval is given
+
+
+def check_against(path: Path, rows: list[Selected], judged: set[str], labelled: list[str]) -> None:
+    """Check ``rows`` (read from ``path``, in file order) against the judge's run and the labels.
+
+    ``judged``: the judge's items; ``labelled``: the last round's human-labelled items of an
+    active design (empty otherwise). Raises InputError naming the line: an item the judge did
+    not judge (the selection belongs to another run, or was edited), or inclusion
+    probabilities whose weights 1/p leave fewer than :data:`MIN_EFFECTIVE` Kish effective labels
+    ``(sum w)^2 / sum w^2`` (Kish 1965, Sec. 11.7): one probability far below the others (a
+    hand edit, say) makes the estimate rest on one label while its interval narrows."""
+    lines = {r.item: n for n, r in enumerate(rows, start=2)}
+    for r in rows:
+        if r.item not in judged:
+            raise InputError(path, f"item {r.item!r} is not an item of the judge's run",
+                             line=lines[r.item], field="item")  # fmt: skip
+    if not labelled:
+        return
+    chosen = {r.item: r for r in rows}
+    p = np.array([chosen[i].probability for i in labelled])
+    w = 1 / p
+    effective = w.sum() ** 2 / (w**2).sum()
+    if effective < MIN_EFFECTIVE:
+        low = labelled[int(np.argmin(p))]
+        raise InputError(path, f"the inclusion probabilities of the {len(labelled)} labelled "
+                         f"items leave {effective:.1f} effective labels (Kish), under "
+                         f"{MIN_EFFECTIVE}: no weighted interval is valid; the smallest is "
+                         f"{chosen[low].probability:.3g} (item {low!r})", line=lines[low],
+                         field="inclusion_probability")  # fmt: skip
