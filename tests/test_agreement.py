@@ -399,6 +399,11 @@ def test_known_category_set_gives_ac1_where_defined_and_reasons_where_not():
     assert gwet_ac1(zeros, categories=[0, 1]).value == 1.0
     fleiss = fleiss_kappa(zeros, categories=[0, 1])
     assert math.isnan(fleiss.value) and fleiss.note.startswith("no variation")
+    # (c) the paired items all one category, a singly rated item another: alpha's units with one
+    # value drop out, so its reason speaks of the paired ratings (the prevalence counts all)
+    alpha = krippendorff_alpha([[1, 1], [1, 1], [2, None]])
+    assert math.isnan(alpha.value)
+    assert alpha.note.startswith("no variation: every rating on the items with 2 or more")
     # a label outside the given set is an error, not a silent recode
     with pytest.raises(JudgekitError, match="not among the categories"):
         gwet_ac1(same, categories=[2, 3])

@@ -174,8 +174,9 @@ def degenerate(counts: np.ndarray, *, chance_corrected: bool = True) -> str | No
     paired = counts[counts.sum(axis=1) >= 2]
     if not len(paired):
         return "no item with 2 or more ratings"
-    if chance_corrected and int((counts.sum(axis=0) > 0).sum()) < 2:
-        return "no variation: every rating is the same category, so chance agreement is 1"
+    if chance_corrected and int((paired.sum(axis=0) > 0).sum()) < 2:
+        return ("no variation: every rating on the items with 2 or more ratings is the same "
+                "category, so chance agreement is 1")  # fmt: skip
     if len(paired) == 1:
         return "one item: irrCAC computes it together with a variance over items, needing 2 or more"
     return None
