@@ -40,3 +40,30 @@ def test_held_servers_are_one_per_model_window_and_logits_and_stop_with_the_bloc
         assert len({id(first), id(logits), id(wider)}) == 3
     assert sorted(map(id, stopped)) == sorted(map(id, (first, logits, wider)))
     assert held_server("smollm2-135m", n_ctx=4096, logits_all=False) is None
+
+
+def test_a_held_server_starts_on_the_blocks_own_thread_for_every_run(monkeypatch) -> None:
+    """Linux kills the server when the thread that started it ends (PR_SET_PDEATHSIG): a held
+    server must start on the block's long-lived thread, not on a run's worker thread."""
+    import asyncio
+    import threading
+
+    from judgekit.llm.local import start_server
+
+    threads: list[threading.Thread] = []
+
+    def fake_start(self: EmbeddedServer) -> str:
+        threads.append(threading.current_thread())
+        return "http://127.0.0.1:1/v1"
+
+    monkeypatch.setattr(EmbeddedServer, "start", fake_start)
+    monkeypatch.setattr(EmbeddedServer, "stop", lambda self: None)
+    with shared_servers():
+        server = held_server("smollm2-135m", n_ctx=4096, logits_all=False)
+        for _ in range(2):  # two runs, two event loops, as two grid cells
+            assert asyncio.run(start_server(server)) == "http://127.0.0.1:1/v1"
+    own = EmbeddedServer("smollm2-135m")
+    asyncio.run(start_server(own))
+    assert threads[0] is threads[1] and threads[0].name.startswith("judgekit-embedded")
+    assert not threads[0].is_alive()  # the block's thread ended with the block
+    assert not threads[2].name.startswith("judgekit-embedded")

@@ -11,6 +11,7 @@ process) a server, once started, stays up for the next run instead of loading th
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import importlib.util
 import os
@@ -20,6 +21,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -214,7 +216,17 @@ class EmbeddedServer:
             self._log_path = None
 
 
-_HELD: dict[tuple[str, int, bool], EmbeddedServer] | None = None
+class _Held:
+    """The servers of a :func:`shared_servers` block and the one thread that starts them: Linux
+    kills a child whose starting thread ends (PR_SET_PDEATHSIG), so a held server must not be
+    started from a run's short-lived worker thread."""
+
+    def __init__(self) -> None:
+        self.servers: dict[tuple[str, int, bool], EmbeddedServer] = {}
+        self.starter = ThreadPoolExecutor(1, thread_name_prefix="judgekit-embedded")
+
+
+_HELD: _Held | None = None
 
 
 @contextmanager
@@ -227,13 +239,14 @@ def shared_servers() -> Iterator[None]:
     if _HELD is not None:
         yield
         return
-    _HELD = {}
+    _HELD = _Held()
     try:
         yield
     finally:
         held, _HELD = _HELD, None
-        for server in held.values():
+        for server in held.servers.values():
             server.stop()
+        held.starter.shutdown(wait=True)
 
 
 def held_server(name: str, *, n_ctx: int, logits_all: bool) -> EmbeddedServer | None:
@@ -242,6 +255,15 @@ def held_server(name: str, *, n_ctx: int, logits_all: bool) -> EmbeddedServer | 
     if _HELD is None:
         return None
     key = (name, n_ctx, logits_all)
-    if key not in _HELD:
-        _HELD[key] = EmbeddedServer(name, n_ctx=n_ctx, logits_all=logits_all)
-    return _HELD[key]
+    if key not in _HELD.servers:
+        _HELD.servers[key] = EmbeddedServer(name, n_ctx=n_ctx, logits_all=logits_all)
+    return _HELD.servers[key]
+
+
+async def start_server(server: EmbeddedServer) -> str:
+    """Start ``server`` off the event loop (idempotent) and return its ``api_base``: a held
+    server on the block's own thread, so it outlives the run that started it; any other on a
+    worker thread of the running loop."""
+    loop = asyncio.get_running_loop()
+    held = _HELD is not None and any(s is server for s in _HELD.servers.values())
+    return await loop.run_in_executor(_HELD.starter if held else None, server.start)
