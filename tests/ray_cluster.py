@@ -48,10 +48,11 @@ def free_port() -> int:
 
 
 class RayCluster:
-    """``ray start --head`` on 127.0.0.1 with ``cpus`` CPUs; ``address`` once started."""
+    """``ray start --head`` on 127.0.0.1 with ``cpus`` logical CPUs, its workers run by
+    ``python`` (default: this interpreter); ``address`` once started."""
 
-    def __init__(self, cpus: int = 2) -> None:
-        self.cpus = cpus
+    def __init__(self, cpus: int = 2, python: str = sys.executable) -> None:
+        self.cpus, self.python = cpus, python
         self.port = free_port()
         self.address = f"127.0.0.1:{self.port}"
         self.temp = tempfile.mkdtemp(prefix="jkray-", dir="/tmp")  # short: Unix socket paths
@@ -63,7 +64,7 @@ class RayCluster:
         return {**os.environ, **ENV, "RAY_ADDRESS": self.address, "PYTHONPATH": path}
 
     def start(self, timeout: float = 120.0) -> RayCluster:
-        cmd = [sys.executable, "-m", "ray.scripts.scripts", "start", "--head", "--block",
+        cmd = [self.python, "-m", "ray.scripts.scripts", "start", "--head", "--block",
                f"--num-cpus={self.cpus}", "--node-ip-address=127.0.0.1", f"--port={self.port}",
                "--include-dashboard=false", f"--temp-dir={self.temp}",
                "--disable-usage-stats"]  # fmt: skip
@@ -76,7 +77,7 @@ class RayCluster:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"ray start exited with {self.proc.returncode}")
             probe = subprocess.run(
-                [sys.executable, "-c", "import ray; ray.init(); print(ray.cluster_resources())"],
+                [self.python, "-c", "import ray; ray.init(); print(ray.cluster_resources())"],
                 env=self.env(), capture_output=True, text=True, timeout=timeout,
             )  # fmt: skip
             if probe.returncode == 0 and "CPU" in probe.stdout:

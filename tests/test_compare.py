@@ -244,6 +244,21 @@ def test_label_facet_by_hand():
     assert ceiling["accuracy"].rank is None and 0 < ceiling["accuracy"].value <= 1
 
 
+@pytest.mark.parametrize("common", [True, False])
+def test_the_ceiling_of_two_raters_is_their_agreement_not_1(common: bool) -> None:
+    """The judges are scored where the humans' majority does not tie; the ceiling is on every
+    judged item: with two raters, keeping the non-tied items would keep only their agreements."""
+    two = HUMANS[["h1", "h2"]]  # they agree on 6 of 8 items
+    judges = {"good": two["h1"], "poor": pd.Series(list("abababab"), index=HUMANS.index)}
+    if not common:
+        judges["poor"] = judges["poor"].iloc[:6]  # partial coverage: each judge on its own items
+    result = label_facet(judges, LabelTable(two), facet="all", n_resamples=0, common=common)
+    ceiling = {r.statistic: r for r in result.ceiling}
+    assert ceiling["accuracy"].value == pytest.approx(6 / 8)  # 12 of 16 (rater, item) rows
+    accuracy = next(f for f in result.families if f.statistic == "accuracy")
+    assert accuracy.values["good"] == 1.0  # on the 6 non-tied items
+
+
 def test_facet_test_is_cochrans_q():
     dist1, dist2 = RNG.normal(0.6, 0.05, 2000), RNG.normal(0.4, 0.05, 2000)
     tables = {

@@ -163,6 +163,7 @@ def test_a_refusing_server_and_no_server_say_where_to_place_the_file(served, tmp
     assert f"save it as {tmp_path / 'one' / 'DOCUMENT_IDS.tsv'}" in message
     assert loop.file("DOCUMENT_IDS.tsv").sha256 in message
     assert leftovers(tmp_path / "one") == []
+    assert not (tmp_path / "one").exists()  # nor the empty folder made for the file
 
 
 def test_files_placed_by_hand_are_checked(served, tmp_path):

@@ -317,7 +317,7 @@ def test_wmt23_mqm_gate_per_language_agrees_with_calibrate_estimate(tmp_path: Pa
     result = run_gate(write_gate(tmp_path, rules))
     assert len(result.checks) == 4 and result.checks[0].family == "gate (4 checks)"
     estimate = run_estimate(str(tmp_path / "gemba.csv"), str(tmp_path / "experts.csv"),
-                            target="mean", by="language", alpha=0.10)  # fmt: skip
+                            target="mean", by="language", alpha=0.10, lam="shrunk")  # fmt: skip
     rows = {e.facet: e for e in estimate.estimates if e.method == "ppi++"}
     for check in result.checks:
         row = rows[check.facet]  # the gate's (1 - 2 alpha) interval is calibrate estimate's at 0.10

@@ -49,8 +49,8 @@ def test_bad_options_are_refused_before_ray_starts() -> None:
 
     with pytest.raises(InputError, match="--replicas"):
         RayRun(0)
-    with pytest.raises(InputError, match="--ray-engine.*http"):
-        RayRun(2, engine="vllm")
+    with pytest.raises(InputError, match="--ray-engine.*http or vllm"):
+        RayRun(2, engine="sglang")
 
 
 def records(out: Path) -> list[dict]:

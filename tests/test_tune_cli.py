@@ -109,8 +109,11 @@ def test_tune_chooses_on_select_reports_on_test_and_writes_a_runnable_best(
         proc = judgekit(*estimate, code=2)
         assert "sealed test items" in proc.stdout + proc.stderr
         assert json.loads((out / "looks.json").read_text())["looks"] == 1
-        judgekit(*estimate, "--allow-test-labels")
+        proc = judgekit(*estimate, "--allow-test-labels", "--target", "share:maybe", code=2)
+        assert json.loads((out / "looks.json").read_text())["looks"] == 1  # no figure, no look
+        proc = judgekit(*estimate, "--allow-test-labels")
         assert json.loads((out / "looks.json").read_text())["looks"] == 2
+        assert "looks at the sealed test split: 2" in proc.stderr
 
         # rerun: every candidate resumes (no model calls), one more look counted
         calls = server.total_requests
@@ -137,17 +140,17 @@ def test_tune_chooses_on_select_reports_on_test_and_writes_a_runnable_best(
 
 def test_guard_refuses_test_items_counts_a_look_when_allowed(tmp_path: Path) -> None:
     from judgekit.calibration.tune import read_looks
-    from judgekit.calibration.tune.guard import check_human_sample
+    from judgekit.calibration.tune.guard import check_human_sample, count_look
     from judgekit.errors import InputError
 
     doc = {"test_hash": test_hash(["t1", "t2"]), "test": ["t1", "t2"], "tune": [], "select": []}
     (tmp_path / "splits.json").write_text(json.dumps(doc))
-    assert check_human_sample(tmp_path, ["a", "b"], False, "x") == 0
+    assert check_human_sample(tmp_path, ["a", "b"], False) == 0
     with pytest.raises(InputError, match="1 of the human labels"):
-        check_human_sample(tmp_path, ["a", "t2"], False, "x")
-    assert read_looks(tmp_path) == 0
-    assert check_human_sample(tmp_path, ["t1", "t2"], True, "x") == 2
-    assert read_looks(tmp_path) == 1
+        check_human_sample(tmp_path, ["a", "t2"], False)
+    assert check_human_sample(tmp_path, ["t1", "t2"], True) == 2
+    assert read_looks(tmp_path) == 0  # counted by the command once its figures exist
+    assert count_look(tmp_path, "x") == 1 and read_looks(tmp_path) == 1
 
 
 @pytest.mark.parametrize(
@@ -186,6 +189,27 @@ def test_missing_tune_file_and_unknown_baseline_exit_2(tmp_path: Path) -> None:
     proc = judgekit("calibrate", "tune", str(tmp_path / "tune.yaml"), code=2)
     message = proc.stdout + proc.stderr
     assert "stub-c__strict" in message and "Traceback" not in message
+
+
+@pytest.mark.parametrize(
+    ("mode", "field", "said"),
+    [("split", "tune.fractions", "leave 1 for select and 1 for test"),
+     ("nested", "tune.folds", "5 folds need at least 10")],
+)  # fmt: skip
+def test_too_few_labels_for_the_splits_exit_2_before_any_call(
+    tmp_path: Path, mode: str, field: str, said: str
+) -> None:
+    (tmp_path / "base.yaml").write_text(base_config("http://127.0.0.1:9/v1"))  # nothing listens
+    rows = "".join(f"i{k},ann1,{'true' if k % 2 else 'false'}\n" for k in range(4))
+    (tmp_path / "humans.csv").write_text("item,rater,label\n" + rows)
+    text = tune_file("http://127.0.0.1:9/v1").replace("mode: split", f"mode: {mode}")
+    (tmp_path / "tune.yaml").write_text(text)
+    proc = judgekit("calibrate", "tune", str(tmp_path / "tune.yaml"), "--out", str(tmp_path / "o"),
+                    code=2)  # fmt: skip
+    message = proc.stdout + proc.stderr
+    assert f"tune.yaml: field '{field}'" in message and said in message, message
+    assert "4 items carry a human label" in message and "Traceback" not in message
+    assert not list((tmp_path / "o").glob("*/records.jsonl"))  # no candidate ran
 
 
 def test_ac1_and_acc_eq_statistics_match_their_definitions() -> None:

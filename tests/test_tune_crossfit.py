@@ -82,6 +82,8 @@ def test_estimate_cross_fit_command_counts_a_look(tmp_path: Path) -> None:
             str(tmp_path / "h.csv"), "--tuned", str(tune), "--cross-fit"]  # fmt: skip
     proc = judgekit(*args, code=2)
     assert "--target" in proc.stdout + proc.stderr
+    proc = judgekit(*args, "--target", "share:maybe", code=2)  # no figure: no look counted
+    assert not (tune / "looks.json").exists()
     proc = judgekit(*args, "--target", "share:1")
     assert "cross-PPI" in proc.stdout and "humans only" in proc.stdout
     assert "looks at the sealed test split: 1" in proc.stdout

@@ -19,6 +19,7 @@ it ``error`` and names the model.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -63,6 +64,48 @@ def completion_of(body: dict[str, Any], spec: ModelSpec, check: bool = True) -> 
     t_in, t_out = usage_of(body)
     cost = batch_prices_for(spec).cost(t_in, t_out)
     return Completion(reply, t_in, t_out, cost, served_by, spec)
+
+
+def engine_completion(row: dict[str, Any], model: str) -> dict[str, Any]:
+    """A vLLM engine's output row (Ray Data LLM: ``generated_text``, ``num_input_tokens``,
+    ``num_generated_tokens``, and the request's ``max_tokens``) as the ``chat.completion`` dict
+    of ``model`` that :func:`completion_of` reads, so an engine answer passes through the same
+    reader as an online or batch answer. The engine gives no finish reason: ``length`` where
+    the answer used all ``max_tokens`` (read as truncated), else ``stop``. Log-probabilities
+    (``logprobs``: :func:`judgekit.batch.ray_vllm.engine_answer`'s JSON text) become the
+    choice's ``logprobs.content``, read for label probabilities as a server's."""
+    tokens_in = int(row.get("num_input_tokens") or 0)
+    tokens_out = int(row.get("num_generated_tokens") or 0)
+    limit = row.get("max_tokens")
+    finish = "length" if limit is not None and tokens_out >= int(limit) else "stop"
+    message = {"role": "assistant", "content": row.get("generated_text")}
+    choice = {"index": 0, "message": message, "finish_reason": finish}
+    if row.get("logprobs"):
+        choice["logprobs"] = {"content": _engine_logprobs(json.loads(row["logprobs"]))}
+    return {
+        "object": "chat.completion",
+        "model": model,
+        "choices": [choice],
+        "usage": {"prompt_tokens": tokens_in, "completion_tokens": tokens_out,
+                  "total_tokens": tokens_in + tokens_out},
+    }  # fmt: skip
+
+
+def _engine_logprobs(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """The engine's log-probabilities (``tokens``: the generated token ids; ``steps``: per
+    token ``{id: {logprob, rank, decoded_token}}``, the chosen token and the top ones) as
+    OpenAI's ``logprobs.content`` entries ``{token, logprob, top_logprobs}``."""
+    content = []
+    for token, step in zip(data["tokens"], data["steps"], strict=False):
+        chosen = step.get(str(token)) or {}
+        top = sorted((v for k, v in step.items() if v.get("rank") is not None),
+                     key=lambda v: v["rank"])  # fmt: skip
+        content.append({
+            "token": chosen.get("decoded_token") or "", "logprob": chosen.get("logprob"),
+            "top_logprobs": [{"token": v.get("decoded_token") or "", "logprob": v["logprob"]}
+                             for v in top],
+        })  # fmt: skip
+    return content
 
 
 def other_model(

@@ -9,6 +9,9 @@ placement, the retries of a task whose worker died and the streaming; judgekit h
 of its own. A worker judges its keys through :mod:`judgekit.batch.ray_worker`, which calls
 :func:`judgekit.llm.call.call_task`, the very function an online run calls: retries, re-asks,
 validation and label probabilities are the online ones, so the records are an online run's.
+With ``--ray-engine vllm`` no worker calls a server: Ray Data LLM's vLLM engine loads the
+judge's weights and answers the tasks' request lines, and the driver reads each answer as a
+batch answer (:mod:`judgekit.batch.ray_vllm`).
 
 Exactly once: only the driver writes records, through the run log
 (:meth:`~judgekit.llm.client.LLMClient.record`), and it writes a key only if the run log has no
@@ -36,7 +39,7 @@ from judgekit.batch.requests import batch_tasks
 from judgekit.errors import InputError, JudgekitError
 from judgekit.runlog import Record
 
-ENGINES = ("http",)
+ENGINES = ("http", "vllm")
 
 
 @dataclass
@@ -66,10 +69,15 @@ class RayRun:
 
     Args:
         replicas: Ray tasks judging at once, >= 1 (each runs the online client's concurrency).
-        engine: ``http``: each worker calls the run's endpoints over HTTP, as online.
+        engine: ``http``: each worker calls the run's endpoints over HTTP, as online;
+            ``vllm``: Ray Data LLM's vLLM engine loads the judge's weights
+            (:mod:`judgekit.batch.ray_vllm`).
         address: the Ray cluster (``ray start``); None: ``RAY_ADDRESS``, else a local cluster.
         batch_size: keys per Ray block (a retried block re-judges at most this many tasks).
         retry_errors: send the tasks recorded ``error`` (no answer) again.
+        model: ``vllm``: the weights to load (a folder or Hugging Face id; None: the route's
+            model id).
+        engine_kwargs: ``vllm``: vLLM engine arguments (``max_model_len``...).
 
     Attributes:
         counts: what the run did, once executed.
@@ -83,14 +91,15 @@ class RayRun:
         address: str | None = None,
         batch_size: int = 64,
         retry_errors: bool = False,
+        model: str | None = None,
+        engine_kwargs: dict[str, Any] | None = None,
     ) -> None:
         if replicas < 1:
             raise InputError(None, f"must be >= 1, got {replicas}", field="--replicas")
         if engine not in ENGINES:
             raise InputError(
                 None,
-                f"{engine!r} is not available here: use {', '.join(ENGINES)} (vLLM weights on "
-                "GPU nodes: serve them with `vllm serve` and judge over http)",
+                f"{engine!r} is not an engine: use {' or '.join(ENGINES)}",
                 field="--ray-engine",
             )
         self.replicas = replicas
@@ -98,6 +107,8 @@ class RayRun:
         self.address = address or os.environ.get("RAY_ADDRESS") or None
         self.batch_size = max(1, batch_size)
         self.retry_errors = retry_errors
+        self.model = model
+        self.engine_kwargs = dict(engine_kwargs or {})
         self.counts = RayCounts()
 
     def execute(self, runner: Any, session: Any, emit: Callable[[str], None]) -> bool:
@@ -115,7 +126,10 @@ class RayRun:
         keys = {key for group in pending.keys.values() for key in group}
         if keys:
             tasks = {t.key: t for t in batch_tasks(runner) if t.key in keys}
-            self._judge(session, tasks, emit)
+            if self.engine == "vllm":
+                self._engine(session, tasks, emit)
+            else:
+                self._judge(session, tasks, emit)
         self.counts.seconds = time.monotonic() - started
         return self.counts.missing == 0
 
@@ -123,13 +137,7 @@ class RayRun:
         """Stream the ``tasks`` through Ray and record each answer once."""
         from judgekit.batch.ray_worker import judge_batch
 
-        ray = _ray()
-        if not ray.is_initialized():
-            try:
-                ray.init(address=self.address, include_dashboard=False, log_to_driver=False)
-            except (ConnectionError, RuntimeError) as exc:
-                raise JudgekitError(f"cannot reach the Ray cluster {self.address}: {exc}") from None
-        ray.data.DataContext.get_current().enable_progress_bars = False
+        ray = self._connect()
         keys = list(tasks)
         blocks = max(self.replicas, -(-len(keys) // self.batch_size))
         ds = ray.data.from_items([{"key": key} for key in keys], override_num_blocks=blocks)
@@ -144,21 +152,62 @@ class RayRun:
         written: set[str] = set()
         try:
             for row in ds.iter_rows():
-                self._take(session, tasks, str(row["key"]), str(row["record"]), written)
+                record = Record.model_validate_json(str(row["record"]))
+                self._take(session, tasks, str(row["key"]), record, written)
                 emit("record")
         except ray.exceptions.RayError as exc:
             raise JudgekitError(f"the Ray run failed: {exc}") from None
         self.counts.missing = len(set(keys) - written)
 
+    def _engine(self, session: Any, tasks: dict[str, Any], emit: Callable[[str], None]) -> None:
+        """Run the ``tasks`` through the vLLM engine on Ray Data and record each answer once,
+        read as a batch answer (:mod:`judgekit.batch.ray_vllm`)."""
+        from judgekit.batch import ray_vllm
+        from judgekit.batch.answer import engine_completion
+        from judgekit.batch.importer import result_record
+        from judgekit.batch.requests import Requests
+        from judgekit.batch.results import BatchResult
+
+        specs = [task.spec for task in tasks.values()]
+        ray_vllm.check_routes(specs, self.model)
+        model = self.model or specs[0].model_id
+        settings = ray_vllm.EngineSettings(model, self.replicas, self.batch_size,
+                                           self.engine_kwargs)  # fmt: skip
+        rows = ray_vllm.engine_rows(tasks.values(), Requests(session.client.models))
+        ray = self._connect()
+        written: set[str] = set()
+        try:
+            for row in ray_vllm.run_engine(rows, settings, model, ray):
+                key, task = str(row["key"]), tasks[str(row["key"])]
+                error = ray_vllm.inference_error(row)
+                body = None if error else engine_completion(row, task.spec.model_id)
+                result = BatchResult(key, body, 500 if error else 200, error, "ray-vllm", 0)
+                record = result_record(task, result, session, "ray-vllm")
+                self._take(session, tasks, key, record, written)
+                emit("record")
+        except ray.exceptions.RayError as exc:
+            raise JudgekitError(f"the Ray run failed: {exc}") from None
+        self.counts.missing = len(set(tasks) - written)
+
+    def _connect(self) -> Any:
+        """The ``ray`` module, connected to the cluster."""
+        ray = _ray()
+        if not ray.is_initialized():
+            try:
+                ray.init(address=self.address, include_dashboard=False, log_to_driver=False)
+            except (ConnectionError, RuntimeError) as exc:
+                raise JudgekitError(f"cannot reach the Ray cluster {self.address}: {exc}") from None
+        ray.data.DataContext.get_current().enable_progress_bars = False
+        return ray
+
     def _take(
-        self, session: Any, tasks: dict[str, Any], key: str, data: str, written: set[str]
+        self, session: Any, tasks: dict[str, Any], key: str, record: Record, written: set[str]
     ) -> None:
         """Record one answer of Ray's output unless its key has a record (see the module doc);
         an ``ok`` answer is cached as an online answer is."""
         if key in written or (key in session.runlog and not self._retried(session, key)):
             self.counts.duplicates += 1
             return
-        record = Record.model_validate_json(data)
         session.client.record(record)
         written.add(key)
         self.counts.imported[record.status] += 1

@@ -79,14 +79,24 @@ def _print_estimates(result, alpha: float, tie_policy: str) -> None:
             console.print(f"* {facet}, {note}")
 
 
-def _check_tuned(tuned: Path, human: Path, allow: bool) -> None:
-    """Refuse a tuned judge's sealed test labels (or count the look where allowed)."""
+def _check_tuned(tuned: Path | None, human: Path, allow: bool) -> int:
+    """Refuse a tuned judge's sealed test labels unless allowed; how many the sample holds."""
     from judgekit.calibration.tune.guard import check_human_sample
     from judgekit.labels.table import load_labels
 
-    items = load_labels(human).items
-    if check_human_sample(tuned, items, allow, "calibrate estimate"):
-        console.print("warning: sealed test labels used; one more look counted", markup=False)
+    return 0 if tuned is None else check_human_sample(tuned, load_labels(human).items, allow)
+
+
+def _count_look(tuned: Path | None, overlap: int) -> None:
+    """Once the figures exist: count the look at ``overlap`` sealed test labels and say the
+    total (on stderr, so --json output stays one document)."""
+    if tuned is None or not overlap:
+        return
+    from judgekit.calibration.tune.guard import count_look
+
+    looks = count_look(tuned, "calibrate estimate")
+    typer.echo(f"warning: {overlap} sealed test labels of the tuned judge used; looks at the "
+               f"sealed test split: {looks} ({tuned / 'looks.json'})", err=True)  # fmt: skip
 
 
 def _cross_fit(tuned: Path, human: Path, target: str | None, alpha: float, seed: int,
@@ -131,6 +141,9 @@ def estimate_command(
     interval: str = typer.Option("auto", help=INTERVAL_HELP),
     resamples: int = typer.Option(2000, min=1, help="Bootstrap-t resamples B (x K with --rank)."),
     seed: int = typer.Option(0, help="Seed of the bootstrap-t resamples."),
+    lam: str = typer.Option(
+        "tuned", help="PPI++'s lam: tuned (ppi_py's) or shrunk (the gate's, docs/gate.md)."
+    ),
     hard_labels: bool = typer.Option(
         False, help="Use the judge's labels, not its label probabilities, as the predictor."
     ),
@@ -155,21 +168,22 @@ def estimate_command(
         raise InputError(None, "--cross-fit needs --tuned (a tune output)", field="--tuned")
     if tuned is not None and cross_fit:
         return _cross_fit(tuned, human, target, alpha, seed, as_json)
-    if tuned is not None:
-        _check_tuned(tuned, human, allow_test_labels)
+    overlap = _check_tuned(tuned, human, allow_test_labels)
     if selection is not None:
         from judgekit.cli.design import design_estimate
 
-        return design_estimate(judge, human, selection, as_json, target=target,
-                               raters=judge_rater or None, alpha=alpha, by=by,
-                               facets=str(facets) if facets else None)  # fmt: skip
+        design_estimate(judge, human, selection, as_json, target=target,
+                        raters=judge_rater or None, alpha=alpha, by=by,
+                        facets=str(facets) if facets else None)  # fmt: skip
+        return _count_look(tuned, overlap)
 
     result = run_estimate(
         str(judge), str(human), target=target, by=by, facets=str(facets) if facets else None,
         judge_raters=judge_rater or None, tie_policy=tie_policy, alpha=alpha, rank=rank,
         stratified=stratified, interval=interval, resamples=resamples, seed=seed,
-        hard_labels=hard_labels,
+        hard_labels=hard_labels, lam=lam,
     )  # fmt: skip
+    _count_look(tuned, overlap)
     payload = json_safe(result.to_dict())
     written = []
     if out is not None:

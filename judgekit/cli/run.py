@@ -58,7 +58,15 @@ def run_command(
         "online", "--backend", help="online (this process calls the models) or ray (Ray Data)."
     ),
     replicas: int = typer.Option(1, "--replicas", help="Ray tasks judging at once (ray)."),
-    ray_engine: str = typer.Option("http", "--ray-engine", help="How Ray workers judge (ray)."),
+    ray_engine: str = typer.Option(
+        "http", "--ray-engine", help="How Ray judges (ray): http (call the served judge) or vllm."
+    ),
+    ray_model: str | None = typer.Option(
+        None, "--ray-model", help="Weights the vllm engine loads (default: the route's model id)."
+    ),
+    vllm_arg: list[str] = typer.Option(
+        [], "--vllm-arg", help="A vLLM engine argument for --ray-engine vllm: max_model_len=2048"
+    ),
     ray_address: str | None = typer.Option(
         None, "--ray-address", help="Ray cluster address (default: RAY_ADDRESS, else local)."
     ),
@@ -74,9 +82,12 @@ def run_command(
         executor = SubmitBatch(poll_s=batch_poll, retry_errors=retry_errors)
     elif backend == "ray" and not dry_run:
         from judgekit.batch.ray_run import RayRun
+        from judgekit.batch.ray_vllm import engine_args
 
         executor = RayRun(replicas, engine=ray_engine, address=ray_address,
-                          retry_errors=retry_errors)  # fmt: skip
+                          retry_errors=retry_errors, model=ray_model,
+                          engine_kwargs=engine_args(vllm_arg))  # fmt: skip
+        no_preflight = no_preflight or ray_engine == "vllm"  # no server to check
     elif backend not in ("online", "ray"):
         from judgekit.errors import InputError
 

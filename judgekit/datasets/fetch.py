@@ -125,13 +125,16 @@ def ensure_set(
 
 
 def _download(url: str, sha256: str | None, target: Path, retries: int, timeout: float) -> None:
-    """Download ``url`` to ``target`` with pooch, checking ``sha256`` (module doc)."""
+    """Download ``url`` to ``target`` with pooch, checking ``sha256`` (module doc). A failed
+    transfer leaves nothing behind: not the file, nor the empty folders made for it."""
     import pooch
     import requests
 
+    made = [p for p in (target.parent, *target.parent.parents) if not p.exists()]  # deepest first
     logger = pooch.get_logger()
     level = logger.level
     logger.setLevel("WARNING")  # pooch announces every download on stderr; judgekit says less
+    done = False
     try:
         fetcher = pooch.create(
             path=target.parent,
@@ -143,6 +146,7 @@ def _download(url: str, sha256: str | None, target: Path, retries: int, timeout:
         fetcher.fetch(
             target.name, downloader=pooch.HTTPDownloader(progressbar=False, timeout=timeout)
         )
+        done = True
     except ValueError:  # pooch: the sha256 of the download is not the known one
         raise JudgekitError(
             f"{url}: the download's sha256 is not the pinned {sha256}; it was deleted, nothing "
@@ -155,6 +159,9 @@ def _download(url: str, sha256: str | None, target: Path, retries: int, timeout:
         ) from None
     finally:
         logger.setLevel(level)
+        for folder in made if not done else []:
+            if folder.is_dir() and not any(folder.iterdir()):
+                folder.rmdir()
 
 
 def _reason(exc: Exception) -> str:

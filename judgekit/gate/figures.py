@@ -112,8 +112,8 @@ def _t_star(part: pd.DataFrame, lam: float | None, spec: GateSpec) -> np.ndarray
     sample = iv.Sums.of(y, h, u) if lam != 0 else iv.Sums.of(y, h, u[:0])
     rng = np.random.default_rng(spec.seed)
     boot = iv.resample_sums(y, h, u, spec.resamples, rng, unlabelled=lam != 0)
-    point, se = iv.point_and_se(sample, iv.tuned_lam(sample) if lam is None else lam)
-    boot_point, boot_se = iv.point_and_se(boot, iv.tuned_lam(boot) if lam is None else lam)
+    point, se = iv.point_and_se(sample, iv.lam_for(sample, spec.lam) if lam is None else lam)
+    boot_point, boot_se = iv.point_and_se(boot, iv.lam_for(boot, spec.lam) if lam is None else lam)
     diff = boot_point - point
     scale = 1e-9 * (abs(float(se)) + 1e-12)
     flat = boot_se <= scale
@@ -126,7 +126,7 @@ def facet_check(
     rule: Rule, loaded: Loaded, facet: str, part: pd.DataFrame, spec: GateSpec
 ) -> tuple[Check, Facet]:
     """The check of one facet value (``part``: its rows of the split) and its values."""
-    interval = IntervalRule(spec.interval, loaded.kind, spec.resamples, spec.seed)
+    interval = IntervalRule(spec.interval, loaded.kind, spec.resamples, spec.seed, spec.lam)
     rows = group_rows(part, facet, spec.interval_alpha, interval)
     row = next(r for r in rows if r.method == rule.method)
     labelled = part[part["human"].notna()]

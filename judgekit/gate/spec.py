@@ -125,6 +125,8 @@ class GateSpec:
             ``fail`` (1).
         interval: the estimates' interval rule (``auto``, ``clt``, ``t``, ``bootstrap-t``).
         resamples, seed: bootstrap resamples (bootstrap-t, agreement CIs) and their seed.
+        lam: PPI++'s ``lam`` rule, ``shrunk`` (default) or ``tuned``
+            (:mod:`judgekit.calibration.estimate.moments`).
         path: the gate file, or None for a gate built in Python.
     """
 
@@ -135,6 +137,7 @@ class GateSpec:
     interval: str = "auto"
     resamples: int = 2000
     seed: int = 0
+    lam: str = "shrunk"
     path: str | None = None
     settings: dict[str, Any] = field(default_factory=dict)
 
@@ -265,7 +268,7 @@ def load_gate(path: str | Path) -> GateSpec:
     if not isinstance(raw, dict) or not isinstance(raw.get("rules"), list) or not raw["rules"]:
         raise InputError(path, "a gate file is a mapping with a non-empty list 'rules'",
                          field="rules")  # fmt: skip
-    known = {"alpha", "family", "inconclusive", "interval", "resamples", "seed", "rules"}
+    known = {"alpha", "family", "inconclusive", "interval", "resamples", "seed", "lam", "rules"}
     unknown = sorted(set(raw) - known)
     if unknown:
         raise InputError(path, f"unknown setting(s): {', '.join(unknown)}", field=unknown[0])
@@ -284,6 +287,7 @@ def load_gate(path: str | Path) -> GateSpec:
                        ("auto", "clt", "t", "bootstrap-t")),
         resamples=int(_number(raw.get("resamples", 2000), path, None, "resamples")),
         seed=int(_number(raw.get("seed", 0), path, None, "seed")),
+        lam=_text(raw.get("lam", "shrunk"), path, None, "lam", ("shrunk", "tuned")),
         path=str(path),
     ))  # fmt: skip
 

@@ -26,7 +26,7 @@ from typing import Any
 from judgekit import __version__
 from judgekit.review.campaign import Campaign
 from judgekit.review.schema import item_part, task_schema
-from judgekit.view.page import CSP_MARK, with_policy
+from judgekit.view.page import CSP_MARK, asset, with_policy
 
 CHECK = ["vendor/jsonschema.min.js", "static/check.js", "static/core.js"]
 SCRIPTS = {
@@ -123,7 +123,7 @@ def page_data(campaign: Campaign, rater: str, show_judge: bool) -> dict[str, Any
 
 def build_page(campaign: Campaign, rater: str, *, show_judge: bool = False) -> str:
     """The HTML text of ``rater``'s page for ``campaign`` (UTF-8, self-contained)."""
-    script = "\n".join(_vendored(name) for name in SCRIPTS[campaign.task])
+    script = "\n".join([asset("bidi.js"), *(_vendored(name) for name in SCRIPTS[campaign.task])])
     script += "\nJK.start();\n"
     script = script.replace("</script", "<\\/script")
     title = f"judgekit review · {campaign.task} · {rater} · campaign {campaign.id}"

@@ -23,6 +23,7 @@ from importlib import resources
 from typing import Any
 
 SCRIPTS = (  # one classic script, in order
+    "bidi.js",
     "core.js",
     "items.js",
     "context.js",

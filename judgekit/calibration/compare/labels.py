@@ -133,6 +133,10 @@ def _ceiling(
     confidence: float,
     seed: int,
 ) -> tuple[list[Row], str]:
+    """The human ceiling rows on ``items``: the items the judges labelled, the humans' majority
+    ties INCLUDED (each human's leave-one-out reference has its own ties, under the policy).
+    Keeping only the items whose majority does not tie would keep the items the humans agree
+    on: with two raters, a ceiling of 1 by construction."""
     if humans.n_raters < 2:
         return [], "human ceiling: one human rater, no held-out human to compare"
     keep = set(items)  # once: a set per index entry made this quadratic in items
@@ -264,8 +268,9 @@ def label_facet(
     families = own_coverage_families(coverage, families_on, notes)
     union = set().union(*own.values())
     items = [i for i in reference.index if i in union]
-    n_ties = int((reference[list(set().union(*labelled.values()))] == TIE).sum())
-    ceiling, note = _ceiling(humans, items, tie_policy, facet, n_resamples, confidence, seed)
+    judged = list(set().union(*labelled.values()))
+    n_ties = int((reference[judged] == TIE).sum())
+    ceiling, note = _ceiling(humans, judged, tie_policy, facet, n_resamples, confidence, seed)
     notes += [note] if note else []
     return LabelFacet(families, ceiling, len(items), n_ties, notes)
 
@@ -290,6 +295,6 @@ def _common_facet(
     if base.empty:
         raise JudgekitError(f"{facet}: every item shared by the judges is a human tie")
     families = _families(judges, base, **run)
-    ceiling, note = _ceiling(humans, list(base["item"]), run["tie_policy"], facet,
-                             run["n_resamples"], confidence, run["seed"])  # fmt: skip
+    ceiling, note = _ceiling(humans, items, run["tie_policy"], facet, run["n_resamples"],
+                             confidence, run["seed"])  # fmt: skip
     return LabelFacet(families, ceiling, len(base), n_ties, notes + ([note] if note else []))

@@ -9,9 +9,13 @@ Methods (all from ``ppi_py``, the reference implementation of the papers):
   mean on the unlabelled items plus the mean human-minus-judge correction on the labelled ones
   (``ppi_mean_ci`` with ``lam=1``);
 * ``ppi++``: the power-tuned estimate (Angelopoulos, Duchi & Zrnic 2023, arXiv 2311.01453,
-  Sec. 2.2; Boyeau et al. 2024, arXiv 2403.07008): ``lam`` in [0, 1] minimises the variance, so
-  the interval is never much wider than the classical one and is the classical one when the
-  judge is uninformative (``lam = 0``; a constant judge gets ``lam = 0`` outright).
+  Sec. 2.2; Boyeau et al. 2024, arXiv 2403.07008): ``lam`` in [0, 1] estimates the
+  variance-minimising one (``ppi_py``'s ``tuned`` rule by default; ``shrunk``, as the gate
+  uses it, shrinks it toward 0 by its own signal-to-noise ratio:
+  :mod:`judgekit.calibration.estimate.moments`), so the interval is never much wider than the
+  classical one and is the classical one when the judge is uninformative (``lam`` 0; a
+  constant judge gets ``lam = 0`` outright). ``ppi_py`` computes the estimate and its CLT
+  interval at that ``lam``.
 
 The labelled items are the sample; the unlabelled items are those the judge labelled and the
 humans did not (the two sets are disjoint, as the papers require). The estimand is the mean of
@@ -87,13 +91,15 @@ class Estimate:
 @dataclass(frozen=True)
 class IntervalRule:
     """How the CIs are built: ``interval`` (``auto``, ``clt``, ``t``, ``bootstrap-t``), the
-    target's ``kind`` (``mean``, ``share``, ``rate``: what ``auto`` picks), and the
-    bootstrap-t's ``resamples`` (B) and ``seed``."""
+    target's ``kind`` (``mean``, ``share``, ``rate``: what ``auto`` picks), the bootstrap-t's
+    ``resamples`` (B) and ``seed``, and PPI++'s ``lam`` rule (``shrunk`` or ``tuned``,
+    :mod:`judgekit.calibration.estimate.moments`)."""
 
     interval: str = "auto"
     kind: str = "mean"
     resamples: int = iv.RESAMPLES
     seed: int = iv.SEED
+    lam: str = iv.DEFAULT_LAM
 
     def pick(self, n: int, method: str = "ppi++") -> str:
         """The interval of ``method`` for ``n`` labels (:func:`estimate_intervals.resolve`)."""
@@ -176,8 +182,11 @@ def estimate_mean(
             rows.append(Estimate(**{**classical.to_dict(), "method": method}))
             continue
         lam = 1.0 if method == "ppi" else (0.0 if np.ptp(everything) == 0 else None)
-        point = _scalar(ppi_mean_pointestimate(y, yhat, yhat_u, lam=lam))
-        lo, hi = (_scalar(v) for v in ppi_mean_ci(y, yhat, yhat_u, alpha=alpha, lam=lam))
+        used = lam  # None with the tuned rule: ppi_py tunes it (the same rule, iv.tuned_lam)
+        if lam is None and rule.lam != "tuned":
+            used = _scalar(iv.lam_for(iv.Sums.of(y, yhat, yhat_u), rule.lam))
+        point = _scalar(ppi_mean_pointestimate(y, yhat, yhat_u, lam=used))
+        lo, hi = (_scalar(v) for v in ppi_mean_ci(y, yhat, yhat_u, alpha=alpha, lam=used))
         est = _interval(facet, method, point, lo, hi, (y, yhat, yhat_u, lam), alpha, rule,
                         rule.pick(n, method), big_n)  # fmt: skip
         rows.append(_with_effective_n(est, classical))
@@ -197,7 +206,7 @@ def _interval(
     if kind == "bootstrap-t":
         y, yhat, yhat_u, lam = data
         b_low, b_high, flat = iv.bootstrap_t(y, yhat, yhat_u, lam, alpha, rule.resamples,
-                                             rule.seed)  # fmt: skip
+                                             rule.seed, rule.lam)  # fmt: skip
         if np.isfinite(b_low) and np.isfinite(b_high):
             return Estimate(facet, method, point, b_low, b_high, n, big_n, float(n),
                             "bootstrap-t", se)  # fmt: skip

@@ -80,25 +80,38 @@ def _boot_sums(counts: np.ndarray, values: list[np.ndarray]) -> list[np.ndarray]
     return [np.concatenate(parts, axis=1) for parts in out]
 
 
+def draw_sums(
+    y: np.ndarray, h: np.ndarray, u: np.ndarray, boot: tuple[np.ndarray, np.ndarray] | None
+) -> tuple[iv.Sums, iv.Sums | None]:
+    """The sums of every draw (rows of y, h: shape (draws, n); u: (draws, N)), shape (draws,),
+    and with ``boot`` (count matrices of the labelled and unlabelled resamples, (B, n) and
+    (B, N)) the sums of every draw's resamples, shape (draws, B)."""
+    n, big_n = y.shape[1], u.shape[1]
+    terms = iv.labelled_terms(y, h)
+    sample = iv.Sums.build(n, big_n, [v.sum(axis=1) for v in terms],
+                           [u.sum(axis=1), (u * u).sum(axis=1)])  # fmt: skip
+    if boot is None:
+        return sample, None
+    ys = _boot_sums(boot[0], terms)
+    us = _boot_sums(boot[1], [u, u * u]) if big_n else [np.zeros_like(ys[0])] * 2
+    return sample, iv.Sums.build(n, big_n, ys, us)
+
+
 def _intervals(
     y: np.ndarray, h: np.ndarray, u: np.ndarray, lam: float | None, alpha: float,
-    boot: tuple[np.ndarray, np.ndarray] | None,
+    boot: tuple[np.ndarray, np.ndarray] | None, lam_rule: str = iv.DEFAULT_LAM,
 ) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:  # fmt: skip
     """Per interval: (low, high, fallback) for every draw (rows of y, h, u)."""
     n = y.shape[1]
-    sample = iv.Sums(n, u.shape[1], *(v.sum(axis=1) for v in (y, h, y * y, h * h, y * h, u, u * u)))
-    point, se = iv.point_and_se(sample, iv.tuned_lam(sample) if lam is None else lam)
+    sample, sums = draw_sums(y, h, u, boot)
+    point, se = iv.point_and_se(sample, iv.lam_for(sample, lam_rule) if lam is None else lam)
     none = np.zeros(len(y), bool)
     out = {}
     for name in ("clt", "t"):
         q = iv.quantile(name, n, alpha)
         out[name] = (point - q * se, point + q * se, none)
-    if boot is not None:
-        lab_counts, unl_counts = boot
-        ys = _boot_sums(lab_counts, [y, h, y * y, h * h, y * h])
-        us = _boot_sums(unl_counts, [u, u * u]) if u.shape[1] else [np.zeros_like(ys[0])] * 2
-        sums = iv.Sums(n, u.shape[1], *ys, *us)
-        b_point, b_se = iv.point_and_se(sums, iv.tuned_lam(sums) if lam is None else lam)
+    if sums is not None:
+        b_point, b_se = iv.point_and_se(sums, iv.lam_for(sums, lam_rule) if lam is None else lam)
         low, high, _ = iv.bootstrap_t_bounds(point, se, b_point, b_se, alpha)
         bad = np.isnan(low)
         t_low, t_high, _ = out["t"]
@@ -109,7 +122,7 @@ def _intervals(
 def draw_intervals(
     y: np.ndarray, h: np.ndarray, u: np.ndarray, method: str, interval: str, *,
     alpha: float = 0.05, kind: str = "mean", resamples: int = iv.RESAMPLES,
-    boot_seed: int = iv.SEED,
+    boot_seed: int = iv.SEED, lam_rule: str = iv.DEFAULT_LAM,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
     """The intervals ``calibrate estimate`` gives on many samples at once.
 
@@ -117,6 +130,7 @@ def draw_intervals(
         y, h: human and judge values of each sample's labelled items, shape (draws, n).
         u: judge values of each sample's unlabelled items, shape (draws, N).
         method: ``classical``, ``ppi`` or ``ppi++``; interval: one of :data:`STUDY_INTERVALS`.
+        lam_rule: PPI++'s ``lam`` rule (:mod:`judgekit.calibration.estimate.moments`).
 
     Returns:
         (low, high, fallback), each of shape (draws,): the bounds, and whether the bootstrap-t
@@ -129,14 +143,14 @@ def draw_intervals(
         boot = (_counts(brng, resamples, y.shape[1]), _counts(brng, resamples, u.shape[1]))
     lam = {"classical": 0.0, "ppi": 1.0}.get(method)
     values = (y, h, u[:, :0]) if method == "classical" else (y, h, u)
-    return _intervals(*values, lam, alpha, boot)[name]
+    return _intervals(*values, lam, alpha, boot, lam_rule)[name]
 
 
 def coverage_study(
     human: np.ndarray, judge: np.ndarray, n: int, *, draws: int = 1000, seed: int = 0,
     alpha: float = 0.05, kind: str = "mean", intervals: tuple[str, ...] = STUDY_INTERVALS,
     resamples: int = iv.RESAMPLES, boot_seed: int = iv.SEED,
-    methods: tuple[str, ...] = COVERAGE_METHODS,
+    methods: tuple[str, ...] = COVERAGE_METHODS, lam_rule: str = iv.DEFAULT_LAM,
 ) -> dict[str, Coverage]:  # fmt: skip
     """Coverage of the full-human mean by the classical, PPI and PPI++ intervals.
 
@@ -148,7 +162,8 @@ def coverage_study(
         alpha: error level of the intervals; kind: the target's kind (``mean``, ``share``,
             ``rate``), which decides what ``auto`` picks.
         intervals: among :data:`STUDY_INTERVALS`; resamples, boot_seed: B and the seed of the
-            bootstrap-t (as ``calibrate estimate --resamples --seed``).
+            bootstrap-t (as ``calibrate estimate --resamples --seed``); lam_rule: PPI++'s
+            ``lam`` rule (:mod:`judgekit.calibration.estimate.moments`).
 
     Returns:
         ``method`` -> :class:`Coverage` for the first interval, and ``"method/interval"`` ->
@@ -184,7 +199,7 @@ def coverage_study(
         for method in methods:
             lam = {"classical": 0.0, "ppi": 1.0}.get(method)
             values = (y, h, u[:, :0]) if method == "classical" else (y, h, u)
-            for name, bounds in _intervals(*values, lam, alpha, boot).items():
+            for name, bounds in _intervals(*values, lam, alpha, boot, lam_rule).items():
                 parts.setdefault(f"{method}/{name}", []).append(bounds)
     out = {}
     for method in methods:

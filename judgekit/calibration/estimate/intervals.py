@@ -8,9 +8,9 @@ Intervals (``--interval``):
   freedom (n the labelled items);
 * ``bootstrap-t``: the studentised bootstrap (Efron & Tibshirani 1993, ch. 12; Hall 1988).
   Each of B resamples draws the n labelled (human, judge) pairs and the N unlabelled judge
-  values with replacement, independently; PPI++ re-tunes ``lam`` on it with ``ppi_py``'s rule
-  (``_calc_lam_glm``: ``lam = cov(Y, Yhat) / ((1 + n/N) var(Yhat, all))``, clipped to
-  [0, 1]); ``t* = (estimate* - estimate) / se*`` with the resample's own ``se*``, and the
+  values with replacement, independently; PPI++ chooses ``lam`` on it again by its rule
+  (:mod:`judgekit.calibration.estimate.moments`: ``ppi_py``'s ``tuned`` by default, or
+  ``shrunk``); ``t* = (estimate* - estimate) / se*`` with the resample's own ``se*``, and the
   interval is ``[estimate - q(1 - alpha/2) se, estimate - q(alpha/2) se]`` with ``q`` the
   order statistics of ``t*`` (index ``(B + 1) p``). It corrects the one-sided misses of the
   CLT interval on skewed values (segment MQM), where the truth falls below the lower bound
@@ -35,12 +35,19 @@ so a seed gives the same resamples in both.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 from scipy.stats import norm
 from scipy.stats import t as student_t
 
+from judgekit.calibration.estimate.moments import (  # noqa: F401 (re-exported)
+    DEFAULT_LAM,
+    LAM_RULES,
+    Sums,
+    labelled_terms,
+    lam_for,
+    point_and_se,
+    tuned_lam,
+)
 from judgekit.errors import JudgekitError
 from judgekit.metrics.bootstrap import resample_indices
 
@@ -83,64 +90,13 @@ def quantile(interval: str, n: int, alpha: float) -> float:
     return float(norm.ppf(1 - alpha / 2))
 
 
-@dataclass(frozen=True)
-class Sums:
-    """Sums over the labelled pairs (y human, h judge) and the unlabelled judge values u, each
-    an array of one shape (one entry per resample, or per draw and resample).
-
-    ``n`` and ``big_n`` are the labelled and unlabelled counts (``big_n`` 0: no unlabelled)."""
-
-    n: int
-    big_n: int
-    y: np.ndarray
-    h: np.ndarray
-    yy: np.ndarray
-    hh: np.ndarray
-    yh: np.ndarray
-    u: np.ndarray
-    uu: np.ndarray
-
-    @classmethod
-    def of(cls, y: np.ndarray, h: np.ndarray, u: np.ndarray) -> Sums:
-        """The sums of one sample (shapes (n,), (n,), (N,)), as 0-d arrays."""
-        return cls(len(y), len(u), *(np.asarray(v.sum(), float) for v in
-                   (y, h, y * y, h * h, y * h, u, u * u)))  # fmt: skip
-
-
-def tuned_lam(s: Sums) -> np.ndarray:
-    """PPI++'s ``lam`` (``ppi_py._calc_lam_glm`` for a mean, d = 1, clipped to [0, 1]);
-    0 where the judge values have no spread (ppi_py would divide by 0)."""
-    n, big_n = s.n, s.big_n
-    cov = 2 * (s.yh - s.y * s.h / n) / n
-    total = n + big_n
-    var_all = (s.hh + s.uu - (s.h + s.u) ** 2 / total) / (total - 1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        lam = cov / (2 * (1 + n / big_n) * var_all)
-    return np.where(var_all > 1e-12 * (1 + np.abs(s.hh / n)), np.clip(lam, 0.0, 1.0), 0.0)
-
-
-def point_and_se(s: Sums, lam: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
-    """``(estimate, se)`` as ``ppi_mean_pointestimate`` and ``ppi_mean_ci`` compute them:
-    ``lam mean(u) + mean(y - lam h)`` and ``sqrt(var(lam u) / N + var(y - lam h) / n)``
-    (population variances, as ``ppi_py``); ``lam = 0`` is the classical mean."""
-    n, big_n = s.n, s.big_n
-    rect = (s.y - lam * s.h) / n
-    var_rect = (s.yy - 2 * lam * s.yh + lam * lam * s.hh) / n - rect**2
-    if big_n == 0:
-        return rect, np.sqrt(np.maximum(var_rect, 0.0) / n)
-    mean_u = s.u / big_n
-    var_u = s.uu / big_n - mean_u**2
-    se2 = lam * lam * np.maximum(var_u, 0.0) / big_n + np.maximum(var_rect, 0.0) / n
-    return lam * mean_u + rect, np.sqrt(se2)
-
-
 def resample_sums(
     y: np.ndarray, h: np.ndarray, u: np.ndarray, b: int, rng: np.random.Generator,
     unlabelled: bool = True,
 ) -> Sums:  # fmt: skip
     """The sums of B bootstrap resamples: labelled pairs first, then (``unlabelled``) the
     unlabelled values, independently. Arrays of shape (B,)."""
-    parts = [np.stack([y, h, y * y, h * h, y * h], axis=1)[i].sum(axis=1)
+    parts = [np.stack(labelled_terms(y, h), axis=1)[i].sum(axis=1)
              for i in resample_indices(rng, b, len(y))]  # fmt: skip
     lab = np.concatenate(parts).T
     if unlabelled and len(u):
@@ -148,7 +104,7 @@ def resample_sums(
         unl = np.concatenate([values[i].sum(axis=1) for i in resample_indices(rng, b, len(u))]).T
     else:
         unl = np.zeros((2, b))
-    return Sums(len(y), len(u) if unlabelled else 0, *lab, *unl)
+    return Sums.build(len(y), len(u) if unlabelled else 0, list(lab), list(unl))
 
 
 def bootstrap_t_bounds(
@@ -185,14 +141,16 @@ def bootstrap_t_bounds(
 
 def bootstrap_t(
     y: np.ndarray, h: np.ndarray, u: np.ndarray, lam: float | None, alpha: float,
-    resamples: int = RESAMPLES, seed: int = SEED,
+    resamples: int = RESAMPLES, seed: int = SEED, lam_rule: str = DEFAULT_LAM,
 ) -> tuple[float, float, int]:  # fmt: skip
     """The bootstrap-t interval of one estimate (module docstring).
 
     Args:
         y, h: human and judge values of the labelled items, shape (n,), n >= 2.
         u: judge values of the unlabelled items, shape (N,).
-        lam: 0 (classical), 1 (PPI) or None (PPI++, re-tuned in every resample).
+        lam: 0 (classical), 1 (PPI) or None (PPI++, ``lam`` chosen by ``lam_rule``,
+            :mod:`judgekit.calibration.estimate.moments`, in the sample and again in every
+            resample).
         resamples: B; seed: numpy ``default_rng`` seed of the resamples.
 
     Returns:
@@ -201,8 +159,8 @@ def bootstrap_t(
     y, h, u = (np.asarray(v, float) for v in (y, h, u))
     sample = Sums.of(y, h, u) if lam != 0 else Sums.of(y, h, u[:0])
     boot = resample_sums(y, h, u, resamples, np.random.default_rng(seed), unlabelled=lam != 0)
-    lam_s = tuned_lam(sample) if lam is None else lam
-    lam_b = tuned_lam(boot) if lam is None else lam
+    lam_s = lam_for(sample, lam_rule) if lam is None else lam
+    lam_b = lam_for(boot, lam_rule) if lam is None else lam
     point, se = point_and_se(sample, lam_s)
     boot_point, boot_se = point_and_se(boot, lam_b)
     low, high, flat = bootstrap_t_bounds(point, se, boot_point, boot_se, alpha)

@@ -88,8 +88,12 @@ class EstimateResult:
         return out
 
 
-def _check_choices(tie_policy: str, rank: str | None, interval: str, resamples: int) -> None:
-    """One located error for an unknown tie policy, rank order or interval, or B < 100."""
+def _check_choices(
+    tie_policy: str, rank: str | None, interval: str, resamples: int, lam: str = iv.DEFAULT_LAM,
+    by: str | None = None, stratified: bool = False,
+) -> None:  # fmt: skip
+    """One located error for an unknown tie policy, rank order, interval or lam rule, B < 100,
+    or --rank / --stratified without --by."""
     from judgekit.labels.majority import TIE_POLICIES
 
     if tie_policy not in TIE_POLICIES:
@@ -101,6 +105,13 @@ def _check_choices(tie_policy: str, rank: str | None, interval: str, resamples: 
                          field="--interval")  # fmt: skip
     if resamples < 100:
         raise InputError(None, f"at least 100 resamples, got {resamples}", field="--resamples")
+    if lam not in iv.LAM_RULES:
+        raise InputError(None, f"unknown lam rule '{lam}' (use {', '.join(iv.LAM_RULES)})",
+                         field="--lam")  # fmt: skip
+    if rank is not None and not by:
+        raise InputError(None, "--rank needs --by (the facet to rank)", field="--rank")
+    if stratified and not by:
+        raise InputError(None, "--stratified needs --by (the strata)", field="--stratified")
 
 
 def run_estimate(
@@ -108,7 +119,7 @@ def run_estimate(
     facets: str | None = None, judge_raters: list[str] | None = None,
     tie_policy: str = "exclude", alpha: float = 0.05, rank: str | None = None,
     stratified: bool = False, interval: str = "auto", resamples: int = iv.RESAMPLES,
-    seed: int = iv.SEED, hard_labels: bool = False,
+    seed: int = iv.SEED, hard_labels: bool = False, lam: str = iv.DEFAULT_LAM,
 ) -> EstimateResult:  # fmt: skip
     """Read the judge's and the humans' labels, and estimate the target per facet.
 
@@ -127,6 +138,8 @@ def run_estimate(
         hard_labels: for ``share:LABEL``, use the judge's labels even where its records have
             label probabilities (by default p(LABEL) is the predictor there, and the hard-label
             PPI++ row is reported beside it: ``EstimateResult.predictor``).
+        lam: PPI++'s ``lam`` rule, ``tuned`` (``ppi_py``'s) or ``shrunk`` (the gate's,
+            :mod:`judgekit.calibration.estimate.moments`).
 
     Raises:
         InputError: bad files, an unknown facet, interval or B, or human items the judge did
@@ -137,9 +150,9 @@ def run_estimate(
     from judgekit.calibration.estimate import inputs
     from judgekit.calibration.estimate.facets import item_facets
 
-    _check_choices(tie_policy, rank, interval, resamples)
+    _check_choices(tie_policy, rank, interval, resamples, lam, by, stratified)
     goal = inputs.Target.parse(target) if target else inputs.default_target(judge)
-    rule = IntervalRule(interval, goal.kind, resamples, seed)
+    rule = IntervalRule(interval, goal.kind, resamples, seed, lam)
     judged, raters, judge_source = inputs.load_judge(
         judge, goal, judge_raters, probabilities=not hard_labels
     )
@@ -155,17 +168,13 @@ def run_estimate(
     groups = facet_groups(data.index, table, by) if by else None
     settings = {"target": str(goal), "by": by, "alpha": alpha, "tie_policy": tie_policy,
                 "stratified": stratified, "judge_raters": raters, "interval": interval,
-                "resamples": resamples,
+                "resamples": resamples, "lam": lam,
                 "predictor": "probabilities" if with_probs else "hard"}  # fmt: skip
     signature = _signature(settings, seed, judge_source, human_source, facets)
     ranked = None
     if rank is not None:
-        if groups is None:
-            raise InputError(None, "--rank needs --by (the facet to rank)", field="--rank")
         ranked = ranking(data, groups, alpha=alpha, higher_is_better=rank == "higher",
                          rule=rule)  # fmt: skip
-    if stratified and groups is None:
-        raise InputError(None, "--stratified needs --by (the strata)", field="--stratified")
     rows = estimate_table(data, groups, alpha=alpha, stratified=stratified, rule=rule)
     k = len(set(groups)) if groups is not None else 1
     used = {e.facet: e.interval for e in rows if e.method == "ppi++" and e.interval}

@@ -14,12 +14,13 @@ the K columns).
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from judgekit.calibration.estimate.inputs import Target, check_share_given
 from judgekit.calibration.tune.choose import choose
 from judgekit.calibration.tune.nested import fold_items
 from judgekit.errors import InputError
@@ -62,11 +63,10 @@ def tune_candidates(tune_dir: Path) -> tuple[str, dict[str, pd.Series]]:
     return str(doc["statistic"]), out
 
 
-def _values(series: pd.Series | list, target: str) -> np.ndarray:
-    """1.0 where the label is ``LABEL`` of ``share:LABEL``, else the label as a number (mean)."""
-    if target.startswith("share:"):
-        return (np.asarray(series, dtype=object) == target.split(":", 1)[1]).astype(float)
-    return np.asarray(series, dtype=float)
+def _values(labels: list, goal: Target, whose: str) -> np.ndarray:
+    """What each label stands for under ``goal`` (:meth:`Target.value`: 1.0 / 0.0 for a share
+    or rate, the number for a mean); InputError naming ``whose`` labels otherwise."""
+    return np.array([goal.value(label, whose) for label in labels], dtype=float)
 
 
 def _scalar(value: object) -> float:
@@ -84,12 +84,14 @@ def cross_fit(
     alpha: float = 0.05,
     looks: int = 0,
 ) -> CrossFit:
-    """Cross-PPI estimate of ``target`` (``share:LABEL`` or ``mean``) over the items every
+    """Cross-PPI estimate of ``target`` (``share:LABEL``, ``rate`` or ``mean``, as
+    :class:`~judgekit.calibration.estimate.inputs.Target` reads it) over the items every
     candidate labelled, ``human`` (item -> majority label) giving the labelled ones.
 
     Folds are stratified by the human label (:func:`judgekit.calibration.tune.nested.
     fold_items`, seeded). Raises ValueError with fewer labelled items than ``folds`` or no
-    unlabelled item.
+    unlabelled item; InputError for an unknown target, a label the target cannot read, or a
+    ``share:LABEL`` no candidate or human gave.
     """
     from ppi_py import classical_mean_ci, crossppi_mean_ci, crossppi_mean_pointestimate
 
@@ -98,6 +100,7 @@ def cross_fit(
     unlabelled = [i for i in common if i not in human.index]
     if not unlabelled:
         raise ValueError("no unlabelled item: nothing for the judge to add")
+    goal = Target.parse(target)
     gold = {i: str(human[i]) for i in labelled}
     parts = fold_items(labelled, [gold[i] for i in labelled], folds, seed)
     outputs = {name: s.to_dict() for name, s in candidates.items()}
@@ -108,10 +111,11 @@ def cross_fit(
         name = choose(outputs, gold, rest, stat).chosen
         chosen.append(name)
         yhat.update({i: outputs[name][i] for i in part})
-        columns.append(_values([outputs[name][i] for i in unlabelled], target))
-    y = _values([gold[i] for i in labelled], target)
-    y_hat = _values([yhat[i] for i in labelled], target)
+        columns.append(_values([outputs[name][i] for i in unlabelled], goal, f"judge {name}"))
+    y = _values([gold[i] for i in labelled], goal, "human majority label")
+    y_hat = _values([yhat[i] for i in labelled], goal, "judge")
     y_unl = np.column_stack(columns)
+    check_share_given(goal, pd.Series(y), pd.Series(y_hat), pd.Series(y_unl.ravel()))
     est = _scalar(crossppi_mean_pointestimate(y, y_hat, y_unl))
     low, high = (_scalar(v) for v in crossppi_mean_ci(y, y_hat, y_unl, alpha=alpha))
     h_low, h_high = (_scalar(v) for v in classical_mean_ci(y, alpha=alpha))
@@ -135,23 +139,22 @@ def cross_fit_tuned(
     and count one look in ``tune_dir/looks.json``.
 
     Raises:
-        InputError: not a tune output, unreadable labels, or a target other than
-            ``share:LABEL`` or ``mean``.
+        InputError: not a tune output, unreadable labels, or a target :func:`cross_fit`
+            refuses.
     """
-    from judgekit.calibration.tune.guard import check_human_sample
+    from judgekit.calibration.tune.guard import check_human_sample, count_look
     from judgekit.calibration.tune.splits import read_looks
     from judgekit.labels.majority import majority_vote
 
-    if not (target == "mean" or target.startswith("share:")):
-        raise InputError(None, f"cross-fitting takes share:LABEL or mean, not {target!r}",
-                         field="--target")  # fmt: skip
     stat, candidates = tune_candidates(tune_dir)
     human = majority_vote(load_labels(human_path))
     human = human[human != "<tie>"].astype(str)
-    check_human_sample(tune_dir, human.index, True, "calibrate estimate --cross-fit")
-    looks = read_looks(tune_dir)
+    overlap = check_human_sample(tune_dir, human.index, True)
     try:
-        return cross_fit(candidates, human, stat, target, folds=folds, seed=seed, alpha=alpha,
-                         looks=looks)  # fmt: skip
+        fit = cross_fit(candidates, human, stat, target, folds=folds, seed=seed, alpha=alpha,
+                        looks=read_looks(tune_dir))  # fmt: skip
     except ValueError as exc:
         raise InputError(Path(human_path), str(exc), field="--human") from None
+    if overlap:
+        fit = replace(fit, looks=count_look(tune_dir, "calibrate estimate --cross-fit"))
+    return fit

@@ -2,8 +2,10 @@
 
 A judge chosen by ``calibrate tune`` was reported on its test split once; using those test labels
 again, e.g. as the human sample of ``calibrate estimate``, is a second look at the same labels.
-:func:`check_human_sample` refuses it unless the user says so, and then counts the look in the
-tune directory's ``looks.json`` (a single-use test set, as awslabs calibrated-agent-evaluation).
+:func:`check_human_sample` refuses it unless the user says so; the command then counts the look
+with :func:`count_look` in the tune directory's ``looks.json`` once its figures are computed (a
+single-use test set, as awslabs calibrated-agent-evaluation); a command that fails sees no
+figure and counts none.
 """
 
 from __future__ import annotations
@@ -31,27 +33,28 @@ def sealed_test(tune_dir: Path) -> tuple[str, set[str]]:
         raise InputError(path, f"unreadable splits: {exc}", field="test") from None
 
 
-def check_human_sample(
-    tune_dir: Path, human_items: Iterable[object], allow: bool, command: str
-) -> int:
+def check_human_sample(tune_dir: Path, human_items: Iterable[object], allow: bool) -> int:
     """Refuse a human sample that holds test-split items of a tuned judge, unless ``allow``.
 
-    Returns the number of test items in the sample (0: nothing to guard, no look counted).
-    With ``allow`` and a non-zero overlap, one look is recorded in ``tune_dir/looks.json``.
+    Returns the number of test items in the sample (0: nothing to guard). A caller that goes
+    on with a non-zero overlap counts the look with :func:`count_look` once its figures exist.
 
     Raises:
         InputError: the sample holds sealed test items and ``allow`` is False.
     """
-    hash_, test = sealed_test(tune_dir)
+    _, test = sealed_test(tune_dir)
     overlap = test & {str(i) for i in human_items}
-    if not overlap:
-        return 0
-    if not allow:
+    if overlap and not allow:
         raise InputError(
             Path(tune_dir) / "splits.json",
             f"{len(overlap)} of the human labels are the tuned judge's sealed test items; "
             "label other items, or pass --allow-test-labels (counted as a look)",
             field="--human",
         )
-    record_look(Path(tune_dir), hash_, command)
     return len(overlap)
+
+
+def count_look(tune_dir: Path, command: str) -> int:
+    """Record one look by ``command`` at the sealed test split of ``tune_dir``; the new total."""
+    hash_, _ = sealed_test(tune_dir)
+    return record_look(Path(tune_dir), hash_, command)

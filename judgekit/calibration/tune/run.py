@@ -29,7 +29,7 @@ from judgekit.calibration.tune.choose import Ranking, choose
 from judgekit.calibration.tune.nested import NESTED_BELOW, fold_items, nested_cv
 from judgekit.calibration.tune.report import TestReport, report_on_test
 from judgekit.calibration.tune.spec import TuneConfig
-from judgekit.calibration.tune.splits import Splits, record_look, split_items
+from judgekit.calibration.tune.splits import Splits, allocate, record_look, split_items
 from judgekit.calibration.tune.strata import facet_report, facet_values, strata
 from judgekit.config import load_config
 from judgekit.data.atomic import write_text
@@ -160,6 +160,43 @@ def is_nested(mode: str, n_items: int, few_shot: bool) -> bool:
     return mode == "nested" or (mode == "auto" and n_items < NESTED_BELOW and not few_shot)
 
 
+MIN_HELD_OUT = 2  # items in select and in test (split mode), and in each fold (nested mode)
+
+
+def check_size(config: TuneConfig, n_items: int) -> None:
+    """Refuse a tune whose ``n_items`` labelled items cannot fill its splits: fewer than
+    :data:`MIN_HELD_OUT` items in select or test by ``tune.fractions`` (split mode), or in each of
+    ``tune.folds`` folds (nested mode). Raises InputError naming the TUNE file and the field."""
+    options = config.tune
+    if is_nested(options.mode, n_items, options.few_shot is not None):
+        if n_items < MIN_HELD_OUT * options.folds:
+            raise InputError(config.path, f"{n_items} items carry a human label (ties left out) "
+                             f"and every candidate's: {options.folds} folds need at least "
+                             f"{MIN_HELD_OUT * options.folds}; label more items or set fewer "
+                             "folds", field="tune.folds")  # fmt: skip
+        return
+    _, select, test = allocate(n_items, options.fractions)
+    if min(select, test) < MIN_HELD_OUT:
+        raise InputError(config.path, f"{n_items} items carry a human label (ties left out) and "
+                         f"every candidate's: the fractions {list(options.fractions)} leave "
+                         f"{select} for select and {test} for test, each needs at least "
+                         f"{MIN_HELD_OUT}; label more items or use mode nested",
+                         field="tune.fractions")  # fmt: skip
+
+
+def _split(config: TuneConfig, items: list, item_strata: list, by: str | None) -> Splits:
+    """The tune / select / test split; an InputError where per-stratum rounding leaves select or
+    test under :data:`MIN_HELD_OUT` items (strata too small for the fractions)."""
+    splits = split_items(items, item_strata, config.tune.seed, config.tune.fractions)
+    if min(len(splits.select), len(splits.test)) < MIN_HELD_OUT:
+        strata_of = f"label and {by}" if by else "label"
+        raise InputError(config.path, f"the split stratified by {strata_of} leaves "
+                         f"{len(splits.select)} items for select and {len(splits.test)} for "
+                         "test (strata too small for the fractions); label more items or use "
+                         "mode nested", field="tune.fractions")  # fmt: skip
+    return splits
+
+
 def _split_doc(splits: Splits, by: str | None, folds: tuple = ()) -> dict[str, object]:
     doc = {"seed": splits.seed, "by": by, "mode": "nested" if folds else "split",
            "test_hash": splits.test_hash, "tune": list(splits.tune),
@@ -176,8 +213,9 @@ def run_tune(config: TuneConfig, *, out: Path | None = None, no_cache: bool = Fa
     Writes ``OUT/splits.json``, ``OUT/ranking.json``, ``OUT/best.yaml`` and counts one look in
     ``OUT/looks.json`` (the report on test). Raises InputError for a bad labels file, a cell
     config that does not validate, an unknown ``tune.baseline`` or few-shot candidates outside
-    the classify pipeline or in the nested mode; JudgekitError when a cell fails or fewer than 3
-    items are labelled by everyone.
+    the classify pipeline or in the nested mode, or too few labelled items for the splits
+    (:func:`check_size`, checked before any call and again on the items every candidate
+    labelled); JudgekitError when a cell fails or fewer than 3 items are labelled by everyone.
     """
     with shared_servers():  # the candidates and few-shot cells share one embedded server
         return _run_tune(config, out, no_cache)
@@ -188,9 +226,11 @@ def _run_tune(config: TuneConfig, out: Path | None, no_cache: bool) -> TuneResul
     humans = majority_vote(load_labels(config.labels, format=config.options.labels_format))
     directory = out_dir(config, out)
     cells, baseline, pipeline = _plan(config, directory)
+    check_size(config, int((humans != "<tie>").sum()))  # before any call
     run_cells(config, cells, pipeline, no_cache=no_cache)
     outputs, gold = _common_items(cells, humans)
     items, human = list(gold.index), gold.to_dict()
+    check_size(config, len(items))
     by, facet = facet_values([config.labels, *(c.directory for c in cells)], items, options.by)
     item_strata = strata(items, gold, facet)
     folds: tuple = ()
@@ -202,7 +242,7 @@ def _run_tune(config: TuneConfig, out: Path | None, no_cache: bool) -> TuneResul
                            options.n_boot, options.seed)  # fmt: skip
         ranking, report, held = result.ranking, result.report, result.held_out
     else:
-        splits = split_items(items, item_strata, options.seed, options.fractions)
+        splits = _split(config, items, item_strata, by)
         cells += _few_shot(config, cells, splits, gold, pipeline, no_cache, outputs)
         ranking = choose(outputs, human, splits.select, options.statistic)
         looks = _look(directory, splits)

@@ -46,7 +46,7 @@ def test_hash(item_ids: Sequence[str]) -> str:
 test_hash.__test__ = False  # not a pytest test when imported into a test module
 
 
-def _allocate(n: int, fractions: Sequence[float]) -> list[int]:
+def allocate(n: int, fractions: Sequence[float]) -> list[int]:
     """Largest-remainder allocation of ``n`` items to the fractions (sums to ``n``)."""
     raw = [f * n for f in fractions]
     counts = [int(np.floor(r)) for r in raw]
@@ -86,7 +86,7 @@ def split_items(
         members = sorted(groups[stratum])
         rng.shuffle(members)
         start = 0
-        for part, count in zip(parts, _allocate(len(members), fractions), strict=True):
+        for part, count in zip(parts, allocate(len(members), fractions), strict=True):
             part.extend(members[start : start + count])
             start += count
     return Splits(tuple(parts[0]), tuple(parts[1]), tuple(parts[2]), seed)
