@@ -33,6 +33,14 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ["JUDGEKIT_CACHE_DIR"] = tempfile.mkdtemp(prefix="judgekit-test-cache-")
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Files with an ``embedded`` test (the slowest: the embedded model generates) run first,
+    each file's tests in their order: pytest-xdist's ``--dist loadfile`` hands files out in
+    this order, so none of them starts last while the other worker sits idle."""
+    slow = {item.path for item in items if item.get_closest_marker("embedded")}
+    items.sort(key=lambda item: item.path not in slow)  # stable: the order is kept otherwise
+
+
 def shared_path(*parts: str) -> Path:
     """Return ``../shared/data/<parts>``, or skip the calling test with a reason if absent.
 

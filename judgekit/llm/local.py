@@ -4,10 +4,14 @@
 that installs from PyPI, wait until it answers, and stop it when the run ends. Calls then take
 the same litellm path as a vLLM server. The embedded model proves a pipeline end to end on a
 laptop CPU; it is far too small to judge well (see the calibration section of the README).
+
+Inside :func:`shared_servers` (a judge x prompt grid, ``calibrate tune``: several runs in one
+process) a server, once started, stays up for the next run instead of loading the model again.
 """
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import importlib.util
 import os
@@ -16,6 +20,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -79,6 +86,22 @@ def _die_with_parent() -> None:
     ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)
 
 
+def server_threads() -> int:
+    """Threads the embedded server computes with: ``JUDGEKIT_LOCAL_THREADS`` if set (>= 1),
+    else every CPU. On a machine busy with other work one thread can be much cheaper: llama.cpp's
+    threads wait for each other at every step, so a descheduled one stalls the rest.
+
+    Raises:
+        JudgekitError: ``JUDGEKIT_LOCAL_THREADS`` is not a whole number >= 1.
+    """
+    value = os.environ.get("JUDGEKIT_LOCAL_THREADS", "").strip()
+    if not value:
+        return max(1, os.cpu_count() or 1)
+    if not value.isdigit() or int(value) < 1:
+        raise JudgekitError(f"JUDGEKIT_LOCAL_THREADS must be a whole number >= 1, got {value!r}")
+    return int(value)
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -132,7 +155,7 @@ class EmbeddedServer:
         fd, log_name = tempfile.mkstemp(prefix="judgekit-llama-", suffix=".log")
         os.close(fd)
         self._log_path = Path(log_name)
-        threads = str(max(1, os.cpu_count() or 1))
+        threads = str(server_threads())
         cmd = [
             sys.executable, "-m", "llama_cpp.server",
             "--model", str(gguf),
@@ -191,3 +214,56 @@ class EmbeddedServer:
         if self._log_path is not None:
             self._log_path.unlink(missing_ok=True)
             self._log_path = None
+
+
+class _Held:
+    """The servers of a :func:`shared_servers` block and the one thread that starts them: Linux
+    kills a child whose starting thread ends (PR_SET_PDEATHSIG), so a held server must not be
+    started from a run's short-lived worker thread."""
+
+    def __init__(self) -> None:
+        self.servers: dict[tuple[str, int, bool], EmbeddedServer] = {}
+        self.starter = ThreadPoolExecutor(1, thread_name_prefix="judgekit-embedded")
+
+
+_HELD: _Held | None = None
+
+
+@contextmanager
+def shared_servers() -> Iterator[None]:
+    """Within the block, an embedded server any client starts (:func:`held_server`) stays up
+    when that client closes and serves every later client asking for the same model, context
+    window and logits setting; all are stopped when the block ends. Nested blocks share the
+    outer one's servers."""
+    global _HELD
+    if _HELD is not None:
+        yield
+        return
+    _HELD = _Held()
+    try:
+        yield
+    finally:
+        held, _HELD = _HELD, None
+        for server in held.servers.values():
+            server.stop()
+        held.starter.shutdown(wait=True)
+
+
+def held_server(name: str, *, n_ctx: int, logits_all: bool) -> EmbeddedServer | None:
+    """The server :func:`shared_servers` keeps for ``(name, n_ctx, logits_all)`` (made, not
+    started, on first ask); None outside such a block, where each client owns its servers."""
+    if _HELD is None:
+        return None
+    key = (name, n_ctx, logits_all)
+    if key not in _HELD.servers:
+        _HELD.servers[key] = EmbeddedServer(name, n_ctx=n_ctx, logits_all=logits_all)
+    return _HELD.servers[key]
+
+
+async def start_server(server: EmbeddedServer) -> str:
+    """Start ``server`` off the event loop (idempotent) and return its ``api_base``: a held
+    server on the block's own thread, so it outlives the run that started it; any other on a
+    worker thread of the running loop."""
+    loop = asyncio.get_running_loop()
+    held = _HELD is not None and any(s is server for s in _HELD.servers.values())
+    return await loop.run_in_executor(_HELD.starter if held else None, server.start)

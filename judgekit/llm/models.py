@@ -24,7 +24,7 @@ from judgekit.llm.backends import Backend, Sender, SingleBackend
 from judgekit.llm.cache import key_prefix, task_key
 from judgekit.llm.endpoint import Completion, make_endpoint
 from judgekit.llm.limits import EndpointLimiter
-from judgekit.llm.local import EmbeddedServer
+from judgekit.llm.local import EmbeddedServer, held_server, start_server
 from judgekit.llm.logprob_watch import LogprobWatch, cached_label_probs
 from judgekit.llm.params import sent_params
 from judgekit.llm.router import RoutedBackend, chain_of
@@ -249,9 +249,11 @@ class ModelRegistry:
         server = self._servers.get(key)
         if server is None:
             window = spec.window() or 4096
-            server = EmbeddedServer(spec.model_id, n_ctx=window, logits_all=spec.logprobs)
-            await asyncio.to_thread(server.start)
-            self._servers[key] = server
+            held = held_server(spec.model_id, n_ctx=window, logits_all=spec.logprobs)
+            server = held or EmbeddedServer(spec.model_id, n_ctx=window, logits_all=spec.logprobs)
+            await start_server(server)  # a held server already up: returns at once
+            if held is None:  # a held one is stopped by shared_servers(), not by close()
+                self._servers[key] = server
         return server.api_base
 
     def close(self) -> None:

@@ -30,6 +30,7 @@ from judgekit.calibration.grid.report import GridResult, analyse_grid
 from judgekit.config import load_config
 from judgekit.errors import InputError, JudgekitError
 from judgekit.labels.table import load_labels
+from judgekit.llm.local import shared_servers
 from judgekit.runlog import Record, RunLog
 
 if TYPE_CHECKING:
@@ -91,27 +92,36 @@ def run_cells(
     :func:`judgekit.run` (in this process); ``on_cell(name, stats, result)`` is called as
     each cell ends (the command line prints one line per cell).
 
+    Every cell's embedded model (``local/...``) is served by one server started for the first
+    cell that needs it (:func:`judgekit.llm.local.shared_servers`).
+
     Returns:
         Per cell name: ``shared`` (records copied in from the shared stages) and ``new``
         (records this run added: model calls or cache hits; 0 for a finished cell).
     """
-    from judgekit.engine import run
-
     defaults = PIPELINE_DEFAULTS.get(pipeline, {})
     stages = grid.shared_stages if grid.shared_stages is not None else defaults.get("shared_stages")
     source = grid.generations
     stats = {}
-    for cell in cells:
-        shared = share_records(source, cell.directory, stages or []) if source else 0
-        before = count_records(cell.directory)
-        result = run(grid.base, list(cell.overrides), out=cell.directory, no_cache=no_cache)
-        if result.all_failed:
-            raise JudgekitError(f"cell {cell.name}: no task of its run got an answer")
-        stats[cell.name] = {"shared": shared, "new": count_records(cell.directory) - before}
-        if on_cell is not None:
-            on_cell(cell.name, stats[cell.name], result)
-        source = source or cell.directory
+    with shared_servers():  # one embedded model load for every cell, not one per cell
+        for cell in cells:
+            source = _run_cell(grid, cell, source, stages, no_cache, stats, on_cell)
     return stats
+
+
+def _run_cell(grid, cell, source, stages, no_cache, stats, on_cell) -> Path | None:
+    """Run one cell of :func:`run_cells` into ``stats``; the shared stages' source after it."""
+    from judgekit.engine import run
+
+    shared = share_records(source, cell.directory, stages or []) if source else 0
+    before = count_records(cell.directory)
+    result = run(grid.base, list(cell.overrides), out=cell.directory, no_cache=no_cache)
+    if result.all_failed:
+        raise JudgekitError(f"cell {cell.name}: no task of its run got an answer")
+    stats[cell.name] = {"shared": shared, "new": count_records(cell.directory) - before}
+    if on_cell is not None:
+        on_cell(cell.name, stats[cell.name], result)
+    return source or cell.directory
 
 
 def run_grid(

@@ -37,6 +37,7 @@ from judgekit.data.jsonfile import write_json
 from judgekit.errors import InputError, JudgekitError
 from judgekit.labels.majority import majority_vote
 from judgekit.labels.table import load_labels
+from judgekit.llm.local import shared_servers
 
 BEST_FILE = "best.yaml"
 
@@ -216,6 +217,11 @@ def run_tune(config: TuneConfig, *, out: Path | None = None, no_cache: bool = Fa
     (:func:`check_size`, checked before any call and again on the items every candidate
     labelled); JudgekitError when a cell fails or fewer than 3 items are labelled by everyone.
     """
+    with shared_servers():  # the candidates and few-shot cells share one embedded server
+        return _run_tune(config, out, no_cache)
+
+
+def _run_tune(config: TuneConfig, out: Path | None, no_cache: bool) -> TuneResult:
     options = config.tune
     humans = majority_vote(load_labels(config.labels, format=config.options.labels_format))
     directory = out_dir(config, out)
