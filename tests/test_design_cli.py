@@ -117,3 +117,38 @@ def test_an_active_plan_on_a_score_judge_needs_a_pilot(tmp_path) -> None:
     with pytest.raises(InputError, match="needs --pilot") as err:
         plan_design(str(judge), "active", 30, target="mean")
     assert err.value.field == "--pilot"
+
+
+def test_a_small_selection_is_clipped_refused_or_said_never_a_traceback(population, tmp_path):
+    """A share's interval stays in [0, 1] with a note; selected items without a label and a
+    single label are refused (InputError: exit 2) instead of dropped or a traceback."""
+    judge, truth = population
+    sel = tmp_path / "selection.csv"
+
+    def plan(design: str, budget: int) -> pd.DataFrame:
+        made = judgekit("calibrate", "plan", "--judge", str(judge), "--target", "share:CS",
+                        "--design", design, "--budget", str(budget),
+                        "--selection-out", str(sel))  # fmt: skip
+        assert made.exit_code == 0, made.output
+        return pd.read_csv(sel)
+
+    def labels(items) -> Path:
+        return write_long(tmp_path / "human.csv",
+                          [(i, "h1", "CS" if truth[i] else "CA") for i in items])  # fmt: skip
+
+    for seed_budget in range(3, 9):  # a small uniform sample whose t interval leaves [0, 1]
+        table = plan("uniform", seed_budget)
+        est = estimate_design(str(judge), str(labels(table["item"])), str(sel), target="share:CS")
+        assert 0 <= est.low <= est.estimate <= est.high <= 1
+        if est.note:
+            assert est.note.startswith("clipped to [0, 1], a share's range (was ")
+            break
+    else:
+        pytest.fail("no small sample needed clipping")
+    table = plan("active", 40)
+    with pytest.raises(InputError, match=r"items the selection drew lack a label") as err:
+        estimate_design(str(judge), str(labels(table["item"][:25])), str(sel), target="share:CS")
+    assert err.value.field == "item"
+    one = plan("uniform", 1)
+    with pytest.raises(InputError, match="at least 2 labels"):
+        estimate_design(str(judge), str(labels(one["item"])), str(sel), target="share:CS")

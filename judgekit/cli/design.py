@@ -59,6 +59,8 @@ def design_estimate(
     console.print(f"design {est.design} ({sig['method']}; {sig['source']})")
     console.print(f"estimate {est.estimate:.4f}  CI [{est.low:.4f}, {est.high:.4f}]  "
                   f"n={est.n} of {est.n_items}")  # fmt: skip
+    if est.note:
+        console.print(f"note: {est.note}", markup=False)
     console.print(f"half-width {est.half_width:.4f}; uniform design at the same n: "
                   f"{est.uniform_half_width:.4f} (uniform would need ~{est.uniform_labels:.0f} "
                   "labels for this width)")  # fmt: skip

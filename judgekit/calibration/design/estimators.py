@@ -52,6 +52,7 @@ class DesignEstimate:
     uniform_half_width: float
     uniform_labels: float
     signature: dict[str, Any]
+    note: str | None = None  # e.g. a share's interval clipped to [0, 1], with the values before
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict (JSON-ready)."""

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -260,8 +261,30 @@ def estimate_design(
                          "is refused", field="inclusion_probability")  # fmt: skip
     y = y[[i in rows for i in y.index]]
     check_against(Path(selection), every, judged, list(y.index) if design == "active" else [])
-    est = _last_round(judge, y, values, rows, design, alpha, by, facets, selection, goal.kind)
-    return combine_rounds(est, known, len(values) + len(known)) if earlier else est
+    missing = [i for i in rows if i not in y.index]
+    if missing:
+        raise InputError(human, f"{len(missing)} of the {len(rows)} items the selection drew "
+                         f"lack a label (e.g. {', '.join(missing[:3])}): the design's "
+                         "probabilities hold only for the whole sample; label them",
+                         field="item")  # fmt: skip
+    try:
+        est = _last_round(judge, y, values, rows, design, alpha, by, facets, selection, goal.kind)
+    except ValueError as exc:
+        raise InputError(selection, str(exc), field="inclusion_probability") from None
+    est = combine_rounds(est, known, len(values) + len(known)) if earlier else est
+    return _in_range(est) if goal.kind in ("share", "rate") else est
+
+
+def _in_range(est: DesignEstimate) -> DesignEstimate:
+    """A share's or rate's estimate and interval clipped to [0, 1], said in ``note``."""
+    before = (est.estimate, est.low, est.high)
+    after = tuple(min(1.0, max(0.0, v)) for v in before)
+    if after == before:
+        return est
+    was = ", ".join(f"{k} {b:.3f}" for k, b, a in zip(("estimate", "low", "high"), before, after,
+                                                      strict=True) if b != a)  # fmt: skip
+    return replace(est, estimate=after[0], low=after[1], high=after[2],
+                   note=f"clipped to [0, 1], a share's range (was {was})")  # fmt: skip
 
 
 def _last_round(
