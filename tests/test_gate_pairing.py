@@ -81,3 +81,19 @@ def test_one_labelling_for_both_runs_is_refused(tmp_path: Path, scores):
     )
     with pytest.raises(InputError, match="the same label on every labelled item"):
         run_gate(gate(tmp_path, "hc.csv", "copy.csv"))
+
+
+def test_labels_of_items_labelled_in_one_run_only_are_said(tmp_path: Path, scores):
+    base, cand = scores
+    run_dir(tmp_path / "cand", cand, "a" * 64)
+    run_dir(tmp_path / "base", base, "a" * 64)
+    humans(tmp_path / "hc.csv", cand[:60])
+    (tmp_path / "hb.csv").write_text("item,rater,label\n" + "".join(
+        f"s{i},ann,{base[i] + 0.1:.3f}\n" for i in range(30, 90)))  # fmt: skip
+    with pytest.warns(JudgekitWarning, match=r"30 of the 60 candidate labels and 30 of the 60 "
+                      r"baseline labels .* left out \(30 paired\)"):  # fmt: skip
+        (check,) = run_gate(gate(tmp_path, "hc.csv", "hb.csv")).checks
+    assert check.n_labelled == 30
+    (tmp_path / "same.csv").write_text((tmp_path / "hc.csv").read_text())
+    with pytest.raises(InputError, match="files of the same content"):
+        run_gate(gate(tmp_path, "hc.csv", "same.csv"))

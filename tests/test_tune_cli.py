@@ -212,6 +212,19 @@ def test_too_few_labels_for_the_splits_exit_2_before_any_call(
     assert not list((tmp_path / "o").glob("*/records.jsonl"))  # no candidate ran
 
 
+def test_kappa_over_one_class_of_human_labels_exits_2_before_any_call(tmp_path: Path) -> None:
+    (tmp_path / "base.yaml").write_text(base_config("http://127.0.0.1:9/v1"))  # nothing listens
+    rows = "".join(f"i{k},ann1,true\n" for k in range(60))
+    (tmp_path / "humans.csv").write_text("item,rater,label\n" + rows)
+    text = tune_file("http://127.0.0.1:9/v1").replace("statistic: accuracy", "statistic: kappa")
+    (tmp_path / "tune.yaml").write_text(text)
+    proc = judgekit("calibrate", "tune", str(tmp_path / "tune.yaml"), "--out", str(tmp_path / "o"),
+                    code=2)  # fmt: skip
+    message = proc.stdout + proc.stderr
+    assert "field 'tune.statistic'" in message and "every human label is 'true'" in message
+    assert not list((tmp_path / "o").glob("*/records.jsonl")) and "Traceback" not in message
+
+
 def test_ac1_and_acc_eq_statistics_match_their_definitions() -> None:
     human = ["a", "a", "b", "a", "b", "b", "a", "a"]
     judge = ["a", "b", "b", "a", "b", "a", "a", "a"]

@@ -21,6 +21,7 @@ variance, so a regression is found with fewer labels than two separate estimates
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,7 +30,7 @@ import pandas as pd
 
 from judgekit.calibration.estimate import ALL, IntervalRule, group_rows, split
 from judgekit.calibration.estimate import intervals as iv
-from judgekit.errors import InputError
+from judgekit.errors import InputError, JudgekitWarning
 from judgekit.gate.bounds import check_bound
 from judgekit.gate.spec import GateSpec, Rule
 from judgekit.gate.verdicts import Check, one_sided, oriented
@@ -120,6 +121,14 @@ def load_rule(rule: Rule) -> Loaded:
                              field="baseline_judge")  # fmt: skip
         judged = judged[common] - base_judged[common]
         both = labels.index.intersection(base_labels.index)
+        left = len(labels) - len(both), len(base_labels) - len(both)
+        if any(left):
+            warnings.warn(JudgekitWarning(
+                f"rule '{rule.name}': a difference needs both runs' labels of an item; "
+                f"{left[0]} of the {len(labels)} candidate labels and {left[1]} of the "
+                f"{len(base_labels)} baseline labels are of items labelled in one run only and "
+                f"are left out ({len(both)} paired); label the same items in both runs"),
+                stacklevel=2)  # fmt: skip
         labels = labels[both] - base_labels[both]
         paths += [rule.baseline_judge, rule.baseline_human]
     data = split(judged, labels, rule.human)

@@ -73,7 +73,13 @@ def check_two_labellings(rule: Rule, labels: pd.Series, base_labels: pd.Series) 
     same_values = same_items and bool((labels == base_labels.reindex(labels.index)).all())
     if not (same_file or (len(labels) and same_values)):
         return
-    what = "the same file" if same_file else "the same label on every labelled item"
+    what = (
+        "the same file"
+        if human.resolve() == base.resolve()
+        else "files of the same content"
+        if same_file
+        else "the same label on every labelled item"
+    )
     raise InputError(
         rule.baseline_human,
         f"rule '{rule.name}': human and baseline_human are {what}: the humans' difference is 0 "

@@ -184,6 +184,18 @@ def check_size(config: TuneConfig, n_items: int) -> None:
                          field="tune.fractions")  # fmt: skip
 
 
+def check_classes(config: TuneConfig, gold: pd.Series) -> None:
+    """Refuse kappa or tau_b (chance-corrected, rank) over human labels of one
+    class: it is undefined or 0 for every candidate, so the choice and the gain would be
+    figures without meaning. Raises InputError naming the TUNE file and ``tune.statistic``."""
+    classes = set(gold.astype(str))
+    if config.tune.statistic in ("kappa", "tau_b") and len(classes) == 1:
+        raise InputError(config.path, f"every human label is '{classes.pop()}': "
+                         f"{config.tune.statistic} cannot tell the candidates apart on one "
+                         "class; label items of other classes, or use accuracy",
+                         field="tune.statistic")  # fmt: skip
+
+
 def _split(config: TuneConfig, items: list, item_strata: list, by: str | None) -> Splits:
     """The tune / select / test split; an InputError where per-stratum rounding leaves select or
     test under :data:`MIN_HELD_OUT` items (strata too small for the fractions)."""
@@ -227,6 +239,7 @@ def _run_tune(config: TuneConfig, out: Path | None, no_cache: bool) -> TuneResul
     directory = out_dir(config, out)
     cells, baseline, pipeline = _plan(config, directory)
     check_size(config, int((humans != "<tie>").sum()))  # before any call
+    check_classes(config, humans[humans != "<tie>"])
     run_cells(config, cells, pipeline, no_cache=no_cache)
     outputs, gold = _common_items(cells, humans)
     items, human = list(gold.index), gold.to_dict()
