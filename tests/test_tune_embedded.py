@@ -1,6 +1,8 @@
 """`judgekit calibrate tune` end to end with the embedded model (issue 35): 20 CS/CA items of
 Global-MMLU-Lite (10 CS, 10 CA, human majority labels), two prompt variants of the cultural audit
-as the candidates, real generations by the embedded llama.cpp model, in the README suite.
+as the candidates, real generations by the embedded llama.cpp model. About 100-200 s on 2 cores,
+so it runs in `.ci/run` right after the README suite (which it would take past 10 minutes), and
+here with ``JUDGEKIT_EMBEDDED=1 pytest tests/test_tune_embedded.py``.
 
 What keeps it near a minute: both candidates share one embedded server (``run_cells`` holds it,
 :func:`judgekit.llm.local.shared_servers`: one model load); each of the 40 answers is generated
@@ -14,6 +16,7 @@ for each other."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pandas as pd
@@ -41,6 +44,11 @@ def _require_embedded_model() -> None:
 
 
 @pytest.mark.embedded
+@pytest.mark.skipif(
+    not os.environ.get("JUDGEKIT_EMBEDDED"),
+    reason="100-200 s of the embedded model: run by .ci/run after the README suite, or "
+    "JUDGEKIT_EMBEDDED=1 pytest tests/test_tune_embedded.py",
+)
 @pytest.mark.timeout(1200)  # 40 generations of the embedded model on a loaded 2-core machine
 def test_embedded_judge_tuned_over_two_prompts_on_20_cs_ca_items(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -18,7 +18,7 @@ from scipy.stats import norm
 from scipy.stats import t as student_t
 
 from judgekit.calibration.estimate import intervals as iv
-from judgekit.calibration.estimate.coverage import _counts, draw_sums
+from judgekit.calibration.estimate.coverage import draw_sums, resample_counts
 from judgekit.errors import JudgekitError
 
 LAM = {"classical": 0.0, "ppi": 1.0, "ppi++": None}
@@ -106,7 +106,7 @@ def check_pvalues(
     boot = None
     if name == "bootstrap-t":
         rng = np.random.default_rng(seed)
-        boot = (_counts(rng, resamples, n), _counts(rng, resamples, big_n))
+        boot = (resample_counts(rng, resamples, n), resample_counts(rng, resamples, big_n))
         if lam == 0:
             boot = (boot[0], boot[1][:, :0])
     constant = np.ptp(np.concatenate([h, u], axis=1), axis=1) == 0

@@ -59,7 +59,7 @@ class Coverage:
     widths: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
 
 
-def _counts(rng: np.random.Generator, b: int, size: int) -> np.ndarray:
+def resample_counts(rng: np.random.Generator, b: int, size: int) -> np.ndarray:
     """The resamples of :func:`resample_indices` as counts, shape (B, size), int16."""
     out = []
     for idx in resample_indices(rng, b, size):
@@ -140,7 +140,10 @@ def draw_intervals(
     boot = None
     if name == "bootstrap-t":
         brng = np.random.default_rng(boot_seed)
-        boot = (_counts(brng, resamples, y.shape[1]), _counts(brng, resamples, u.shape[1]))
+        boot = (
+            resample_counts(brng, resamples, y.shape[1]),
+            resample_counts(brng, resamples, u.shape[1]),
+        )
     lam = {"classical": 0.0, "ppi": 1.0}.get(method)
     values = (y, h, u[:, :0]) if method == "classical" else (y, h, u)
     return _intervals(*values, lam, alpha, boot, lam_rule)[name]
@@ -190,7 +193,7 @@ def coverage_study(
     boot = None
     if "bootstrap-t" in wanted:
         brng = np.random.default_rng(boot_seed)
-        boot = (_counts(brng, resamples, n), _counts(brng, resamples, size - n))
+        boot = (resample_counts(brng, resamples, n), resample_counts(brng, resamples, size - n))
     step = max(1, DRAW_CHUNK_VALUES // (resamples if boot is not None else 1))
     parts: dict[str, list] = {}
     for start in range(0, draws, step):
