@@ -24,6 +24,21 @@ def judgekit(*args: str):
     return result
 
 
+def plan_selection(judge: Path, design: str, budget: int, out: Path, *extra: str) -> pd.DataFrame:
+    """``calibrate plan --target share:CS --design DESIGN --budget N`` written to ``out``; the
+    selection it wrote."""
+    plan = judgekit("calibrate", "plan", "--judge", str(judge), "--target", "share:CS", "--design",
+                    design, "--budget", str(budget), "--selection-out", str(out),
+                    *extra)  # fmt: skip
+    assert plan.exit_code == 0, plan.output
+    return pd.read_csv(out)
+
+
+def true_labels(path: Path, items, truth: dict[str, bool]) -> Path:
+    """One human's true CS/CA labels of ``items``, written to ``path``."""
+    return write_long(path, [(i, "h1", "CS" if truth[i] else "CA") for i in items])
+
+
 @pytest.fixture()
 def population(tmp_path: Path) -> tuple[Path, dict[str, bool]]:
     """A judge with label probabilities (p: columns) over 400 items, and the true labels."""
@@ -89,12 +104,8 @@ def test_a_hand_edited_or_foreign_selection_is_refused_on_its_line(population, t
     judge never judged: one located error each, not a narrow interval or a silent skip."""
     judge, truth = population
     sel = tmp_path / "selection.csv"
-    plan = judgekit("calibrate", "plan", "--judge", str(judge), "--target", "share:CS", "--design",
-                    "active", "--budget", "40", "--selection-out", str(sel))  # fmt: skip
-    assert plan.exit_code == 0, plan.output
-    table = pd.read_csv(sel)
-    human = write_long(tmp_path / "human.csv",
-                       [(i, "h1", "CS" if truth[i] else "CA") for i in table["item"]])  # fmt: skip
+    table = plan_selection(judge, "active", 40, sel)
+    human = true_labels(tmp_path / "human.csv", table["item"], truth)
     edited = table.copy()
     edited.loc[3, "inclusion_probability"] = 1e-9
     edited.to_csv(sel, index=False)
@@ -124,31 +135,22 @@ def test_a_small_selection_is_clipped_refused_or_said_never_a_traceback(populati
     single label are refused (InputError: exit 2) instead of dropped or a traceback."""
     judge, truth = population
     sel = tmp_path / "selection.csv"
-
-    def plan(design: str, budget: int) -> pd.DataFrame:
-        made = judgekit("calibrate", "plan", "--judge", str(judge), "--target", "share:CS",
-                        "--design", design, "--budget", str(budget),
-                        "--selection-out", str(sel))  # fmt: skip
-        assert made.exit_code == 0, made.output
-        return pd.read_csv(sel)
-
-    def labels(items) -> Path:
-        return write_long(tmp_path / "human.csv",
-                          [(i, "h1", "CS" if truth[i] else "CA") for i in items])  # fmt: skip
-
+    human = tmp_path / "human.csv"
     for seed_budget in range(3, 9):  # a small uniform sample whose t interval leaves [0, 1]
-        table = plan("uniform", seed_budget)
-        est = estimate_design(str(judge), str(labels(table["item"])), str(sel), target="share:CS")
+        table = plan_selection(judge, "uniform", seed_budget, sel)
+        true_labels(human, table["item"], truth)
+        est = estimate_design(str(judge), str(human), str(sel), target="share:CS")
         assert 0 <= est.low <= est.estimate <= est.high <= 1
         if est.note:
             assert est.note.startswith("clipped to [0, 1], a share's range (was ")
             break
     else:
         pytest.fail("no small sample needed clipping")
-    table = plan("active", 40)
+    table = plan_selection(judge, "active", 40, sel)
+    true_labels(human, table["item"][:25], truth)
     with pytest.raises(InputError, match=r"items the selection drew lack a label") as err:
-        estimate_design(str(judge), str(labels(table["item"][:25])), str(sel), target="share:CS")
+        estimate_design(str(judge), str(human), str(sel), target="share:CS")
     assert err.value.field == "item"
-    one = plan("uniform", 1)
+    true_labels(human, plan_selection(judge, "uniform", 1, sel)["item"], truth)
     with pytest.raises(InputError, match="at least 2 labels"):
-        estimate_design(str(judge), str(labels(one["item"])), str(sel), target="share:CS")
+        estimate_design(str(judge), str(human), str(sel), target="share:CS")

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from test_design_cli import judgekit, population  # noqa: F401  (fixture)
+from test_design_cli import judgekit, plan_selection, population, true_labels  # noqa: F401
 from test_estimate import write_long
 
 from judgekit.calibration.design.bootstrap import weighted_bootstrap_t
@@ -93,12 +93,8 @@ def test_bootstrap_t_respects_the_design() -> None:
 def test_sequential_rounds_end_to_end(population, tmp_path: Path) -> None:  # noqa: F811
     judge, truth = population
     sel1, sel2 = tmp_path / "r1.csv", tmp_path / "r2.csv"
-    plan = judgekit("calibrate", "plan", "--judge", str(judge), "--target", "share:CS", "--design",
-                    "uniform", "--budget", "50", "--selection-out", str(sel1))  # fmt: skip
-    assert plan.exit_code == 0, plan.output
-    first = pd.read_csv(sel1)
-    pilot = write_long(tmp_path / "pilot.csv",
-                       [(i, "h1", "CS" if truth[i] else "CA") for i in first["item"]])  # fmt: skip
+    first = plan_selection(judge, "uniform", 50, sel1)
+    pilot = true_labels(tmp_path / "pilot.csv", first["item"], truth)
     plan = judgekit("calibrate", "plan", "--judge", str(judge), "--target", "share:CS",
                     "--design", "active", "--budget", "50", "--pilot", str(pilot),
                     "--previous", str(sel1), "--selection-out", str(sel2))  # fmt: skip
