@@ -23,6 +23,7 @@ from judgekit.calibration.design.estimators import (
 )
 from judgekit.calibration.design.probabilities import uncertainty
 from judgekit.calibration.design.selection import Selected, check_against, draw, read_selection
+from judgekit.calibration.estimate import clip_share
 from judgekit.calibration.estimate.inputs import Target, default_target, load_human, load_judge
 from judgekit.errors import InputError
 
@@ -277,14 +278,8 @@ def estimate_design(
 
 def _in_range(est: DesignEstimate) -> DesignEstimate:
     """A share's or rate's estimate and interval clipped to [0, 1], said in ``note``."""
-    before = (est.estimate, est.low, est.high)
-    after = tuple(min(1.0, max(0.0, v)) for v in before)
-    if after == before:
-        return est
-    was = ", ".join(f"{k} {b:.3f}" for k, b, a in zip(("estimate", "low", "high"), before, after,
-                                                      strict=True) if b != a)  # fmt: skip
-    return replace(est, estimate=after[0], low=after[1], high=after[2],
-                   note=f"clipped to [0, 1], a share's range (was {was})")  # fmt: skip
+    after, note = clip_share({"estimate": est.estimate, "low": est.low, "high": est.high})
+    return est if note is None else replace(est, **after, note=note)  # type: ignore[arg-type]
 
 
 def _last_round(

@@ -284,14 +284,20 @@ def in_range(rows: list[Estimate], kind: str) -> list[Estimate]:
     return rows if kind not in ("share", "rate") else [_clipped(e) for e in rows]
 
 
-def _clipped(row: Estimate) -> Estimate:
-    names = ("estimate", "ci_low", "ci_high")
-    before = {k: getattr(row, k) for k in names}
+def clip_share(before: dict[str, float | None]) -> tuple[dict[str, float | None], str | None]:
+    """``before`` (name -> a share's estimate or bound; None kept) clipped to [0, 1], and the note
+    saying so with the values before (None when nothing moved)."""
     after = {k: v if v is None else min(1.0, max(0.0, v)) for k, v in before.items()}
     if after == before:
+        return after, None
+    was = ", ".join(f"{k} {before[k]:.3f}" for k in before if before[k] != after[k])
+    return after, f"clipped to [0, 1], a share's range (was {was})"
+
+
+def _clipped(row: Estimate) -> Estimate:
+    after, note = clip_share({k: getattr(row, k) for k in ("estimate", "ci_low", "ci_high")})
+    if note is None:
         return row
-    was = ", ".join(f"{k} {before[k]:.3f}" for k in names if before[k] != after[k])
-    note = f"clipped to [0, 1], a share's range (was {was})"
     return replace(row, **after, note=note if row.note is None else f"{row.note}; {note}")
 
 
