@@ -47,25 +47,15 @@ MAX_PAIRS = 28  # 8 sources
 def sources(runs: list[RunData]) -> tuple[list[dict[str, Any]], list[dict[tuple[str, str], int]]]:
     """(sources, per run the link ``(unit, rater) -> row``) of ``runs`` (module doc).
 
-    A source is ``{"id", "run", "rater", "name", "labels": {unit: label}, "origin"}``.
+    A source is ``{"id", "run", "rater", "name", "labels": {unit: label}, "origin"}``. The
+    labels a run's records give are gathered only for a run without a labels.csv (the page shows
+    the labels.csv sources of the others, never those).
     """
     out: list[dict[str, Any]] = []
     links: list[dict[tuple[str, str], int]] = []
     names = [r.name for r in runs]
     for index, run in enumerate(runs):
-        prof = profile(run.pipeline)
-        link: dict[tuple[str, str], int] = {}
-        derived: dict[str, dict[str, str]] = {}
-        multi = len({r.get("sample_index") or 0 for r in run.records}) > 1
-        for row, record in enumerate(run.records):
-            for unit, label in prof.units(record):
-                unit, label = canonical_id(unit), label_text(label)  # as labels.csv reads
-                if unit is None or label is None:
-                    continue
-                raters = prof.raters(record, multi)
-                for rater in raters:
-                    link.setdefault((unit, rater), row)
-                derived.setdefault(raters[0], {}).setdefault(unit, label)
+        link, derived = _links(run, derive=run.labels is None)
         links.append(link)
         if run.labels is not None:
             per: dict[str, dict[str, str]] = {}
@@ -80,6 +70,30 @@ def sources(runs: list[RunData]) -> tuple[list[dict[str, Any]], list[dict[tuple[
             out.append({"id": len(out), "run": index, "rater": rater, "name": name,
                         "labels": labels, "origin": origin})  # fmt: skip
     return out, links
+
+
+def _links(
+    run: RunData, *, derive: bool
+) -> tuple[dict[tuple[str, str], int], dict[str, dict[str, str]]]:
+    """(the link ``(unit, rater) -> first row`` of every labelled unit of ``run``'s records,
+    and, where ``derive``, the labels they give per rater ``{rater: {unit: label}}``, the
+    first a unit's; else {}). Units and labels in the text form labels.csv is read in."""
+    prof = profile(run.pipeline)
+    units_of, raters_of = prof.units, prof.raters
+    link: dict[tuple[str, str], int] = {}
+    derived: dict[str, dict[str, str]] = {}
+    multi = len({r.get("sample_index") or 0 for r in run.records}) > 1
+    for row, record in enumerate(run.records):
+        for unit, label in units_of(record):
+            unit, label = canonical_id(unit), label_text(label)  # as labels.csv reads
+            if unit is None or label is None:
+                continue
+            raters = raters_of(record, multi)
+            for rater in raters:
+                link.setdefault((unit, rater), row)
+            if derive:
+                derived.setdefault(raters[0], {}).setdefault(unit, label)
+    return link, derived
 
 
 def _row(links: list[dict[tuple[str, str], int]], source: dict[str, Any], unit: str) -> int:
