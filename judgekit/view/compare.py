@@ -38,7 +38,7 @@ from judgekit.view.humans import (
     judges_left_out,
     votes_and_majority,
 )
-from judgekit.view.order import natural_key, ordered
+from judgekit.view.order import natural_sorted, ordered
 from judgekit.view.profiles import profile
 
 MAX_PAIRS = 28  # 8 sources
@@ -140,17 +140,25 @@ def compare_sources(
     from judgekit.metrics.agreement import cohen_kappa, percent_agreement
 
     pairs = []
+    keys: dict[str, Any] = {}  # each unit's natural sort key, made once for every pair
     for i, a in enumerate(found):
         for b in found[i + 1 :]:
-            shared = sorted(set(a["labels"]) & set(b["labels"]), key=natural_key)
-            if not shared or len(pairs) == MAX_PAIRS:
+            if len(pairs) == MAX_PAIRS:
+                break
+            shared = natural_sorted(a["labels"].keys() & b["labels"].keys(), keys)
+            if not shared:
                 continue
-            la, lb = [a["labels"][u] for u in shared], [b["labels"][u] for u in shared]
+            la, lb = (
+                list(map(a["labels"].__getitem__, shared)),
+                list(map(b["labels"].__getitem__, shared)),
+            )
             frame = pd.DataFrame({"A": la, "B": lb}, index=shared, dtype=object)
             agree = percent_agreement(frame, ci=n_resamples > 0, n_resamples=n_resamples,
                                       seed=seed)  # fmt: skip
             kappa = cohen_kappa(frame)
-            rows = [[_row(links, a, unit), _row(links, b, unit)] for unit in shared]
+            link_a, link_b = links[a["run"]], links[b["run"]]
+            rows = [[link_a.get((unit, a["rater"]), -1), link_b.get((unit, b["rater"]), -1)]
+                    for unit in shared]  # fmt: skip
             figures = json_safe({  # the lists below are plain text and ints already
                 "agreement": {"value": agree.value, "ci": agree.ci},
                 "kappa": {"value": kappa.value, "ci": kappa.details.get("asymptotic_ci")},
