@@ -105,3 +105,18 @@ def _raise_error(path: Path, number: int, line: bytes) -> NoReturn:
             field=str(first["loc"][0]) if first["loc"] else None,
         ) from None  # fmt: skip
     raise InputError(path, "not a judgekit record", line=number)  # pragma: no cover
+
+
+def with_defaults(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``records`` (as :func:`read_record_lines` reads them) with every
+    :class:`~judgekit.runlog.Record` field a line lacks set to its default (a fresh one per
+    record where the default is made by a factory, ``{}``); records that hold every field
+    are the same dicts, the others updated in place."""
+    fields = Record.model_fields
+    names = fields.keys()
+    for record in records:
+        if names <= record.keys():
+            continue
+        for name in names - record.keys():
+            record[name] = fields[name].get_default(call_default_factory=True)
+    return records
