@@ -16,6 +16,7 @@ object per record. Only a line that fails is looked at again, to name its first 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, NoReturn, NotRequired
 
@@ -69,20 +70,36 @@ def read_record_lines(path: str | Path) -> RecordLines:
     except OSError as exc:
         raise InputError(path, f"cannot read ({exc.strerror or exc})") from None
     end = data.rfind(b"\n") + 1
-    validate = _ONE.validate_json
+    lines = data[:end].split(b"\n")[:-1]  # "\n" only: U+2028 is text
+    try:  # every line at once, mapped in C; a blank or bad line: line by line below
+        rows = list(map(_ONE.validator.validate_json, lines))
+    except ValidationError:
+        rows = _rows_of(path, lines)
+    keys = list(map(itemgetter("key"), rows))
+    cut = int(end < len(data))
+    if len(set(keys)) == len(keys):  # no key recorded twice: every line is current
+        return RecordLines(rows, cut, 0)
     current: dict[str, dict[str, Any]] = {}
-    replaced = 0
-    for number, line in enumerate(data[:end].split(b"\n")[:-1], 1):  # "\n" only: U+2028 is text
+    for key, row in zip(keys, rows, strict=True):
+        current.pop(key, None)  # the record takes the place of its last line
+        current[key] = row
+    return RecordLines(list(current.values()), cut, len(rows) - len(current))
+
+
+def _rows_of(path: Path, lines: list[bytes]) -> list[dict[str, Any]]:
+    """The records of ``lines`` one by one, blank lines skipped (module doc).
+
+    Raises:
+        InputError: the first line that is not a record (:func:`_raise_error`)."""
+    validate = _ONE.validator.validate_json
+    rows = []
+    for number, line in enumerate(lines, 1):
         try:
-            row = validate(line)
+            rows.append(validate(line))
         except ValidationError:
-            if not line.strip():
-                continue
-            _raise_error(path, number, line)
-        if current.pop(row["key"], None) is not None:
-            replaced += 1
-        current[row["key"]] = row
-    return RecordLines(list(current.values()), int(end < len(data)), replaced)
+            if line.strip():
+                _raise_error(path, number, line)
+    return rows
 
 
 def _raise_error(path: Path, number: int, line: bytes) -> NoReturn:
