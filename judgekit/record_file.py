@@ -15,7 +15,7 @@ object per record. Only a line that fails is looked at again, to name its first 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from operator import itemgetter
 from pathlib import Path
 from typing import Any, NoReturn, NotRequired
@@ -48,12 +48,15 @@ _ONE = TypeAdapter(RECORD_FIELDS)
 class RecordLines:
     """What :func:`read_record_lines` read: ``records`` (the current record of every key, as
     dicts with the fields their line holds, in the file order of their last line), ``cut``
-    (1 when a last line cut short by a crash was dropped, else 0) and ``replaced`` (lines
-    superseded by a later line of the same key)."""
+    (1 when a last line cut short by a crash was dropped, else 0), ``replaced`` (lines
+    superseded by a later line of the same key) and ``lines`` (the 1-based line of each record,
+    aligned with ``records``: for a reader's own errors about a record, such as a run of
+    another pipeline)."""
 
     records: list[dict[str, Any]]
     cut: int = 0
     replaced: int = 0
+    lines: list[int] = field(default_factory=list)
 
 
 def read_record_lines(path: str | Path) -> RecordLines:
@@ -73,33 +76,38 @@ def read_record_lines(path: str | Path) -> RecordLines:
     lines = data[:end].split(b"\n")[:-1]  # "\n" only: U+2028 is text
     try:  # every line at once, mapped in C; a blank or bad line: line by line below
         rows = list(map(_ONE.validator.validate_json, lines))
+        numbers = list(range(1, len(rows) + 1))
     except ValidationError:
-        rows = _rows_of(path, lines)
+        rows, numbers = _rows_of(path, lines)
     keys = list(map(itemgetter("key"), rows))
     cut = int(end < len(data))
     if len(set(keys)) == len(keys):  # no key recorded twice: every line is current
-        return RecordLines(rows, cut, 0)
-    current: dict[str, dict[str, Any]] = {}
-    for key, row in zip(keys, rows, strict=True):
+        return RecordLines(rows, cut, 0, numbers)
+    current: dict[str, tuple[int, dict[str, Any]]] = {}
+    for key, number, row in zip(keys, numbers, rows, strict=True):
         current.pop(key, None)  # the record takes the place of its last line
-        current[key] = row
-    return RecordLines(list(current.values()), cut, len(rows) - len(current))
+        current[key] = number, row
+    return RecordLines([row for _, row in current.values()], cut, len(rows) - len(current),
+                       [number for number, _ in current.values()])  # fmt: skip
 
 
-def _rows_of(path: Path, lines: list[bytes]) -> list[dict[str, Any]]:
-    """The records of ``lines`` one by one, blank lines skipped (module doc).
+def _rows_of(path: Path, lines: list[bytes]) -> tuple[list[dict[str, Any]], list[int]]:
+    """The records of ``lines`` one by one, blank lines skipped, and their 1-based lines
+    (module doc).
 
     Raises:
         InputError: the first line that is not a record (:func:`_raise_error`)."""
     validate = _ONE.validator.validate_json
-    rows = []
+    rows, numbers = [], []
     for number, line in enumerate(lines, 1):
         try:
             rows.append(validate(line))
         except ValidationError:
             if line.strip():
                 _raise_error(path, number, line)
-    return rows
+            continue
+        numbers.append(number)
+    return rows, numbers
 
 
 def _raise_error(path: Path, number: int, line: bytes) -> NoReturn:
