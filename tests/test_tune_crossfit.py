@@ -5,6 +5,7 @@ choice made on K-1 folds, checked against ppi_py by hand, for coverage, and thro
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +16,7 @@ from test_tune_cli import judgekit
 from judgekit.calibration.tune import choose, test_hash
 from judgekit.calibration.tune.crossfit import cross_fit
 from judgekit.calibration.tune.nested import fold_items
+from judgekit.errors import InputError
 
 
 def _world(seed: int, n_all: int = 600, n_lab: int = 120):
@@ -145,7 +147,7 @@ def _tune_dir(tmp_path: Path, cands: dict, human: pd.Series) -> Path:
 
 def test_estimate_cross_fit_by_language_per_facet_and_its_refusals(tmp_path: Path) -> None:
     from judgekit.calibration.estimate import facet_groups
-    from judgekit.calibration.tune.crossfit import cross_fit_facets
+    from judgekit.calibration.tune.crossfit import cross_fit_facets, cross_fit_tuned
 
     ids, _truth, cands, human = _world(4, n_all=240, n_lab=90)
     tune = _tune_dir(tmp_path, cands, human)
@@ -175,7 +177,8 @@ def test_estimate_cross_fit_by_language_per_facet_and_its_refusals(tmp_path: Pat
     assert "language fr: share:1: humans only" in proc.stdout
     assert proc.stdout.count("looks at the sealed test split: 2") == 1
 
-    # a facet value whose items are all labelled, or too few for the folds: refused, no look
+    # a facet value whose items are all labelled, or too few for the folds: refused as the
+    # overall path refuses (its message after the facet), no look counted
     unlabelled = [i for i in ids if i not in human.index]
     cases = {"xx": ("language xx: no unlabelled item", list(human.index[:10])),
              "yy": ("language yy: need 2 <= folds <= items, got 5 folds for 3",
@@ -184,6 +187,8 @@ def test_estimate_cross_fit_by_language_per_facet_and_its_refusals(tmp_path: Pat
         table = pd.DataFrame({"item": ids, "language": [value if i in some else lang[i]
                                                          for i in ids]})  # fmt: skip
         table.to_csv(tmp_path / "facets.csv", index=False)
-        proc = judgekit(*args, "--by", "language", code=2)
-        assert said in proc.stdout + proc.stderr and "Traceback" not in proc.stderr
+        with pytest.raises(InputError, match=re.escape(said)) as caught:
+            cross_fit_tuned(tune, tmp_path / "h.csv", "share:1", by="language",
+                            facet_paths=[tmp_path / "facets.csv"])  # fmt: skip
+        assert caught.value.field == "--human"
         assert json.loads((tune / "looks.json").read_text())["looks"] == 2

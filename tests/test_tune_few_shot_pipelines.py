@@ -17,6 +17,9 @@ import yaml
 from fault_server import FaultServer
 from test_tune_cli import judgekit
 
+from judgekit.config import load_config
+from judgekit.errors import InputError
+from judgekit.pipelines import get_pipeline
 from judgekit.pipelines.few_shot import with_examples
 
 N = 36
@@ -113,9 +116,9 @@ def test_few_shot_examples_only_from_tune_in_every_pipeline(tmp_path: Path, pipe
         (tmp_path / "base.yaml").write_text(
             base + f"judge: {{model: hosted_vllm/stub-a, api_base: {url}}}\n"
         )
-        judges = "\n".join(f"  - {{model: hosted_vllm/stub-{j}, api_base: {url}}}" for j in "ab")
-        (tmp_path / "tune.yaml").write_text(
-            f"base: base.yaml\nlabels: humans.csv\njudges:\n{judges}\n"
+        (tmp_path / "tune.yaml").write_text(  # one judge x two prompts, each with examples
+            f"base: base.yaml\nlabels: humans.csv\n"
+            f"judges: [{{model: hosted_vllm/stub-a, api_base: {url}}}]\n"
             f"prompts: {{key: {prompt_key}, values: {prompts}}}\n"
             "tune: {seed: 1, n_boot: 100, few_shot: {k: 3, draws: 1}}\n"
         )
@@ -132,7 +135,7 @@ def test_few_shot_examples_only_from_tune_in_every_pipeline(tmp_path: Path, pipe
         assert len(shown) == 3 and shown <= tune and not shown & held
         ranking = json.loads((out / "ranking.json").read_text())["select"]
         names = [name for name, _ in ranking]
-        assert len(names) == 8 and sum("__k3d0" in n for n in names) == 4
+        assert len(names) == 4 and sum("__k3d0" in n for n in names) == 2
         for name in (n for n in names if "__k3d0" in n):
             summary = json.loads((out / name / "summary.json").read_text())
             examples = _signature_examples(summary)
@@ -160,17 +163,24 @@ def test_few_shot_examples_only_from_tune_in_every_pipeline(tmp_path: Path, pipe
         ("pairwise", '{"p01": tie}', "not in ['1', '2']"),
     ],
 )
-def test_a_bad_few_shot_example_exits_2_located_at_its_key(
+def test_a_bad_few_shot_example_is_refused_located_at_its_key(
     tmp_path: Path, pipeline: str, examples: str, said: str
 ) -> None:
     base, _ = WORLDS[pipeline][0](tmp_path)
     (tmp_path / "run.yaml").write_text(
         base + "judge: {model: hosted_vllm/x, api_base: 'http://127.0.0.1:9/v1'}\n"
     )
-    proc = judgekit("run", str(tmp_path / "run.yaml"), "--out", str(tmp_path / "o"),
-                    "--set", f"{pipeline}.few_shot={examples}", code=2)  # fmt: skip
-    message = proc.stdout + proc.stderr
-    assert f"{pipeline}.few_shot" in message and said in message and "Traceback" not in message
+    config = load_config(tmp_path / "run.yaml", [f"{pipeline}.few_shot={examples}"])
+    runner, _ = get_pipeline(pipeline)
+    with pytest.raises(InputError, match=re.escape(said)) as caught:
+        runner(config, None)  # the constructor checks every input before any call
+    assert f"{pipeline}.few_shot" in str(caught.value)
+    if pipeline == "pairwise" and said == "is not an item":  # the command: exit 2, no traceback
+        proc = judgekit("run", str(tmp_path / "run.yaml"), "--out", str(tmp_path / "o"),
+                        "--set", f"{pipeline}.few_shot={examples}", code=2)  # fmt: skip
+        message = proc.stdout + proc.stderr
+        assert f"{pipeline}.few_shot" in message and said in message
+        assert "Traceback" not in message
 
 
 def test_examples_go_just_before_the_user_part() -> None:
