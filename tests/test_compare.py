@@ -253,8 +253,12 @@ def test_the_ceiling_of_two_raters_is_their_agreement_not_1(common: bool) -> Non
     if not common:
         judges["poor"] = judges["poor"].iloc[:6]  # partial coverage: each judge on its own items
     result = label_facet(judges, LabelTable(two), facet="all", n_resamples=0, common=common)
-    ceiling = {r.statistic: r for r in result.ceiling}
+    ceiling = {r.statistic: r for r in result.ceiling if r.judge == "human ceiling"}
     assert ceiling["accuracy"].value == pytest.approx(6 / 8)  # 12 of 16 (rater, item) rows
+    good = {r.statistic: r for r in result.ceiling if r.judge == "good on the ceiling's rows"}
+    # good = h1: against h2 on h1's rows (6 of 8), against h1 itself on h2's rows (8 of 8)
+    assert good["accuracy"].value == pytest.approx(14 / 16)
+    assert good["accuracy"].n == ceiling["accuracy"].n == 8  # items, both
     accuracy = next(f for f in result.families if f.statistic == "accuracy")
     assert accuracy.values["good"] == 1.0  # on the 6 non-tied items
 

@@ -21,7 +21,7 @@ from typing import Any
 import pandas as pd
 
 from judgekit.calibration.compare import CompareResult
-from judgekit.calibration.compare.results import HUMAN_CEILING
+from judgekit.calibration.compare.results import HUMAN_CEILING, is_ceiling
 from judgekit.data.atomic import save_figure, write_frame
 from judgekit.data.jsonfile import write_json
 from judgekit.signature import Signature
@@ -44,14 +44,26 @@ def _blocks(result: CompareResult) -> dict[tuple[str, str], list[Any]]:
     return blocks
 
 
+def _ceiling_line(rows: list[Any], console: Any) -> None:
+    """What the ceiling rows are: each human against the majority of the other humans, and
+    each judge on those same rows, n in items for both."""
+    ceiling = next((r for r in rows if r.judge == HUMAN_CEILING), None)
+    if ceiling is not None:
+        console.print(
+            f"human ceiling: {ceiling.note} (ties as the tie policy says); '<judge> "
+            "on the ceiling's rows': the judge's label against the same references, same "
+            "resamples; n = items for both"
+        )
+
+
 def print_compare(result: CompareResult, console: Any) -> None:
     """Print the tables of the module doc to a rich console."""
     from rich.table import Table
 
     for (facet, level), rows in _blocks(result).items():
         statistics = list(dict.fromkeys(r.statistic for r in rows))
-        judges = list(dict.fromkeys(r.judge for r in rows if r.judge != HUMAN_CEILING))
-        judges += [HUMAN_CEILING] if any(r.judge == HUMAN_CEILING for r in rows) else []
+        judges = list(dict.fromkeys(r.judge for r in rows if not is_ceiling(r.judge)))
+        judges += list(dict.fromkeys(r.judge for r in rows if is_ceiling(r.judge)))
         count = result.counts.get(facet, {})
         what = ", ".join(f"{v} {k}" for k, v in count.items())
         view = Table(title=f"{facet} · {level} level ({what}): value [95% CI] #cluster")
@@ -61,18 +73,20 @@ def print_compare(result: CompareResult, console: Any) -> None:
         cells = {(r.judge, r.statistic): r for r in rows}
         sizes: dict[str, set[int]] = {}  # per statistic: n beside where coverage differs
         for r in rows:
-            if r.judge != HUMAN_CEILING:
+            if not is_ceiling(r.judge):
                 sizes.setdefault(r.statistic, set()).add(r.n)
 
         def cell(judge: str, name: str, cells=cells, sizes=sizes) -> str:
             row = cells.get((judge, name))
             if row is None:
                 return "-"
-            return _cell(row) + (f" n={row.n}" if len(sizes[name]) > 1 else "")
+            shown = is_ceiling(judge) or len(sizes.get(name, ())) > 1  # ceiling rows: always
+            return _cell(row) + (f" n={row.n}" if shown else "")
 
         for judge in judges:
             view.add_row(judge, *(cell(judge, s) for s in statistics))
         console.print(view)
+        _ceiling_line(rows, console)
         for r in rows:
             if r.note.startswith("undefined"):
                 console.print(f"- {r.judge} {r.statistic}: {r.note}")
@@ -98,7 +112,7 @@ def plot_compare(result: CompareResult, path: Path) -> Path:
     panels = list(dict.fromkeys((r.facet, r.level, r.statistic) for r in result.rows))
     facets = list(dict.fromkeys(p[0] for p in panels))
     stats = list(dict.fromkeys((p[1], p[2]) for p in panels))
-    judges = list(dict.fromkeys(r.judge for r in result.rows if r.judge != HUMAN_CEILING))
+    judges = list(dict.fromkeys(r.judge for r in result.rows if not is_ceiling(r.judge)))
     fig, axes = plt.subplots(
         len(facets),
         len(stats),

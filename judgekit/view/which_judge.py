@@ -19,12 +19,14 @@ import warnings
 from typing import Any
 
 from judgekit.calibration.compare import ALL, CompareOptions, CompareResult, compare
-from judgekit.calibration.compare.results import HUMAN_CEILING, Pair, Row
+from judgekit.calibration.compare.results import HUMAN_CEILING, ON_CEILING, Pair, Row, is_ceiling
 from judgekit.errors import JudgekitWarning
 from judgekit.metrics.statistics import among
 from judgekit.view.clusters import LabelComparison
 
 WIDE_SHARE = 0.2  # a CI wider than this share of the statistic's 0..1 range is marked wide
+MIN_N = 30  # a figure on fewer items is marked small (docs/view.md: why 30)
+LEFT_OUT = "is left out of the humans"  # the rater note of labels.overlap.without_judge
 
 STATISTICS: dict[str, tuple[str, str]] = {  # statistic -> (plain name, one-line meaning)
     s.key: (s.plain, s.meaning) for s in among("reference")
@@ -36,18 +38,40 @@ def _meaning(statistic: str) -> dict[str, str]:
     return {"key": statistic, "name": name, "meaning": meaning}
 
 
-def _figure(row: Row, wide_share: float) -> dict[str, Any]:
+def _figure(row: Row, wide_share: float, min_n: int = MIN_N) -> dict[str, Any]:
     width = None if row.ci_low is None or row.ci_high is None else row.ci_high - row.ci_low
+    small = row.n < min_n
     return {
-        "judge": row.judge,
+        "judge": row.judge.removesuffix(ON_CEILING),
         "value": row.value,
         "ci_low": row.ci_low,
         "ci_high": row.ci_high,
         "n": row.n,
         "rank": row.rank,
         "wide": width is not None and width > wide_share,
+        "small": small,
+        "collapsed": small and width is not None and width == 0,
         "note": row.note,
+        "notes": [],
     }
+
+
+def _notes_for(name: str, ceiling: bool, notes: list[str], judges: set[str]) -> list[str]:
+    """The notes that change the row of ``name`` (``ceiling``: the human ceiling's row): a
+    rater left out of the humans, or a note on the ceiling, changes the ceiling; a note naming
+    a judge (``judge 'NAME'``, or ``NAME: ...``) changes that judge's rows; a pair's coverage
+    stays in the summary; any other note (the humans' own labels) changes every row."""
+    out = []
+    for note in notes:
+        if LEFT_OUT in note or note.startswith(f"{HUMAN_CEILING}:"):
+            keep = ceiling
+        elif "judge '" in note or any(note.startswith(f"{j}: ") for j in judges):
+            keep = not ceiling and (f"judge '{name}'" in note or note.startswith(f"{name}: "))
+        else:
+            keep = not note.startswith("pair ")
+        if keep:
+            out.append(note)
+    return out
 
 
 def _versus_best(best: str, judge: str, pairs: list[Pair]) -> dict[str, Any] | None:
@@ -67,12 +91,13 @@ def _versus_best(best: str, judge: str, pairs: list[Pair]) -> dict[str, Any] | N
     return None
 
 
-def _table(rows: list[Row], pairs: list[Pair], wide_share: float) -> dict[str, Any]:
+def _table(rows: list[Row], pairs: list[Pair], wide_share: float, notes: list[str]) -> dict:
     judges = sorted(
-        (r for r in rows if r.judge != HUMAN_CEILING),
+        (r for r in rows if not is_ceiling(r.judge)),
         key=lambda r: (r.rank is None, r.rank or 0, -r.value),
     )
     ceiling = [r for r in rows if r.judge == HUMAN_CEILING]
+    names = {r.judge for r in judges}
     best = judges[0].judge if judges else None
     out = []
     for row in judges:
@@ -80,12 +105,22 @@ def _table(rows: list[Row], pairs: list[Pair], wide_share: float) -> dict[str, A
         figure["versus_best"] = (
             None if best is None or row.judge == best else _versus_best(best, row.judge, pairs)
         )
+        figure["notes"] = _notes_for(row.judge, False, notes, names)
         out.append(figure)
+    on_rows = []  # each judge on the ceiling's own rows, in the comparison's order
+    for row in (r for r in rows if r.judge.endswith(ON_CEILING)):
+        figure = _figure(row, wide_share)
+        figure["notes"] = _notes_for(figure["judge"], False, notes, names)
+        on_rows.append(figure)
+    top = _figure(ceiling[0], wide_share) if ceiling else None
+    if top is not None:
+        top["notes"] = _notes_for(HUMAN_CEILING, True, notes, names)
     return {
         "statistic": _meaning(rows[0].statistic),
         "level": rows[0].level,
         "judges": out,
-        "ceiling": _figure(ceiling[0], wide_share) if ceiling else None,
+        "ceiling": top,
+        "on_ceiling": on_rows,
     }
 
 
@@ -98,21 +133,31 @@ def tab_data(
     label_notes: list[str] | tuple[str, ...] = (),
     wide_share: float = WIDE_SHARE,
 ) -> dict[str, Any]:
-    """The tab's document from a comparison: ``{"kind", "wide_share", "notes", "facets": [{"facet",
-    "items", "ties", "notes", "tables": [{"statistic": {"key", "name", "meaning"}, "level",
-    "judges": [{"judge", "value", "ci_low", "ci_high", "n", "rank", "wide", "note",
-    "versus_best"}], "ceiling"}]}]}``; values in the statistic's own units (0..1 for agreement,
-    -1..1 for kappa, AC1 and correlations); ``versus_best`` is None for the best judge (rank 1,
-    highest value) and holds ``delta`` (this judge minus the best, <= 0), its paired CI where
-    computed and the one-sided permutation ``p_value``. ``label_notes`` (the warnings the
-    comparison raised) go to the top-level ``notes``, as they affect every facet; the
-    comparison's own notes (``"<facet>: ..."``) go beside their facet.
+    """The tab's document from a comparison: ``{"kind", "wide_share", "min_n", "notes",
+    "facets": [{"facet", "items", "ties", "notes", "tables": [{"statistic": {"key", "name",
+    "meaning"}, "level", "judges": [figure + "versus_best"], "ceiling": figure,
+    "on_ceiling": [figure]}]}]}``; a figure is ``{"judge", "value", "ci_low", "ci_high", "n",
+    "rank", "wide", "small", "collapsed", "note", "notes"}``; values in the statistic's own units
+    (0..1 for agreement, -1..1 for kappa, AC1 and correlations). ``judges``: each judge against
+    the human majority (items with a majority, under the tie policy). ``ceiling``: each human
+    against the majority of the other humans, pooled (human, item) rows, ``n`` in items;
+    ``on_ceiling``: each judge's label on those same rows against the same references, same
+    resamples, ``n`` in items (like for like with the ceiling). ``versus_best`` is None for the
+    best judge (rank 1, highest value) and holds ``delta`` (this judge minus the best, <= 0),
+    its paired CI where computed and the one-sided permutation ``p_value``. ``wide``: CI wider
+    than ``wide_share``; ``small``: ``n`` < :data:`MIN_N`; ``collapsed``: small with a CI of
+    zero width. ``notes`` of a figure: the label and rater notes that change it (a rater left
+    out: the ceiling; a judge's labels: its rows; the humans' labels: every row); the
+    top-level ``notes`` (``label_notes``, the warnings the comparison raised, and its notes
+    without a facet) and each facet's ``notes`` stay as the summary.
 
     Raises:
         ValueError: ``wide_share`` not in (0, 2].
     """
     if not 0 < wide_share <= 2:
         raise ValueError(f"wide_share must be in (0, 2], got {wide_share}")
+    other = [n for n in result.notes if not any(n.startswith(f"{f}: ") for f in
+             {r.facet for r in result.rows})]  # fmt: skip
     facets = []
     for facet in _facet_order([r.facet for r in result.rows]):
         groups: dict[tuple[str, str], list[Row]] = {}
@@ -120,26 +165,27 @@ def tab_data(
             if row.facet == facet:
                 groups.setdefault((row.level, row.statistic), []).append(row)
         pairs = [p for p in result.pairs if p.facet == facet]
+        prefix = f"{facet}: "
+        own = [n[len(prefix) :] for n in result.notes if n.startswith(prefix)]
+        beside = [*label_notes, *other, *own]  # each beside the rows it changes (_notes_for)
         tables = [
-            _table(rows, [p for p in pairs if (p.level, p.statistic) == key], wide_share)
+            _table(rows, [p for p in pairs if (p.level, p.statistic) == key], wide_share, beside)
             for key, rows in groups.items()
         ]
-        prefix = f"{facet}: "
         counts = result.counts.get(facet, {})
         facets.append(
             {
                 "facet": "overall" if facet == ALL else facet,
                 "items": counts.get("items"),
                 "ties": counts.get("ties"),
-                "notes": [n[len(prefix) :] for n in result.notes if n.startswith(prefix)],
+                "notes": own,
                 "tables": tables,
             }
         )
-    other = [n for n in result.notes if not any(n.startswith(f"{f}: ") for f in
-             {r.facet for r in result.rows})]  # fmt: skip
     return {
         "kind": result.kind,
         "wide_share": wide_share,
+        "min_n": MIN_N,
         "notes": [*label_notes, *other],
         "facets": facets,
     }

@@ -36,6 +36,7 @@ from judgekit.calibration.compare.labels import label_facet
 from judgekit.calibration.compare.results import FacetTest, Pair, Row, build_family, facet_tests
 from judgekit.calibration.compare.scores import ScoreMatrix, score_facet
 from judgekit.errors import InputError, JudgekitError
+from judgekit.labels.overlap import without_judge
 from judgekit.labels.table import LabelTable
 from judgekit.metrics.meta_eval import SPA_PERMUTATIONS, SPA_SEED
 from judgekit.metrics.perm_both import PermutationSettings
@@ -146,12 +147,13 @@ def _label_inputs(human: SourceSpec, judges: list[SourceSpec]):
             if name in found:
                 raise InputError(judge.path, f"judge '{name}' given twice", field="--judge")
             found[name] = labels
-    shared = [r for r in humans.raters if str(r) in found]
-    if shared:
-        humans = humans.drop(shared)
+    left_out = []  # the note `view --labels` shows too: one source (labels.overlap.without_judge)
+    for rater in [r for r in humans.raters if str(r) in found]:
+        humans, note = without_judge(humans, rater, judge_name=f"judge '{rater}'", warn=False)
+        left_out += [note] if note else []
     if humans.n_raters == 0:
         raise InputError(source.path, "no human raters (the judges' raters were dropped)")
-    return humans, found, sources
+    return humans, found, sources, left_out
 
 
 def _facet_of(by: str, humans: LabelTable, sources: list[LabelSource]) -> tuple[dict, LabelTable]:
@@ -171,10 +173,9 @@ def _facet_of(by: str, humans: LabelTable, sources: list[LabelSource]) -> tuple[
 
 def compare_labels(human: SourceSpec, judges: list[SourceSpec], options: CompareOptions):
     """Label judges (module doc); returns (rows, pairs, per-facet tables, counts, notes)."""
-    humans, found, sources = _label_inputs(human, judges)
+    humans, found, sources, notes = _label_inputs(human, judges)
     found = {name: check_overlap(name, labels, humans) for name, labels in found.items()}
     groups = {ALL: list(humans.frame.index)}
-    notes: list[str] = []
     if options.by:
         values, humans = _facet_of(options.by, humans, sources)
         groups = {}

@@ -24,16 +24,18 @@ the humans' majority label with the calibration's tie policy (:mod:`judgekit.lab
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy import sparse
 
 from judgekit.calibration.compare.coverage import Coverage, own_coverage_families
-from judgekit.calibration.compare.results import HUMAN_CEILING, Family, Row
+from judgekit.calibration.compare.results import HUMAN_CEILING, Family, Row, on_ceiling
 from judgekit.calibration.judge import human_ceiling
-from judgekit.errors import JudgekitError
+from judgekit.errors import JudgekitError, JudgekitWarning
 from judgekit.labels.majority import TIE, TiePolicy, apply_ties, majority_vote
 from judgekit.labels.table import LabelTable
 from judgekit.metrics.agreement import gwet_ac1
@@ -132,45 +134,49 @@ def _ceiling(
     n_resamples: int,
     confidence: float,
     seed: int,
+    judges: dict[str, pd.Series] | None = None,
 ) -> tuple[list[Row], str]:
     """The human ceiling rows on ``items``: the items the judges labelled, the humans' majority
     ties INCLUDED (each human's leave-one-out reference has its own ties, under the policy).
     Keeping only the items whose majority does not tie would keep the items the humans agree
-    on: with two raters, a ceiling of 1 by construction."""
+    on: with two raters, a ceiling of 1 by construction.
+
+    Then, per judge of ``judges``, its row on the ceiling's own rows (``on_ceiling(name)``:
+    :func:`human_ceiling` given the judge, its label against the same leave-one-out
+    references, same resamples), ``n`` in the same unit as the ceiling's (distinct items)."""
     if humans.n_raters < 2:
         return [], "human ceiling: one human rater, no held-out human to compare"
     keep = set(items)  # once: a set per index entry made this quadratic in items
-    frame = humans.frame.loc[[i for i in humans.frame.index if str(i) in keep]]
+    table = LabelTable(humans.frame.loc[[i for i in humans.frame.index if str(i) in keep]],
+                       humans.source)  # fmt: skip
+    run = dict(tie_policy=tie_policy, ci=n_resamples > 0, n_resamples=n_resamples,
+               confidence=confidence, seed=seed, metrics=CELL_METRICS)  # fmt: skip
     try:
-        report = human_ceiling(
-            LabelTable(frame, humans.source),
-            tie_policy=tie_policy,
-            ci=n_resamples > 0,
-            n_resamples=n_resamples,
-            confidence=confidence,
-            seed=seed,
-            metrics=CELL_METRICS,
-        )
+        report = human_ceiling(table, **run)  # type: ignore[arg-type]
     except JudgekitError as exc:
         return [], f"human ceiling: {exc}"
+    rows = _ceiling_rows(HUMAN_CEILING, report.humans, report, facet)
+    for name, labels in (judges or {}).items():
+        with warnings.catch_warnings():  # the label check was said once, by check_overlap
+            warnings.simplefilter("ignore", JudgekitWarning)
+            try:
+                got = human_ceiling(table, labels, judge_name=f"judge '{name}'", **run)  # type: ignore[arg-type]
+            except JudgekitError:
+                continue  # no ceiling row labelled by this judge: nothing to set beside it
+        rows += _ceiling_rows(on_ceiling(name), got.judge or {}, got, facet)
+    return rows, ""
+
+
+def _ceiling_rows(name: str, estimates: dict, report: Any, facet: str) -> list[Row]:
+    """One row per statistic of a ceiling report's ``estimates``; ``n`` = distinct items."""
     rows = []
-    for name, est in report.humans.items():
+    for statistic, est in estimates.items():
         low, high = est.ci if est.ci else (None, None)
         rows.append(
-            Row(
-                HUMAN_CEILING,
-                facet,
-                LEVEL,
-                name,
-                est.value,
-                low,
-                high,
-                None,
-                report.n_items,
-                f"{report.n_rows} (human, item) rows",
-            )
-        )
-    return rows, ""
+            Row(name, facet, LEVEL, statistic, est.value, low, high, None, report.n_items,
+                f"{report.n_rows} (human, item) rows, each human vs the majority of the others")
+        )  # fmt: skip
+    return rows
 
 
 def _families(
@@ -270,7 +276,8 @@ def label_facet(
     items = [i for i in reference.index if i in union]
     judged = list(set().union(*labelled.values()))
     n_ties = int((reference[judged] == TIE).sum())
-    ceiling, note = _ceiling(humans, judged, tie_policy, facet, n_resamples, confidence, seed)
+    ceiling, note = _ceiling(humans, judged, tie_policy, facet, n_resamples, confidence, seed,
+                             judges)  # fmt: skip
     notes += [note] if note else []
     return LabelFacet(families, ceiling, len(items), n_ties, notes)
 
@@ -296,5 +303,5 @@ def _common_facet(
         raise JudgekitError(f"{facet}: every item shared by the judges is a human tie")
     families = _families(judges, base, **run)
     ceiling, note = _ceiling(humans, items, run["tie_policy"], facet, run["n_resamples"],
-                             confidence, run["seed"])  # fmt: skip
+                             confidence, run["seed"], judges)  # fmt: skip
     return LabelFacet(families, ceiling, len(base), n_ties, notes + ([note] if note else []))

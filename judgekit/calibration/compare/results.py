@@ -26,6 +26,19 @@ from judgekit.metrics.clusters import adjust, order_judges, rank_clusters
 from judgekit.metrics.perm_both import SwapResult
 
 HUMAN_CEILING = "human ceiling"
+ON_CEILING = " on the ceiling's rows"  # a judge's row scored on the human ceiling's own rows
+
+
+def on_ceiling(judge: str) -> str:
+    """The row name of ``judge`` scored on the human ceiling's rows (each human's item, its
+    label replaced by the judge's, against the same leave-one-out reference)."""
+    return f"{judge}{ON_CEILING}"
+
+
+def is_ceiling(judge: str) -> bool:
+    """True for the human ceiling's row and the judges' rows on the ceiling's rows (unranked:
+    their references differ from the judges' majority reference)."""
+    return judge == HUMAN_CEILING or judge.endswith(ON_CEILING)
 
 
 @dataclass
