@@ -55,12 +55,31 @@ def test_which_judge_tab_shows_the_library_figures_as_text(page, tmp_path: Path)
             in root.find_element("css selector", ".which-notes").text
         )
         table = root.find_element("css selector", '.which-table[data-statistic="accuracy"]')
-        rows = table.find_elements("css selector", "tbody tr")
+        rows = table.find_elements("css selector", "tbody tr:not(.row-notes)")
         acc = next(
             t for t in expected["facets"][0]["tables"] if t["statistic"]["key"] == "accuracy"
         )
         names = [r.find_element("css selector", "td").text for r in rows]
-        assert names == [f["judge"] for f in acc["judges"]] + ["human ceiling"]
+        on = [f"{f['judge']} on the ceiling's rows" for f in acc["on_ceiling"]]
+        assert names == [f["judge"] for f in acc["judges"]] + ["human ceiling", *on]
+        assert len(on) == 2  # each judge on the ceiling's own rows, n in items as the ceiling's
+        assert {f["n"] for f in acc["on_ceiling"]} == {acc["ceiling"]["n"]}
+        for row, figure in zip(rows[3:], acc["on_ceiling"], strict=True):
+            shown = row.find_elements("css selector", "td")[1].text.split(" ")[0]
+            assert float(shown) == pytest.approx(figure["value"], abs=1e-4)
+        # the rater left out sits under the ceiling's row (and in the summary), not the judges'
+        notes = table.find_elements("css selector", "tr.row-notes")
+        kinds = {(n.get_attribute("data-kind"), "left out of the humans" in n.text) for n in notes}
+        assert ("ceiling", True) in kinds and ("judge", True) not in kinds
+        # every figure here is on fewer than 30 items: marked; a [1, 1] CI says it collapsed
+        figures = [*acc["judges"], acc["ceiling"], *acc["on_ceiling"]]
+        assert all(f["small"] for f in figures) and any(f["collapsed"] for f in figures)
+        for row, figure in zip(rows, figures, strict=True):
+            cell = row.find_elements("css selector", "td")[1]
+            mark = "interval collapsed: too few items" if figure["collapsed"] else "n < 30"
+            why = "zero width" if figure["collapsed"] else "fewer than 30 items"
+            assert mark in cell.text and why in cell.get_attribute("title")
+        assert "each human against the majority of the other humans" in root.text
         assert any(HOSTILE in n for n in names)  # the hostile run name, as text
         best, other = acc["judges"]
         cells = rows[1].find_elements("css selector", "td")

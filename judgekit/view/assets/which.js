@@ -10,23 +10,48 @@ function whichCI(f) {
   return s;
 }
 
-function whichRow(f, ceiling) {
-  var v = f.versus_best;
+/* The marks of a figure: a CI of zero width on few items (collapsed), fewer than min_n items
+   (small), a CI wider than wide_share (wide); each with a title saying why. */
+function whichMarks(f) {
+  var W = DATA.which, marks = [], why = [];
+  if (f.collapsed) { marks.push("interval collapsed: too few items"); why.push("a bootstrap CI of zero width on " + fmt(f.n) + " items says nothing about uncertainty"); }
+  else if (f.small) { marks.push("few items: n < " + fmt(W.min_n)); why.push("fewer than " + fmt(W.min_n) + " items: a figure this small moves with one item"); }
+  if (f.wide) { marks.push("wide CI: few items"); why.push("CI wider than " + fmt(W.wide_share) + " of the scale: too few items to tell judges apart"); }
+  return { text: marks.length ? " (" + marks.join("; ") + ")" : "", title: why.length ? why.join("; ") : null };
+}
+
+function whichRow(f, kind) {
+  var v = f.versus_best, ceiling = kind !== "judge";
   var diff = ceiling ? "\u2013" : (v ? fmt(v.delta) + (v.p_value !== null && v.p_value !== undefined ? " (p " + fmt(v.p_value) + ")" : "") : "best");
-  var value = el("td", { cls: f.wide ? "wide" : null, text: whichCI(f) + (f.wide ? " (wide CI: few items)" : ""),
-    title: f.wide ? "CI wider than " + fmt(DATA.which.wide_share) + " of the scale: too few items to tell judges apart" : null });
-  return el("tr", { cls: ceiling ? "ceiling" : null, data: { judge: f.judge } }, [
-    el("td", { text: f.judge }), value, el("td", { text: fmt(f.n) }),
+  var m = whichMarks(f), marked = f.wide || f.small || f.collapsed;
+  var name = kind === "on_ceiling" ? f.judge + " on the ceiling's rows" : f.judge;
+  var value = el("td", { cls: marked ? "wide" : null, text: whichCI(f) + m.text, title: m.title });
+  return el("tr", { cls: ceiling ? "ceiling" : null, data: { judge: f.judge, kind: kind } }, [
+    el("td", { text: name }), value, el("td", { text: fmt(f.n) }),
     el("td", { text: f.rank === null || f.rank === undefined ? "\u2013" : "#" + f.rank }),
     el("td", { text: diff }),
   ]);
 }
 
+/* The notes that change a row, in a row of their own right under it. */
+function whichRowNotes(f, kind) {
+  if (!f.notes || !f.notes.length) return null;
+  return el("tr", { cls: "row-notes", data: { judge: f.judge, kind: kind } }, [el("td", { colspan: "5" }, [
+    el("ul", { cls: "warn" }, f.notes.map(function (n) { return el("li", { text: n }); }))])]);
+}
+
 function whichTable(t) {
-  var head = el("tr", {}, ["Judge", t.statistic.name + " [95% CI]", "n", "Cluster", "Difference to the best (p)"]
+  var head = el("tr", {}, ["Judge", t.statistic.name + " [95% CI]", "n (items)", "Cluster", "Difference to the best (p)"]
     .map(function (h) { return el("th", { text: h }); }));
-  var body = el("tbody", {}, t.judges.map(function (f) { return whichRow(f, false); }));
-  if (t.ceiling) body.appendChild(whichRow(t.ceiling, true));
+  var body = el("tbody", {});
+  function add(f, kind) {
+    body.appendChild(whichRow(f, kind));
+    var notes = whichRowNotes(f, kind);
+    if (notes) body.appendChild(notes);
+  }
+  t.judges.forEach(function (f) { add(f, "judge"); });
+  if (t.ceiling) add(t.ceiling, "ceiling");
+  (t.on_ceiling || []).forEach(function (f) { add(f, "on_ceiling"); });
   return el("div", { cls: "which-table", data: { statistic: t.statistic.key } }, [
     el("h4", { text: t.statistic.name }),
     el("p", { cls: "meaning", text: t.statistic.meaning }),
@@ -65,9 +90,14 @@ function renderWhich() {
   var W = DATA.which, root = clear(document.getElementById("tab-which"));
   root.appendChild(el("h2", { text: "Which judge?" }));
   if (W.note) { root.appendChild(el("p", { cls: "warn", text: W.note })); return; }
-  root.appendChild(el("p", { text: "Each judge against the human majority on the same items; the human " +
-    "ceiling is each human against the others on those items. A CI wider than " + fmt(W.wide_share) +
-    " is marked wide. Cluster #1: no judge is significantly better (paired permutation test, alpha 0.05)." }));
+  root.appendChild(el("p", { cls: "which-how", text: "Each judge against the human majority on the items with a " +
+    "majority (human ties as the tie policy says). The human ceiling is on other rows: each human against the " +
+    "majority of the other humans, one row per (human, item), ties included as the tie policy says; beside it, " +
+    "each judge on those same rows (its label against the same references, same resamples), so compare the " +
+    "ceiling with those rows, not with the judges' own. n counts items everywhere. Marked: n below " + fmt(W.min_n) +
+    ", a CI of zero width on so few items (interval collapsed), a CI wider than " + fmt(W.wide_share) +
+    ". Cluster #1: no judge is significantly better (paired permutation test, alpha 0.05). Each note about " +
+    "labels and raters sits under the row it changes; all of them are listed here too." }));
   var top = whichNotes(W.notes);
   if (top) root.appendChild(top);
   if (W.judges && W.judges.length) root.appendChild(factsTable(W.judges, W.wide_share));
