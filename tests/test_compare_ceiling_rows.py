@@ -1,0 +1,105 @@
+"""The human ceiling beside each judge on the ceiling's own rows (like for like), the rater
+left out of the humans said by ``calibrate compare`` as on the page, and the small-sample
+marks of the "Which judge?" tab, on a table small enough to check by hand."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from judgekit.calibration.compare import CompareOptions, compare
+from judgekit.calibration.compare.labels import label_facet
+from judgekit.cli import app
+from judgekit.labels.table import LabelTable
+from judgekit.view.which_judge import MIN_N, tab_data
+
+# items a..c rated by h1, h2, h3; item d by h1, h2 only (its majority ties)
+HUMANS = pd.DataFrame(
+    {
+        "h1": ["x", "x", "y", "x"],
+        "h2": ["x", "x", "y", "y"],
+        "h3": ["x", "y", "y", None],
+    },
+    index=["a", "b", "c", "d"],
+    dtype=object,
+)
+JUDGE = pd.Series(["x", "y", "x", "x"], index=["a", "b", "c", "d"], dtype=object)
+
+
+def test_judge_on_the_ceilings_rows_by_hand() -> None:
+    """Majority: a x, b x, c y, d tie. The judge vs the majority (tie on d left out): a right,
+    b wrong, c wrong = 1/3 on 3 items. Ceiling rows (each human vs the majority of the
+    others, ties left out): a 3 rows all right; b: h1 and h2 see a tie (x vs y, left out), h3
+    (y) vs x wrong; c 3 rows all right; d: h1 (x) vs h2's y wrong, h2 (y) vs h1's x wrong:
+    humans 6/9 on 4 items. The judge on those 9 rows: a 3 right, b 0 (y vs x), c 0 (x vs y),
+    d: vs y wrong, vs x right = 4/9, on the same 4 items."""
+    facet = label_facet({"J": JUDGE}, LabelTable(HUMANS), facet="all", n_resamples=100)
+    main = next(f for f in facet.families if f.statistic == "accuracy")
+    assert main.values["J"] == pytest.approx(1 / 3) and main.n == 3
+    rows = {r.judge: r for r in facet.ceiling if r.statistic == "accuracy"}
+    ceiling, judge = rows["human ceiling"], rows["J on the ceiling's rows"]
+    assert ceiling.value == pytest.approx(6 / 9) and judge.value == pytest.approx(4 / 9)
+    assert ceiling.n == judge.n == 4  # items, for both
+    assert "9 (human, item) rows" in ceiling.note and "9 (human, item) rows" in judge.note
+    assert judge.rank is None and judge.ci_low is not None  # unranked, same resamples
+
+
+def _write(tmp_path) -> tuple[str, str]:
+    humans = tmp_path / "humans.csv"
+    lines = ["item,rater,label"]
+    for rater in HUMANS.columns:
+        lines += [f"{i},{rater},{v}" for i, v in HUMANS[rater].items() if v is not None]
+    lines += [f"{i},J,{v}" for i, v in JUDGE.items()]  # the judge's own rater among the humans
+    humans.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    judge = tmp_path / "judge.csv"
+    judge.write_text(
+        "item,label\n" + "".join(f"{i},{v}\n" for i, v in JUDGE.items()), encoding="utf-8"
+    )
+    return str(humans), str(judge)
+
+
+def test_compare_prints_the_rater_left_out_and_the_ceiling_rows(tmp_path) -> None:
+    humans, judge = _write(tmp_path)
+    result = CliRunner().invoke(
+        app,
+        [
+            "calibrate",
+            "compare",
+            "--human",
+            humans,
+            "--judge",
+            f"J={judge}",
+            "--n-resamples",
+            "50",
+            "--permutations",
+            "20",
+        ],  # fmt: skip
+        env={"COLUMNS": "250"},
+    )
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "note: human rater 'J' is left out of the humans for judge 'J'" in out
+    assert "J on the ceiling's rows" in out and "each human vs the majority of the others" in out
+    line = next(x for x in out.splitlines() if "J on the ceiling's rows" in x)
+    assert "0.444" in line and "n=4" in line  # the hand figure above, without rater J
+    ceiling = next(x for x in out.splitlines() if "human ceiling" in x and "n=4" in x)
+    assert "0.667" in ceiling
+
+
+def test_tab_places_notes_and_marks_small_samples(tmp_path) -> None:
+    humans, judge = _write(tmp_path)
+    result = compare(humans, [f"J={judge}"], CompareOptions(n_resamples=50))
+    left = next(n for n in result.notes if "left out of the humans" in n)
+    tab = tab_data(result)
+    assert left in tab["notes"]  # the summary keeps it
+    accuracy = next(t for t in tab["facets"][0]["tables"] if t["statistic"]["key"] == "accuracy")
+    (judge_row,) = accuracy["judges"]
+    assert left in accuracy["ceiling"]["notes"] and left not in judge_row["notes"]
+    (on_rows,) = accuracy["on_ceiling"]
+    assert on_rows["judge"] == "J" and on_rows["n"] == accuracy["ceiling"]["n"] == 4
+    assert on_rows["value"] == pytest.approx(4 / 9)
+    for figure in (judge_row, accuracy["ceiling"], on_rows):
+        assert figure["small"] == (figure["n"] < MIN_N) is True
+        width = figure["ci_high"] - figure["ci_low"]
+        assert figure["collapsed"] == (width == 0)
