@@ -19,7 +19,9 @@ the humans' majority label with the calibration's tie policy (:mod:`judgekit.lab
 * the human ceiling as a row: each human against the majority of the other humans, pooled over
   humans (:func:`judgekit.calibration.judge.human_ceiling`), on the items compared (any
   judge's with differing coverage), unranked
-  because its references differ from the judges'.
+  because its references differ from the judges'; beside it each judge on the ceiling's own
+  rows (``"<judge> on the ceiling's rows"``: its label against the same leave-one-out
+  references, same resamples, ``n`` in items as the ceiling's), unranked too.
 """
 
 from __future__ import annotations
@@ -44,6 +46,10 @@ from judgekit.metrics.classification import CELL_METRICS, ReferenceScorer, cell_
 from judgekit.metrics.perm_both import PermutationSettings, pair_rng, swap_test
 
 LEVEL = "item"
+# the judges' rows on the ceiling's rows get a bootstrap CI up to this many (human, item) rows:
+# human_ceiling's bootstrap scores each resample in Python (about 25 s per judge at 300,000
+# rows, measured on a loaded shared 2-core machine); above it, the value alone, with a note
+CEILING_CI_ROWS = 20_000
 _BLOCK = 50  # bootstrap resamples drawn and scored at a time
 
 
@@ -143,7 +149,8 @@ def _ceiling(
 
     Then, per judge of ``judges``, its row on the ceiling's own rows (``on_ceiling(name)``:
     :func:`human_ceiling` given the judge, its label against the same leave-one-out
-    references, same resamples), ``n`` in the same unit as the ceiling's (distinct items)."""
+    references, same resamples), ``n`` in the same unit as the ceiling's (distinct items); its
+    CI only up to :data:`CEILING_CI_ROWS` pooled rows (said in the row's note above)."""
     if humans.n_raters < 2:
         return [], "human ceiling: one human rater, no held-out human to compare"
     keep = set(items)  # once: a set per index entry made this quadratic in items
@@ -156,6 +163,7 @@ def _ceiling(
     except JudgekitError as exc:
         return [], f"human ceiling: {exc}"
     rows = _ceiling_rows(HUMAN_CEILING, report.humans, report, facet)
+    run["ci"] = run["ci"] and report.n_rows <= CEILING_CI_ROWS
     for name, labels in (judges or {}).items():
         with warnings.catch_warnings():  # the label check was said once, by check_overlap
             warnings.simplefilter("ignore", JudgekitWarning)
@@ -163,7 +171,11 @@ def _ceiling(
                 got = human_ceiling(table, labels, judge_name=f"judge '{name}'", **run)  # type: ignore[arg-type]
             except JudgekitError:
                 continue  # no ceiling row labelled by this judge: nothing to set beside it
-        rows += _ceiling_rows(on_ceiling(name), got.judge or {}, got, facet)
+        got_rows = _ceiling_rows(on_ceiling(name), got.judge or {}, got, facet)
+        if n_resamples > 0 and not run["ci"]:
+            for row in got_rows:
+                row.note += f"; no CI above {CEILING_CI_ROWS:,} rows (its bootstrap's time)"
+        rows += got_rows
     return rows, ""
 
 
