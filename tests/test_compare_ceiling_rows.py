@@ -106,14 +106,14 @@ def test_tab_places_notes_and_marks_small_samples(tmp_path) -> None:
 
 
 def test_judges_ceiling_rows_have_no_ci_above_the_row_limit(monkeypatch) -> None:
-    """Above CEILING_CI_ROWS pooled rows the judge's ceiling-rows figure is the value alone,
+    """Above CEILING_CI_ROWS human labels the judge's ceiling-rows figure is the value alone,
     with a note; the human ceiling keeps its CI."""
     import judgekit.calibration.compare.labels as labels
 
-    monkeypatch.setattr(labels, "CEILING_CI_ROWS", 8)  # the table has 9 rows
+    monkeypatch.setattr(labels, "CEILING_CI_ROWS", 8)  # the table has 11 labels
     facet = label_facet({"J": JUDGE}, LabelTable(HUMANS), facet="all", n_resamples=50)
     rows = {r.judge: r for r in facet.ceiling if r.statistic == "accuracy"}
     judge = rows["J on the ceiling's rows"]
     assert judge.value == pytest.approx(4 / 9) and judge.ci_low is None
-    assert "no CI above 8 rows" in judge.note
+    assert "no CI above 8 human labels" in judge.note
     assert rows["human ceiling"].ci_low is not None

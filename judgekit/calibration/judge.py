@@ -27,7 +27,7 @@ types are in :mod:`judgekit.calibration.results`.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Mapping
 from typing import Any
 
 import pandas as pd
@@ -178,6 +178,8 @@ def human_ceiling(
     judge_name: str = "the judge",
     declared: Iterable[Hashable] | None = None,
     metrics: tuple[str, ...] = METRICS,
+    others: Mapping[str, pd.Series] | None = None,
+    others_ci: bool = True,
 ) -> CeilingReport:
     """Agreement of each human with the majority of the others, on the judge's footing.
 
@@ -188,6 +190,10 @@ def human_ceiling(
     the judge is scored on the same rows (its label against the same leave-one-out reference),
     with the same bootstrap resamples (same seed), so the two are directly comparable.
     ``metrics``: the metric names scored (default accuracy, macro-F1, kappa; ``"ac1"`` too).
+    ``others`` (name -> Series item -> label, label sets already checked by the caller): more
+    judges scored on the same pooled rows (each on the rows of the items it labelled), with
+    the same resamples (CIs only with ``others_ci``), in ``report.others``; the rows and their
+    leave-one-out majorities are built once for all of them.
     """
     table = as_label_table(humans)
     predicted = judge_labels(judge, judge_rater) if judge is not None else None
@@ -226,6 +232,7 @@ def human_ceiling(
         if predicted is not None:
             entry.update({f"judge_{m}": e.value for m, e in scores(rows, "judge", 0).items()})
         per_human.append(entry)
+    extra = _others(pooled, others or {}, scores, boots if others_ci else 0)
     return CeilingReport(
         tie_policy=tie_policy,
         humans=scores(pooled, "label", boots),
@@ -234,4 +241,20 @@ def human_ceiling(
         n_rows=len(pooled),
         n_items=int(pooled["item"].nunique()),
         n_ties=n_ties,
+        others=extra,
     )
+
+
+def _others(pooled: pd.DataFrame, others: Mapping[str, pd.Series], scores: Any, boots: int) -> dict:
+    """Each of ``others`` on the pooled ceiling rows of the items it labelled (see
+    :func:`human_ceiling`): ``{name: {"scores", "n_rows", "n_items"}}``; a judge with no such
+    row is left out."""
+    out = {}
+    for name, labels in others.items():
+        judged = pooled["item"].map(labels_as_text(labels))
+        part = pooled[judged.notna()].assign(judge=judged[judged.notna()])
+        if part.empty:
+            continue
+        out[name] = {"scores": scores(part, "judge", boots), "n_rows": len(part),
+                     "n_items": int(part["item"].nunique())}  # fmt: skip
+    return out

@@ -79,6 +79,8 @@ class CeilingReport(Report):
             a judge), so "judge 0.74 [..] vs human ceiling 0.79 [..]" compares like with like.
         per_human: DataFrame (human, n_items, accuracy, macro_f1, kappa[, judge_*]).
         n_rows, n_items: pooled (human, item) rows and distinct items; n_ties: tied references.
+        others: per judge of ``human_ceiling(others=...)``, ``{"scores": {metric: Estimate},
+            "n_rows", "n_items"}``: that judge on the same rows (those of items it labelled).
     """
 
     tie_policy: str
@@ -88,6 +90,7 @@ class CeilingReport(Report):
     n_rows: int
     n_items: int
     n_ties: int
+    others: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -46,7 +45,7 @@ from judgekit.metrics.classification import CELL_METRICS, ReferenceScorer, cell_
 from judgekit.metrics.perm_both import PermutationSettings, pair_rng, swap_test
 
 LEVEL = "item"
-# the judges' rows on the ceiling's rows get a bootstrap CI up to this many (human, item) rows:
+# the judges' rows on the ceiling's rows get a bootstrap CI up to this many human labels:
 # human_ceiling's bootstrap scores each resample in Python (about 25 s per judge at 300,000
 # rows, measured on a loaded shared 2-core machine); above it, the value alone, with a note
 CEILING_CI_ROWS = 20_000
@@ -150,43 +149,42 @@ def _ceiling(
     Then, per judge of ``judges``, its row on the ceiling's own rows (``on_ceiling(name)``:
     :func:`human_ceiling` given the judge, its label against the same leave-one-out
     references, same resamples), ``n`` in the same unit as the ceiling's (distinct items); its
-    CI only up to :data:`CEILING_CI_ROWS` pooled rows (said in the row's note above)."""
+    CI only up to :data:`CEILING_CI_ROWS` human labels (said in the row's note above)."""
     if humans.n_raters < 2:
         return [], "human ceiling: one human rater, no held-out human to compare"
     keep = set(items)  # once: a set per index entry made this quadratic in items
     table = LabelTable(humans.frame.loc[[i for i in humans.frame.index if str(i) in keep]],
                        humans.source)  # fmt: skip
-    run = dict(tie_policy=tie_policy, ci=n_resamples > 0, n_resamples=n_resamples,
-               confidence=confidence, seed=seed, metrics=CELL_METRICS)  # fmt: skip
+    labelled = int(table.frame.notna().to_numpy().sum())
+    others_ci = n_resamples > 0 and labelled <= CEILING_CI_ROWS
     try:
-        report = human_ceiling(table, **run)  # type: ignore[arg-type]
-    except JudgekitError as exc:
-        return [], f"human ceiling: {exc}"
-    rows = _ceiling_rows(HUMAN_CEILING, report.humans, report, facet)
-    run["ci"] = run["ci"] and report.n_rows <= CEILING_CI_ROWS
-    for name, labels in (judges or {}).items():
         with warnings.catch_warnings():  # the label check was said once, by check_overlap
             warnings.simplefilter("ignore", JudgekitWarning)
-            try:
-                got = human_ceiling(table, labels, judge_name=f"judge '{name}'", **run)  # type: ignore[arg-type]
-            except JudgekitError:
-                continue  # no ceiling row labelled by this judge: nothing to set beside it
-        got_rows = _ceiling_rows(on_ceiling(name), got.judge or {}, got, facet)
-        if n_resamples > 0 and not run["ci"]:
+            report = human_ceiling(table, tie_policy=tie_policy, ci=n_resamples > 0,
+                                   n_resamples=n_resamples, confidence=confidence, seed=seed,
+                                   metrics=CELL_METRICS, others=judges or {},
+                                   others_ci=others_ci)  # fmt: skip
+    except JudgekitError as exc:
+        return [], f"human ceiling: {exc}"
+    rows = _ceiling_rows(HUMAN_CEILING, report.humans, report.n_rows, report.n_items, facet)
+    for name, got in report.others.items():
+        got_rows = _ceiling_rows(on_ceiling(name), got["scores"], got["n_rows"], got["n_items"],
+                                 facet)  # fmt: skip
+        if n_resamples > 0 and not others_ci:
             for row in got_rows:
-                row.note += f"; no CI above {CEILING_CI_ROWS:,} rows (its bootstrap's time)"
+                row.note += f"; no CI above {CEILING_CI_ROWS:,} human labels (its bootstrap's time)"
         rows += got_rows
     return rows, ""
 
 
-def _ceiling_rows(name: str, estimates: dict, report: Any, facet: str) -> list[Row]:
+def _ceiling_rows(name: str, estimates: dict, n_rows: int, n_items: int, facet: str) -> list[Row]:
     """One row per statistic of a ceiling report's ``estimates``; ``n`` = distinct items."""
     rows = []
     for statistic, est in estimates.items():
         low, high = est.ci if est.ci else (None, None)
         rows.append(
-            Row(name, facet, LEVEL, statistic, est.value, low, high, None, report.n_items,
-                f"{report.n_rows} (human, item) rows, each human vs the majority of the others")
+            Row(name, facet, LEVEL, statistic, est.value, low, high, None, n_items,
+                f"{n_rows} (human, item) rows, each human vs the majority of the others")
         )  # fmt: skip
     return rows
 
