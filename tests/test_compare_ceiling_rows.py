@@ -117,3 +117,18 @@ def test_judges_ceiling_rows_have_no_ci_above_the_row_limit(monkeypatch) -> None
     assert judge.value == pytest.approx(4 / 9) and judge.ci_low is None
     assert "no CI above 8 human labels" in judge.note
     assert rows["human ceiling"].ci_low is not None
+
+
+def test_others_score_as_the_judge_argument_does() -> None:
+    """``human_ceiling(others=...)`` gives each judge what ``human_ceiling(judge)`` gives it:
+    the same rows, value and resamples (so the same CI)."""
+    from judgekit.calibration.judge import human_ceiling
+
+    alone = human_ceiling(LabelTable(HUMANS), JUDGE, n_resamples=200)
+    both = human_ceiling(LabelTable(HUMANS), n_resamples=200, others={"J": JUDGE})
+    got = both.others["J"]
+    assert got["n_rows"] == alone.n_rows == 9 and got["n_items"] == alone.n_items == 4
+    for metric, est in alone.judge.items():
+        assert got["scores"][metric].value == pytest.approx(est.value)
+        assert got["scores"][metric].ci == pytest.approx(est.ci)
+    assert both.humans["accuracy"].ci == pytest.approx(alone.humans["accuracy"].ci)
