@@ -19,7 +19,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from fault_server import FaultServer, correct_content, message_hash
+from bench_answers import correct_content, message_hash
+from fault_server import FaultServer
 from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 
