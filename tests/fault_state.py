@@ -11,7 +11,6 @@ never finish before the test has done what it meant to do while the run was goin
 signal, kill it), however loaded the machine. Released requests are served by their own
 directive; held ones are not counted as attempts (``held`` in ``/stats`` counts those waiting
 now, ``held_total`` all); on shutdown they are answered 503 at once.
-
 """
 
 from __future__ import annotations
