@@ -37,6 +37,7 @@ from pathlib import Path
 import pandas as pd
 
 from judgekit.data import resolve_path, text_lines
+from judgekit.data.languages import check_item_languages, facet_value
 from judgekit.data.pairwise import PUBLISHED_COLUMNS, load_published_verdicts, verdict_label
 from judgekit.data.tables import read_table, table_columns
 from judgekit.errors import InputError
@@ -200,12 +201,14 @@ def _long_facets(path: Path) -> dict[str, dict[str, str]]:
     if not extra or not all(c in table.columns for c in ("item", "rater", "label")):
         return {}
     out: dict[str, dict[str, str]] = {}
-    for _, row in table.rows:
-        entry = out.setdefault(str(row["item"]).strip(), {})
-        for column in extra:
-            value = row.get(column)
-            if value not in (None, ""):
-                entry.setdefault(column, str(value).strip())
+    for line, row in table.rows:
+        item = str(row["item"]).strip()
+        entry = out.setdefault(item, {})
+        values = {c: facet_value(c, row.get(c), path=resolved, line=line) for c in extra}
+        check_item_languages(item, values, path=resolved, line=line)
+        for column, value in values.items():
+            if value is not None:
+                entry.setdefault(column, value)
     return out
 
 
@@ -276,9 +279,9 @@ def _score_table(path: Path) -> tuple[pd.DataFrame, dict[str, dict[str, str]]]:
         score = score_cell(row.get("score"), path, line)
         key = str(row.get(segment)).strip()
         rows.append((str(row.get("system")).strip(), key, score))
-        facets.setdefault(key, {}).update(
-            {c: str(row[c]) for c in extra if row.get(c) not in (None, "")}
-        )
+        values = {c: facet_value(c, row.get(c), path=path, line=line) for c in extra}
+        check_item_languages(key, values, path=path, line=line)
+        facets.setdefault(key, {}).update({c: v for c, v in values.items() if v is not None})
     return pd.DataFrame(rows, columns=["system", "segment", "score"]), facets
 
 
