@@ -130,6 +130,52 @@ def test_an_active_plan_on_a_score_judge_needs_a_pilot(tmp_path) -> None:
     assert err.value.field == "--pilot"
 
 
+def test_a_share_planned_on_a_score_judge_is_refused_saying_why(tmp_path) -> None:
+    """share:CS of a judge whose labels are MQM-like numbers: no label is CS, so every design
+    would draw for a share of exactly 0 (the active one with every uncertainty 0): exit 2."""
+    import os
+    import subprocess
+    import sys
+
+    from judgekit.calibration.design.run import plan_design
+
+    rng = np.random.default_rng(2)
+    judge = write_long(
+        tmp_path / "judge.csv",
+        [(f"s{k}", "judge", float(-rng.integers(0, 25))) for k in range(100)],
+    )
+    for design in ("active", "uniform", "stratified"):
+        with pytest.raises(InputError, match="no judge or human label is 'CS'") as err:
+            plan_design(str(judge), design, 30, target="share:CS")
+        assert err.value.field == "--target" and "--target mean" in err.value.message
+    out = tmp_path / "selection.csv"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "judgekit",
+            "calibrate",
+            "plan",
+            "--judge",
+            str(judge),
+            "--target",
+            "share:CS",
+            "--design",
+            "active",
+            "--budget",
+            "30",
+            "--selection-out",
+            str(out),
+        ],
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2 and not out.exists() and "Traceback" not in done.stderr
+    assert "a score judge's figure is --target mean" in done.stderr
+
+
 def test_a_small_selection_is_clipped_refused_or_said_never_a_traceback(population, tmp_path):
     """A share's interval stays in [0, 1] with a note; selected items without a label and a
     single label are refused (InputError: exit 2) instead of dropped or a traceback."""

@@ -24,7 +24,13 @@ from judgekit.calibration.design.estimators import (
 from judgekit.calibration.design.probabilities import uncertainty
 from judgekit.calibration.design.selection import Selected, check_against, draw, read_selection
 from judgekit.calibration.estimate import clip_share
-from judgekit.calibration.estimate.inputs import Target, default_target, load_human, load_judge
+from judgekit.calibration.estimate.inputs import (
+    Target,
+    check_share_given,
+    default_target,
+    load_human,
+    load_judge,
+)
 from judgekit.errors import InputError
 
 AUTO = "auto"
@@ -158,7 +164,10 @@ def plan_design(
     from judgekit.calibration.estimate.facets import item_facets
 
     goal = _target(judge, target)
-    values, chosen, _ = load_judge(judge, goal, raters)
+    values, chosen, source = load_judge(judge, goal, raters)
+    shown = [load_human(pilot, goal, judge_labels=source.labels)[0]] if pilot and goal.kind == (
+        "share") else []  # fmt: skip
+    check_share_given(goal, values, *shown, labels=source.labels)  # a score judge: no share
     table = item_facets(judge, facets, by=by) if (facets or by) else None
     items = [str(i) for i in values.index]
     before = read_selection(Path(exclude)) if exclude else []
