@@ -176,6 +176,43 @@ def test_a_share_planned_on_a_score_judge_is_refused_saying_why(tmp_path) -> Non
     assert "a score judge's figure is --target mean" in done.stderr
 
 
+def test_an_active_plan_that_falls_back_says_uniform_and_why_everywhere(population, tmp_path):
+    """A pilot too small to fit (5 labels): the plan draws uniformly, and the console, the
+    JSON and the selection file all say uniform was used instead of active, and why."""
+    judge, truth = population
+    pilot = true_labels(tmp_path / "pilot.csv", [f"x{k}" for k in range(0, 400, 80)], truth)
+    out = tmp_path / "selection.csv"
+    args = (
+        "calibrate",
+        "plan",
+        "--judge",
+        str(judge),
+        "--target",
+        "share:CS",
+        "--design",
+        "active",
+        "--budget",
+        "40",
+        "--pilot",
+        str(pilot),
+        "--selection-out",
+        str(out),
+    )
+    shown = judgekit(*args)
+    assert shown.exit_code == 0, shown.output
+    assert "active requested, uniform used design:" in shown.output
+    assert "why: active requested, uniform used: pilot 5: pilot of 5 labels: too small to fit" in (
+        " ".join(shown.output.split())
+    )
+    doc = json.loads(judgekit(*args, "--json").output)
+    assert (doc["requested"], doc["design"]) == ("active", "uniform")
+    assert doc["why"].endswith("pilot of 5 labels: too small to fit")
+    assert doc["drawn"] == doc["rows"] and doc["selection"] == str(out)
+    table = pd.read_csv(out)
+    assert len(table) == doc["drawn"] and set(table["design"]) == {"uniform"}
+    assert table["reason"].str.contains("active requested, uniform used: pilot 5").all()
+
+
 def test_a_small_selection_is_clipped_refused_or_said_never_a_traceback(population, tmp_path):
     """A share's interval stays in [0, 1] with a note; selected items without a label and a
     single label are refused (InputError: exit 2) instead of dropped or a traceback."""

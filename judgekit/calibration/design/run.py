@@ -9,8 +9,9 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -137,7 +138,36 @@ def _active(
     score = np.ones(len(x))
     score[rest] = pick.score
     note = f"pilot {int(on.sum())}: {pick.reason}"
+    if pick.design != "active":
+        note = f"active requested, {pick.design} used: {note}"
     return score, pick.floor, pick.design, note, max(pick.projected_saving, 0.0)
+
+
+@dataclass(frozen=True)
+class DesignPlan:
+    """What :func:`plan_design` drew and under which design.
+
+    Attributes:
+        requested: the design asked for (``--design``); design: the one used (the active design
+            falls back to uniform when its pilot is too small to fit or projects under 10%
+            saving, :func:`judgekit.calibration.design.pilot.choose`); why: the reason, in
+            words (also in each drawn row's ``reason``); budget: the labels planned (expected;
+            exact when stratified); rows: every row of the selection (earlier rounds first).
+    """
+
+    requested: str
+    design: str
+    why: str
+    budget: int
+    rows: list[Selected]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The plan as JSON-ready values (the rows as counts: the selection file has them)."""
+        last = max((r.round for r in self.rows), default=1)
+        drawn = [r for r in self.rows if r.round == last]
+        return {"requested": self.requested, "design": self.design, "why": self.why,
+                "budget": self.budget, "round": last, "drawn": len(drawn),
+                "rows": len(self.rows), "strata": sorted({r.stratum for r in drawn})}  # fmt: skip
 
 
 def plan_design(
@@ -145,9 +175,9 @@ def plan_design(
     raters: list[str] | None = None, kind: str = AUTO, floor: float = 0.2,
     by: str | None = None, facets: str | None = None, pilot: str | None = None,
     exclude: str | None = None, seed: int = 0,
-) -> list[Selected]:  # fmt: skip
+) -> DesignPlan:  # fmt: skip
     """The items to label under ``design`` for ``budget`` labels (expected, or exact when
-    stratified), seeded.
+    stratified), seeded, with the design used and why (:class:`DesignPlan`).
 
     Active: probability rising with the judge's uncertainty; with a ``pilot`` (human labels,
     e.g. a uniform first round), ``sqrt(E[e^2 | feature])`` fitted on it, or the uniform design
@@ -178,9 +208,12 @@ def plan_design(
         u, floor, used, note, _ = _active(judge, values, kind, chosen, table, goal, pilot,
                                           budget, floor, done)  # fmt: skip
         kw = {"uncertainty": u, "floor": floor} if used == "active" else {}
-        return before + draw(items, used, budget, note=note, **kw, **step)
+        why = note or "no pilot: the judge's uncertainty as it is (a label probability)"
+        rows = draw(items, used, budget, note=note, **kw, **step)
+        return DesignPlan(design, used, why, budget, before + rows)
     if design != "stratified":
-        return before + draw(items, design, budget, **step)
+        return DesignPlan(design, design, "as requested", budget,
+                          before + draw(items, design, budget, **step))  # fmt: skip
     strata = population_strata(values, table, by)
     if pilot:
         human, _, _ = load_human(pilot, goal)
@@ -190,9 +223,11 @@ def plan_design(
         sig = {h: 1.0 for h in strata.unique()}
     sigmas = {str(k): float(v) for k, v in sig.items()}
     try:
-        return before + draw(items, design, budget, strata=list(strata), sigmas=sigmas, **step)
+        rows = draw(items, design, budget, strata=list(strata), sigmas=sigmas, **step)
     except ValueError as err:
         raise InputError(None, str(err), field="--budget") from err
+    how = "Neyman allocation from the pilot" if pilot else "proportional allocation (no pilot)"
+    return DesignPlan(design, design, how, budget, before + rows)
 
 
 def design_budget(
