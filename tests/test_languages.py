@@ -93,3 +93,32 @@ def test_drift_anchors_group_languages_by_one_spelling(tmp_path: Path):
     with pytest.raises(InputError) as err:
         freeze_anchors(bad)
     assert (err.value.line, err.value.field) == (2, "language")
+
+
+def test_compare_by_language_reads_a_runs_judged_items_as_the_gate_does(tmp_path: Path):
+    """A classify run keeps its items' ``lang`` in items.jsonl, not in labels.csv: compare
+    --by language finds it there (the one facet reader), spelt as the gate spells it."""
+    import pandas as pd
+    from test_gate_facets import classify_run
+
+    items = [{"id": f"t{i:03d}", "text": f"Review {i}: fine.", "lang": ("DE", "fr")[i % 2]}
+             for i in range(40)]  # fmt: skip
+    run_dir = classify_run(tmp_path, items)
+    human = tmp_path / "human.csv"
+    pd.read_csv(run_dir / "labels.csv").assign(rater="ann").to_csv(human, index=False)
+    result = compare(str(human), [f"J={run_dir}"], CompareOptions(by="language", **FAST))
+    assert {f: c["items"] for f, c in result.counts.items()} == {"de": 20, "fr": 20}
+
+
+def test_the_viewers_item_languages_follow_the_same_rule(tmp_path: Path):
+    from judgekit.view.data import RunData
+    from judgekit.view.which_facts import item_languages
+
+    rows = [{"id": "a", "lang": "DE"}, {"id": "b", "language": "de"}, {"id": "c", "lang": "fr",
+            "language": "FR"}, {"id": "d"}]  # fmt: skip
+    run = RunData(tmp_path, "run", {}, [], side={"items.jsonl": rows})
+    assert item_languages([run]) == {"a": "de", "b": "de", "c": "fr"}
+    run.side["items.jsonl"].append({"id": "e", "lang": 3})
+    with pytest.raises(InputError) as err:
+        item_languages([run])
+    assert err.value.path == str(tmp_path / "items.jsonl") and err.value.field == "lang"
