@@ -122,3 +122,18 @@ def test_the_viewers_item_languages_follow_the_same_rule(tmp_path: Path):
     with pytest.raises(InputError) as err:
         item_languages([run])
     assert err.value.path == str(tmp_path / "items.jsonl") and err.value.field == "lang"
+
+
+def test_two_files_that_give_an_item_two_languages_are_refused_naming_both(tmp_path: Path):
+    from judgekit.calibration.estimate.facets import item_facets
+
+    judge = tmp_path / "judge.csv"
+    judge.write_text("item,rater,label,language\na,j,yes,DE\nb,j,no,fr\n", encoding="utf-8")
+    human = tmp_path / "human.csv"
+    human.write_text("item,rater,label,language\na,h,yes,de\nb,h,no,hi\n", encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        item_facets(judge, human, by="language")
+    assert err.value.path == str(human) and err.value.field == "language"
+    assert f"item 'b': language is 'hi' here but 'fr' in {judge}" in err.value.message
+    human.write_text("item,rater,label,language\na,h,yes,de\nb,h,no,FR\n", encoding="utf-8")
+    assert item_facets(judge, human, by="language")["language"].to_dict() == {"a": "de", "b": "fr"}

@@ -41,29 +41,45 @@ def item_facets(*paths: str | Path | None, by: str | None = None) -> pd.DataFram
     :func:`judgekit.data.languages.language_value` (one spelling per language: ``DE`` is ``de``;
     a value that is not text is an :class:`InputError`), and a row whose two disagree is an
     :class:`InputError` (file, line, field ``lang``). The first path that gives an item a facet
-    value wins.
+    value wins, but two paths that give the facet ``by`` two values are an :class:`InputError`
+    (the item and both files).
     Within one table, an item whose rows give the facet ``by`` two values is an
     :class:`InputError` (file, line, field); other columns (a rater's own answers) keep their
     first value.
     """
-    frames = []
+    frames: list[tuple[Path, pd.DataFrame]] = []
     for path in paths:
         if path is None:
             continue
         path = Path(path)
         if path.is_dir():
-            frames.append(_run_facets(path))
+            frames.append((path, _run_facets(path)))
             if (path / "labels.csv").is_file():
-                frames.append(_table_facets(path / "labels.csv", by))
+                frames.append((path / "labels.csv", _table_facets(path / "labels.csv", by)))
         elif path.is_file() and not is_mqm_tsv(path):
-            frames.append(_table_facets(path, by))
-    frames = [f for f in frames if not f.empty]
+            frames.append((path, _table_facets(path, by)))
+    frames = [(p, f) for p, f in frames if not f.empty]
     if not frames:
         return pd.DataFrame(index=pd.Index([], name="item"))
-    out = frames[0]
-    for frame in frames[1:]:
+    out = frames[0][1]
+    for k, (path, frame) in enumerate(frames[1:], start=1):
+        if by is not None and by in frame.columns and by in out.columns:
+            _check_agree(out[by], frame[by], frames[:k], path, by)
         out = out.combine_first(frame)
     return out
+
+
+def _check_agree(before: pd.Series, now: pd.Series, earlier: list, path: Path, by: str) -> None:
+    """Refuse an item whose ``by`` value in ``path`` differs from the one an earlier input gave
+    (the check would silently take the first)."""
+    both = before.dropna().index.intersection(now.dropna().index)
+    differ = [i for i in both if before[i] != now[i]]
+    if differ:
+        item = differ[0]
+        first = next(p for p, f in earlier if by in f.columns and pd.notna(f[by].get(item)))
+        raise InputError(path, f"item '{item}': {by} is '{now[item]}' here but '{before[item]}' "
+                         f"in {first} ({len(differ)} item(s) disagree); give each item one "
+                         f"{by}", field=by)  # fmt: skip
 
 
 def _run_facets(run_dir: Path) -> pd.DataFrame:
