@@ -13,6 +13,7 @@ from judgekit.pipelines import (
     PIPELINES,
     Pipeline,
     _load,
+    get_few_shot,
     get_options,
     get_pipeline,
     get_printer,
@@ -22,19 +23,26 @@ from judgekit.pipelines.base import Runner
 from judgekit.view.headline import items_rows
 from judgekit.view.profiles import GENERIC, Profile, profile
 
-PARTS = {f.name for f in fields(Pipeline)}
+PARTS = {f.name for f in fields(Pipeline)} - {"few_shot"}  # few_shot: optional
 
 
 def test_every_part_is_named() -> None:
     assert {"runner", "report", "printer", "profile", "options"} == PARTS
+    assert {f.name for f in fields(Pipeline)} == PARTS | {"few_shot"}
     assert set(PIPELINES) == {"classify", "spilling", "cultural", "localise", "pairwise", "errors"}
 
 
 @pytest.mark.parametrize("name", sorted(PIPELINES))
 def test_every_entry_has_every_part(name: str) -> None:
     entry = PIPELINES[name]
-    assert set(entry.parts()) == PARTS and all(entry.parts().values())
+    assert set(entry.parts()) - {"few_shot"} == PARTS and all(entry.parts().values())
     loaded = {part: _load(path) for part, path in entry.parts().items()}
+    if "few_shot" in loaded:  # a declared capability: its option exists in the options model
+        section, option = loaded["few_shot"].key.split(".")
+        assert section == name and option in loaded["options"].model_fields
+        assert get_few_shot(name) is loaded["few_shot"]
+    else:
+        assert get_few_shot(name) is None
     runner = loaded["runner"]
     assert inspect.isclass(runner)
     for method in ("plan", "tasks", "run"):  # the Runner protocol, tasks() included

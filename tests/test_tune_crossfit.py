@@ -5,6 +5,7 @@ choice made on K-1 folds, checked against ppi_py by hand, for coverage, and thro
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +16,7 @@ from test_tune_cli import judgekit
 from judgekit.calibration.tune import choose, test_hash
 from judgekit.calibration.tune.crossfit import cross_fit
 from judgekit.calibration.tune.nested import fold_items
+from judgekit.errors import InputError
 
 
 def _world(seed: int, n_all: int = 600, n_lab: int = 120):
@@ -89,3 +91,104 @@ def test_estimate_cross_fit_command_counts_a_look(tmp_path: Path) -> None:
     assert "looks at the sealed test split: 1" in proc.stdout
     assert "n=60 labelled, N=140 unlabelled, 5 folds" in proc.stdout
     assert json.loads((tune / "looks.json").read_text())["by"] == ["calibrate estimate --cross-fit"]
+
+
+def test_cross_fit_by_facet_matches_ppi_py_on_one_facet():
+    from ppi_py import crossppi_mean_ci, crossppi_mean_pointestimate
+
+    from judgekit.calibration.tune.crossfit import cross_fit_facets
+
+    ids, _truth, cands, human = _world(3)
+    lang = pd.Series({i: ("de", "fr", "ja")[k % 3] for k, i in enumerate(ids)})
+    fits = cross_fit_facets(cands, human, "accuracy", "share:1", lang, "language", folds=4,
+                            seed=2, looks=2)  # fmt: skip
+    assert [f.facet for f in fits] == ["all", "de", "fr", "ja"] and {f.looks for f in fits} == {2}
+    overall = cross_fit(cands, human, "accuracy", "share:1", folds=4, seed=2, looks=2)
+    assert fits[0] == overall
+    # the "fr" row by hand: that facet's items only, the same folds rule (4, seed 2, by label)
+    members = [i for i in ids if lang[i] == "fr"]
+    labelled = [i for i in members if i in human.index]
+    unl = [i for i in members if i not in human.index]
+    folds = fold_items(labelled, [human[i] for i in labelled], 4, 2)
+    outputs = {k: v.to_dict() for k, v in cands.items()}
+    yhat, cols, chosen = {}, [], []
+    for part in folds:
+        rest = [i for i in labelled if i not in set(part)]
+        name = choose(outputs, human.to_dict(), rest, "accuracy").chosen
+        chosen.append(name)
+        yhat.update({i: outputs[name][i] for i in part})
+        cols.append([float(outputs[name][i] == "1") for i in unl])
+    y = np.array([float(human[i] == "1") for i in labelled])
+    y_hat = np.array([float(yhat[i] == "1") for i in labelled])
+    low, high = crossppi_mean_ci(y, y_hat, np.column_stack(cols), alpha=0.05)
+    fr = fits[2]
+    assert fr.ci == pytest.approx((float(low[0]), float(high[0])))
+    point = crossppi_mean_pointestimate(y, y_hat, np.column_stack(cols))
+    assert fr.estimate == pytest.approx(float(np.ravel(point)[0]))
+    assert (fr.n, fr.N) == (len(labelled), len(unl)) and list(fr.chosen_per_fold) == chosen
+    assert fr.humans_only == pytest.approx(y.mean()) and fr.ci != overall.ci
+
+
+def _tune_dir(tmp_path: Path, cands: dict, human: pd.Series) -> Path:
+    tune = tmp_path / "tune"
+    for name, series in cands.items():
+        (tune / name).mkdir(parents=True)
+        rows = pd.DataFrame({"item": series.index, "rater": f"judge-{name}", "label": series})
+        rows.to_csv(tune / name / "labels.csv", index=False)
+    (tune / "ranking.json").write_text(
+        json.dumps({"statistic": "accuracy", "select": [[n, 0.0] for n in cands]})
+    )
+    test = list(human.index[:20])
+    (tune / "splits.json").write_text(
+        json.dumps({"test_hash": test_hash(test), "test": test, "tune": [], "select": []})
+    )
+    return tune
+
+
+def test_estimate_cross_fit_by_language_per_facet_and_its_refusals(tmp_path: Path) -> None:
+    from judgekit.calibration.estimate import facet_groups
+    from judgekit.calibration.tune.crossfit import cross_fit_facets, cross_fit_tuned
+
+    ids, _truth, cands, human = _world(4, n_all=240, n_lab=90)
+    tune = _tune_dir(tmp_path, cands, human)
+    pd.DataFrame({"item": human.index, "rater": "ann", "label": human.values}).to_csv(
+        tmp_path / "h.csv", index=False
+    )
+    lang = {i: ("de", "fr")[k % 2] for k, i in enumerate(ids)}
+    pd.DataFrame({"item": ids, "language": [lang[i] for i in ids]}).to_csv(
+        tmp_path / "facets.csv", index=False
+    )
+    args = ["calibrate", "estimate", "--judge", str(tune / "good"), "--human",
+            str(tmp_path / "h.csv"), "--tuned", str(tune), "--cross-fit", "--target", "share:1",
+            "--facets", str(tmp_path / "facets.csv")]  # fmt: skip
+    proc = judgekit(*args, "--by", "nosuch", code=2)  # the overall path's refusal, no look
+    assert "no facet 'nosuch'" in proc.stdout + proc.stderr and "Traceback" not in proc.stderr
+    assert not (tune / "looks.json").exists()
+    proc = judgekit(*args, "--by", "language", "--json")
+    doc = json.loads(proc.stdout)
+    assert doc["by"] == "language" and [e["facet"] for e in doc["estimates"]] == ["all", "de", "fr"]
+    groups = facet_groups(pd.Index(ids), pd.DataFrame({"language": lang}), "language")
+    expected = cross_fit_facets(cands, human, "accuracy", "share:1", groups, "language")
+    for row, fit in zip(doc["estimates"], expected, strict=True):
+        assert row["ci"] == pytest.approx(list(fit.ci)) and row["n"] == fit.n
+        assert row["N"] == fit.N and row["looks"] == 1
+    proc = judgekit(*args, "--by", "language")
+    assert "language de: share:1: cross-PPI" in proc.stdout
+    assert "language fr: share:1: humans only" in proc.stdout
+    assert proc.stdout.count("looks at the sealed test split: 2") == 1
+
+    # a facet value whose items are all labelled, or too few for the folds: refused as the
+    # overall path refuses (its message after the facet), no look counted
+    unlabelled = [i for i in ids if i not in human.index]
+    cases = {"xx": ("language xx: no unlabelled item", list(human.index[:10])),
+             "yy": ("language yy: need 2 <= folds <= items, got 5 folds for 3",
+                    list(human.index[:3]) + unlabelled[:5])}  # fmt: skip
+    for value, (said, some) in cases.items():
+        table = pd.DataFrame({"item": ids, "language": [value if i in some else lang[i]
+                                                         for i in ids]})  # fmt: skip
+        table.to_csv(tmp_path / "facets.csv", index=False)
+        with pytest.raises(InputError, match=re.escape(said)) as caught:
+            cross_fit_tuned(tune, tmp_path / "h.csv", "share:1", by="language",
+                            facet_paths=[tmp_path / "facets.csv"])  # fmt: skip
+        assert caught.value.field == "--human"
+        assert json.loads((tune / "looks.json").read_text())["looks"] == 2

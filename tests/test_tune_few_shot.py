@@ -106,7 +106,7 @@ def test_few_shot_examples_only_from_tune_and_best_yaml_names_them(tmp_path: Pat
         assert css(driver, "figure img[alt='tune.png']").get_attribute("src").startswith("data:")
 
 
-def test_few_shot_needs_the_classify_pipeline(tmp_path: Path) -> None:
+def test_few_shot_needs_a_pipeline_that_takes_examples(tmp_path: Path) -> None:
     from test_grid import base_config
 
     (tmp_path / "base.yaml").write_text(base_config("http://127.0.0.1:9/v1"))
@@ -119,7 +119,8 @@ def test_few_shot_needs_the_classify_pipeline(tmp_path: Path) -> None:
     )
     proc = judgekit("calibrate", "tune", str(tmp_path / "tune.yaml"), code=2)
     message = proc.stdout + proc.stderr
-    assert "tune.few_shot" in message and "classify" in message and "Traceback" not in message
+    assert "tune.few_shot" in message and "Traceback" not in message
+    assert "(classify, cultural, pairwise), not spilling" in message
 
 
 def test_few_shot_message_and_its_checks() -> None:

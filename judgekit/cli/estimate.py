@@ -99,29 +99,38 @@ def _count_look(tuned: Path | None, overlap: int) -> None:
 
 
 def _cross_fit(tuned: Path, human: Path, target: str | None, alpha: float, seed: int,
-               as_json: bool) -> None:  # fmt: skip
-    """Print the cross-PPI estimate of a tuned judge (judgekit.calibration.tune.crossfit)."""
+               as_json: bool, by: str | None, facet_paths: list) -> None:  # fmt: skip
+    """Print the cross-PPI estimate of a tuned judge, per facet with ``by``
+    (judgekit.calibration.tune.crossfit)."""
     from judgekit.calibration.tune.crossfit import cross_fit_tuned
 
     if target is None:
         raise InputError(None, "--cross-fit needs --target share:LABEL or mean", field="--target")
-    fit = cross_fit_tuned(tuned, human, target, seed=seed, alpha=alpha)
+    fits = cross_fit_tuned(tuned, human, target, seed=seed, alpha=alpha, by=by,
+                           facet_paths=facet_paths)  # fmt: skip
     if as_json:
-        print_json(fit.to_dict(), indent=2)
+        doc = (
+            fits[0].to_dict()
+            if by is None
+            else {"by": by, "estimates": [f.to_dict() for f in fits]}
+        )
+        print_json(doc, indent=2)
         return
     level = f"{1 - alpha:g}"
-    console.print(
-        f"{fit.target}: cross-PPI {fit.estimate:.4f} [{fit.ci[0]:.4f}, {fit.ci[1]:.4f}] "
-        f"({level} CI; n={fit.n} labelled, N={fit.N} unlabelled, {len(fit.chosen_per_fold)} "
-        f"folds, chosen per fold: {', '.join(fit.chosen_per_fold)})",
-        markup=False,
-    )
-    console.print(
-        f"{fit.target}: humans only {fit.humans_only:.4f} "
-        f"[{fit.humans_ci[0]:.4f}, {fit.humans_ci[1]:.4f}]",
-        markup=False,
-    )
-    console.print(f"looks at the sealed test split: {fit.looks}", markup=False)
+    for fit in fits:
+        facet = "" if by is None else f"{by} {fit.facet}: "
+        console.print(
+            f"{facet}{fit.target}: cross-PPI {fit.estimate:.4f} [{fit.ci[0]:.4f}, {fit.ci[1]:.4f}] "
+            f"({level} CI; n={fit.n} labelled, N={fit.N} unlabelled, {len(fit.chosen_per_fold)} "
+            f"folds, chosen per fold: {', '.join(fit.chosen_per_fold)})",
+            markup=False,
+        )
+        console.print(
+            f"{facet}{fit.target}: humans only {fit.humans_only:.4f} "
+            f"[{fit.humans_ci[0]:.4f}, {fit.humans_ci[1]:.4f}]",
+            markup=False,
+        )
+    console.print(f"looks at the sealed test split: {fits[0].looks}", markup=False)
 
 
 def estimate_command(
@@ -166,7 +175,7 @@ def estimate_command(
     if cross_fit and tuned is None:
         raise InputError(None, "--cross-fit needs --tuned (a tune output)", field="--tuned")
     if tuned is not None and cross_fit:
-        return _cross_fit(tuned, human, target, alpha, seed, as_json)
+        return _cross_fit(tuned, human, target, alpha, seed, as_json, by, [judge, facets])
     overlap = _check_tuned(tuned, human, allow_test_labels)
     if selection is not None:
         from judgekit.cli.design import design_estimate

@@ -34,6 +34,9 @@ class Pipeline:
         printer: the console printer ``print(summary, console, run)``.
         profile: the viewer profile (:class:`judgekit.view.profile.Profile`).
         options: the options model of the pipeline's config section (``<name>:``).
+        few_shot: the pipeline's few-shot capability (:class:`judgekit.pipelines.few_shot.
+            FewShot`: its option key and how one labelled example renders), or None for a
+            pipeline that takes no examples.
     """
 
     runner: str
@@ -41,10 +44,11 @@ class Pipeline:
     printer: str
     profile: str
     options: str
+    few_shot: str | None = None
 
     def parts(self) -> dict[str, str]:
-        """``part name -> module:attribute`` of every part."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        """``part name -> module:attribute`` of every part the pipeline has."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name)}
 
 
 PIPELINES: dict[str, Pipeline] = {
@@ -54,6 +58,7 @@ PIPELINES: dict[str, Pipeline] = {
         "judgekit.report.console:print_classify",
         "judgekit.report.classify_view:PROFILE",
         "judgekit.pipelines.options.classify:ClassifyOptions",
+        "judgekit.pipelines.classify:FEW_SHOT",
     ),
     "spilling": Pipeline(
         "judgekit.pipelines.spilling:SpillingRun",
@@ -68,6 +73,7 @@ PIPELINES: dict[str, Pipeline] = {
         "judgekit.report.cultural:print_summary",
         "judgekit.report.cultural_view:PROFILE",
         "judgekit.pipelines.options.cultural:CulturalOptions",
+        "judgekit.pipelines.cultural:FEW_SHOT",
     ),
     "localise": Pipeline(
         "judgekit.pipelines.localise:LocaliseRun",
@@ -82,6 +88,7 @@ PIPELINES: dict[str, Pipeline] = {
         "judgekit.report.pairwise:print_summary",
         "judgekit.report.pairwise_view:PROFILE",
         "judgekit.pipelines.options.pairwise:PairwiseOptions",
+        "judgekit.pipelines.pairwise:FEW_SHOT",
     ),
     "errors": Pipeline(
         "judgekit.pipelines.error_typing:ErrorsRun",
@@ -129,3 +136,15 @@ def get_profile(name: str) -> Any | None:
     pipeline this version does not know: the viewer then keys rows by record)."""
     entry = PIPELINES.get(name)
     return None if entry is None else _load(entry.profile)
+
+
+def get_few_shot(name: str) -> Any | None:
+    """The few-shot capability (:class:`judgekit.pipelines.few_shot.FewShot`) of a registered
+    pipeline, or None where the pipeline (or an unknown name) takes no examples."""
+    entry = PIPELINES.get(name)
+    return None if entry is None or entry.few_shot is None else _load(entry.few_shot)
+
+
+def few_shot_pipelines() -> list[str]:
+    """The names of the pipelines that take few-shot examples, sorted."""
+    return sorted(name for name, entry in PIPELINES.items() if entry.few_shot is not None)

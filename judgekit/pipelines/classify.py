@@ -37,12 +37,14 @@ from judgekit.errors import InputError
 from judgekit.llm.client import LLMClient, Task
 from judgekit.metrics.common_items import coverage
 from judgekit.pipelines.base import require_models, task_fingerprint, workers
-from judgekit.pipelines.few_shot import example_problem, few_shot_message
+from judgekit.pipelines.few_shot import TEXT_EXAMPLES, example_problem, few_shot_message
 from judgekit.pipelines.options.classify import ClassifyOptions
 from judgekit.prompts import load_prompt
 from judgekit.run_usage import usage_summary
 from judgekit.runlog import Record, join_key
 from judgekit.signature import ModelSignature, Signature, file_hash, schema_hash
+
+FEW_SHOT = TEXT_EXAMPLES  # classify.few_shot: each example's text and its label
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,11 +39,24 @@ from judgekit.pipelines.cultural_schemas import (
     load_rubric,
     quote_found,
 )
+from judgekit.pipelines.few_shot import FewShot, quoted, with_examples
 from judgekit.pipelines.options.cultural import CulturalOptions
 from judgekit.runlog import Record, join_key
 
 SPLITS = ("calibration", "heldout")
 FIELDS = ("cs_label", "required_knowledge", "time_sensitive", "subject_category")
+
+
+def _item_example(item: BenchmarkItem, label: str) -> str:
+    return f"Item:\n{quoted(item.text())}\nCS/CA label: {label}"
+
+
+# cultural.few_shot: each example's question and choices and its human CS/CA label
+FEW_SHOT = FewShot(
+    "cultural.few_shot",
+    "Labelled examples (the CS/CA label human annotators gave each benchmark item):",
+    _item_example,
+)
 
 
 @dataclass
@@ -175,6 +188,7 @@ class CulturalRun:
         self.items = [it for f in self.files for it in f.items]
         self.humans = self._humans()
         self.splits = self._splits()
+        self.shots = self._shots()
         self.selected: list[BenchmarkItem] = []
         for f in self.files:  # ``limit`` applies per file, so counterparts stay aligned
             chosen = [
@@ -187,9 +201,20 @@ class CulturalRun:
         self.annotations: list[ItemAnnotation] = []
         self._specs = {j.label: j for j in self.judges}
         strict = f"strict={self.options.strict}"
+        shots = [self.options.few_shot] if self.options.few_shot else []
         self._fingerprints = {
-            j.label: task_fingerprint(j, self.prompt, strict) for j in self.judges
+            j.label: task_fingerprint(j, self.prompt, strict, *shots) for j in self.judges
         }
+
+    def _shots(self) -> dict[str, Any]:
+        """The few-shot examples' system message (``{}`` without); an InputError located at
+        ``cultural.few_shot`` for an example that is no item or a label not CS/CA."""
+        by_key = {it.key: it for it in self.items}
+        labels = [v.id for v in self.rubric.cs_labels.values]
+        problem = FEW_SHOT.problem(self.options.few_shot, by_key, labels)
+        if problem:
+            raise self.config.located("cultural.few_shot", problem)
+        return FEW_SHOT.message(self.options.few_shot, by_key)
 
     def _humans(self) -> HumanVotes | None:
         cs_of = {v.id: v.cs for v in self.rubric.required_knowledge}
@@ -235,7 +260,7 @@ class CulturalRun:
             stage="annotate",
             role="judge",
             spec=spec,
-            messages=[{"role": "user", "content": self.render(item)}],
+            messages=with_examples([{"role": "user", "content": self.render(item)}], self.shots),
             schema=bind_item(self.rubric, item.text(), strict=self.options.strict),
             prompt=self.prompt,
             sample_index=job.sample,

@@ -44,6 +44,7 @@ from judgekit.data.pairwise import (
 from judgekit.errors import JudgekitError, JudgekitWarning
 from judgekit.llm.client import LLMClient, Task
 from judgekit.pipelines.base import require_models, task_fingerprint, workers
+from judgekit.pipelines.few_shot import FewShot, quoted, with_examples
 from judgekit.pipelines.options.pairwise import PairwiseOptions
 from judgekit.prompts import Prompt, load_prompt
 from judgekit.runlog import Record, join_key
@@ -51,6 +52,21 @@ from judgekit.signature import ModelSignature, Signature, file_hash, schema_hash
 
 ORDERS = ("original", "swapped")
 _ROLE_LINE = re.compile(r"^\[(system|user)\]\n", re.MULTILINE)
+_BETTER = {"1": "Output (a)", "2": "Output (b)", "tie": "neither"}
+
+
+def _pair_example(item: PairItem, label: str) -> str:
+    return (f"Instruction:\n{quoted(item.instruction)}\nOutput (a):\n{quoted(item.output_1)}\n"
+            f"Output (b):\n{quoted(item.output_2)}\nBetter output: {_BETTER[label]} "
+            f'(verdict "{label}")')  # fmt: skip
+
+
+# pairwise.few_shot: LLMBar-style examples, the instruction, both outputs and the preferred one
+FEW_SHOT = FewShot(
+    "pairwise.few_shot",
+    "Labelled examples (the output a human annotator preferred for each instruction):",
+    _pair_example,
+)
 
 
 @lru_cache(maxsize=16)
@@ -139,15 +155,30 @@ class PairwiseRun:
             subset=opts.subset,
         )
         self.items: list[PairItem] = items[: config.limit] if config.limit else items
+        self.shots = self._shots(items)
         self.identical = identical_report(self.items, self.items_path)
         skip = set(self.identical["items"])
         self.judged_items = [i for i in self.items if i.id not in skip]
         self.schema = verdict_schema(opts.ties, opts.rationale_max_chars)
         self.status: Counter[str] = Counter()
+        shots = [opts.few_shot] if opts.few_shot else []
         self._keys = {
-            j.label: task_fingerprint(j, self.prompt.hash, opts.ties, opts.rationale_max_chars)
+            j.label: task_fingerprint(
+                j, self.prompt.hash, opts.ties, opts.rationale_max_chars, *shots
+            )
             for j in self.judges
         }
+
+    def _shots(self, items: list[PairItem]) -> dict[str, Any]:
+        """The few-shot examples' system message (``{}`` without), ``items`` being every item
+        of the file; an InputError located at ``pairwise.few_shot`` for an example that is no
+        item or a label that is no verdict."""
+        by_id = {item.id: item for item in items}
+        labels = ["1", "2", "tie"] if self.options.ties else ["1", "2"]
+        problem = FEW_SHOT.problem(self.options.few_shot, by_id, labels)
+        if problem:
+            raise self.config.located("pairwise.few_shot", problem)
+        return FEW_SHOT.message(self.options.few_shot, by_id)
 
     def plan(self) -> list[tuple[str, str, str]]:
         """Every (item id, judge name, order) of the run, in order."""
@@ -177,7 +208,8 @@ class PairwiseRun:
             else "Do NOT say both / neither are good.",
             "max_chars": self.options.rationale_max_chars,
         }
-        return [{"role": role, "content": part.render(**values)} for role, part in self.parts]
+        parts = [{"role": role, "content": part.render(**values)} for role, part in self.parts]
+        return with_examples(parts, self.shots)
 
     def tasks(self) -> Iterator[Task]:
         """The run's tasks, one per planned (item, judge, order), built lazily; none for an item
@@ -227,12 +259,13 @@ class PairwiseRun:
             "n_items": len(self.items),
             "n_resamples": opts.n_resamples,
         }
+        shots = {"few_shot": opts.few_shot} if opts.few_shot else {}
         return Signature(
             pipeline="pairwise",
             models=[ModelSignature.of(j, "judge") for j in self.judges],
             prompts={self.prompt.id: self.prompt.hash},
             schema_hash=schema_hash(self.schema),
-            parameters=options,
+            parameters={**options, **shots},
             data=data,
             seed=self.config.seed,
             **options,

@@ -113,6 +113,12 @@ def counterparts(frame: pd.DataFrame) -> tuple[list[dict[str, Any]], pd.DataFram
     return summaries, pd.DataFrame(rows)
 
 
+def _unset_options(opts: Any) -> set[str]:
+    """Options left out of the signature: the paths (given apart) and ``few_shot`` where empty,
+    so a run without examples keeps the signature it had before the option existed."""
+    return {"items", "human"} | (set() if opts.few_shot else {"few_shot"})
+
+
 def signature(run: CulturalRun) -> Signature:
     """Everything that changes the numbers: judges, prompt and rubric hashes, item files; the
     audit's own keys (``prompt``, ``rubric``, ``items``, ``human``, ``options``) are read back
@@ -137,7 +143,7 @@ def signature(run: CulturalRun) -> Signature:
             if run.humans is not None
             else None
         ),  # fmt: skip
-        "options": opts.model_dump(exclude={"items", "human"}),
+        "options": opts.model_dump(exclude=_unset_options(opts)),
         "limit": run.config.limit,
     }
     return Signature(

@@ -4,8 +4,9 @@ from the tune split only (issue 35, point 1).
 The examples are drawn after the split (:func:`judgekit.calibration.tune.splits.
 few_shot_examples`, seeded), so no example item can be in select or test; each draw is one more
 ordinary resumable run, ``OUT/<judge>__<prompt>__k<k>d<draw>/``, whose config carries the
-examples by item id with their human labels (``classify.few_shot``,
-:mod:`judgekit.pipelines.few_shot`).
+examples by item id with their human labels under the option the pipeline declares
+(:class:`judgekit.pipelines.few_shot.FewShot`: ``classify.few_shot``, ``cultural.few_shot``,
+``pairwise.few_shot``).
 """
 
 from __future__ import annotations
@@ -20,9 +21,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from judgekit.calibration.grid.config import Cell
 from judgekit.calibration.tune.splits import Splits, few_shot_examples
 from judgekit.config import load_config
-
-FEW_SHOT_KEY = "classify.few_shot"
-FEW_SHOT_PIPELINES = ("classify",)
 
 
 class FewShot(BaseModel):
@@ -42,9 +40,15 @@ def draw_examples(splits: Splits, gold: Mapping[str, object], k: int, draw: int)
 
 
 def few_shot_cells(
-    base: Path, cells: list[Cell], splits: Splits, gold: Mapping[str, object], options: FewShot
+    base: Path,
+    cells: list[Cell],
+    splits: Splits,
+    gold: Mapping[str, object],
+    options: FewShot,
+    key: str,
 ) -> list[Cell]:
-    """One cell per (draw, base cell): the base cell's overrides plus ``classify.few_shot``.
+    """One cell per (draw, base cell): the base cell's overrides plus the examples at ``key``,
+    the pipeline's declared few-shot option (``classify.few_shot``...).
 
     ``base`` is the tune file's base run config. Each cell's config is validated here, so
     nothing runs before all are valid. Raises InputError for a config that does not validate,
@@ -54,7 +58,7 @@ def few_shot_cells(
     for draw in range(options.draws):
         examples = draw_examples(splits, gold, options.k, draw)
         for cell in cells:
-            overrides = (*cell.overrides, f"{FEW_SHOT_KEY}={json.dumps(examples)}")
+            overrides = (*cell.overrides, f"{key}={json.dumps(examples)}")
             name = f"{cell.name}__k{options.k}d{draw}"
             new = replace(cell, directory=cell.directory.with_name(name), overrides=overrides)
             load_config(base, list(overrides))

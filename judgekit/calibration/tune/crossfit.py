@@ -9,11 +9,17 @@ tune's declared statistic) on the other K-1 folds only, its outputs on fold j's 
 predictions, and its outputs on every unlabelled item form column j of the unlabelled
 predictions; ``ppi_py.crossppi_mean_ci`` combines them (the unlabelled prediction is the mean of
 the K columns).
+
+Per facet (``--by language``, :func:`cross_fit_facets`): the same estimate on each facet value's
+items alone, the folds made by the same rule (K folds of that value's labelled items, stratified
+by the human label, the same seed), after the estimate over every item (facet ``all``), as
+``calibrate estimate --by`` gives its rows.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
@@ -31,7 +37,8 @@ from judgekit.labels.table import load_labels
 class CrossFit:
     """Cross-PPI and humans-only estimates of ``target`` (a share in 0..1 or a mean, in label
     units) with ``1 - alpha`` CIs; ``n`` labelled, ``N`` unlabelled items, the candidate chosen
-    for each fold and the looks at the tuned judge's sealed test labels."""
+    for each fold, the looks at the tuned judge's sealed test labels and the ``facet`` value
+    the estimate is over (``all``: every item)."""
 
     target: str
     estimate: float
@@ -42,6 +49,7 @@ class CrossFit:
     N: int
     chosen_per_fold: tuple[str, ...]
     looks: int
+    facet: str = "all"
 
     def to_dict(self) -> dict[str, object]:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
@@ -83,6 +91,7 @@ def cross_fit(
     seed: int = 0,
     alpha: float = 0.05,
     looks: int = 0,
+    check_share: bool = True,
 ) -> CrossFit:
     """Cross-PPI estimate of ``target`` (``share:LABEL``, ``rate`` or ``mean``, as
     :class:`~judgekit.calibration.estimate.inputs.Target` reads it) over the items every
@@ -91,7 +100,8 @@ def cross_fit(
     Folds are stratified by the human label (:func:`judgekit.calibration.tune.nested.
     fold_items`, seeded). Raises ValueError with fewer labelled items than ``folds`` or no
     unlabelled item; InputError for an unknown target, a label the target cannot read, or a
-    ``share:LABEL`` no candidate or human gave.
+    ``share:LABEL`` no candidate or human gave (not checked with ``check_share`` False: a
+    facet may lack a label the whole sample has).
     """
     from ppi_py import classical_mean_ci, crossppi_mean_ci, crossppi_mean_pointestimate
 
@@ -115,13 +125,44 @@ def cross_fit(
     y = _values([gold[i] for i in labelled], goal, "human majority label")
     y_hat = _values([yhat[i] for i in labelled], goal, "judge")
     y_unl = np.column_stack(columns)
-    check_share_given(goal, pd.Series(y), pd.Series(y_hat), pd.Series(y_unl.ravel()))
+    if check_share:
+        check_share_given(goal, pd.Series(y), pd.Series(y_hat), pd.Series(y_unl.ravel()))
     est = _scalar(crossppi_mean_pointestimate(y, y_hat, y_unl))
     low, high = (_scalar(v) for v in crossppi_mean_ci(y, y_hat, y_unl, alpha=alpha))
     h_low, h_high = (_scalar(v) for v in classical_mean_ci(y, alpha=alpha))
     return CrossFit(target, est, (float(low), float(high)), float(y.mean()),
                     (float(h_low), float(h_high)), len(y), len(unlabelled), tuple(chosen),
                     looks)  # fmt: skip
+
+
+def cross_fit_facets(
+    candidates: dict[str, pd.Series],
+    human: pd.Series,
+    stat: str,
+    target: str,
+    groups: pd.Series,
+    by: str,
+    **options: object,
+) -> list[CrossFit]:
+    """:func:`cross_fit` over every item (facet ``all``), then over each value of ``groups``
+    (item -> facet value, :func:`judgekit.calibration.estimate.facet_groups`; sorted) on that
+    value's items alone, with the same folds rule, seed and ``options`` (``folds``, ``seed``,
+    ``alpha``, ``looks``).
+
+    Raises ValueError (what :func:`cross_fit` says, after ``<by> <value>:``) where a value has
+    no unlabelled item or fewer labelled items than folds; InputError as :func:`cross_fit`.
+    """
+    fits = [cross_fit(candidates, human, stat, target, **options)]  # type: ignore[arg-type]
+    for value in sorted(set(groups.astype(str))):
+        members = set(groups.index[groups.astype(str) == value].astype(str))
+        subset = {name: s[s.index.isin(members)] for name, s in candidates.items()}
+        try:
+            fit = cross_fit(subset, human[human.index.isin(members)], stat, target,
+                            check_share=False, **options)  # type: ignore[arg-type]  # fmt: skip
+        except ValueError as exc:
+            raise ValueError(f"{by} {value}: {exc}") from None
+        fits.append(replace(fit, facet=value))
+    return fits
 
 
 def cross_fit_tuned(
@@ -132,16 +173,26 @@ def cross_fit_tuned(
     folds: int = 5,
     seed: int = 0,
     alpha: float = 0.05,
-) -> CrossFit:
+    by: str | None = None,
+    facet_paths: Sequence[str | Path | None] = (),
+) -> list[CrossFit]:
     """:func:`cross_fit` with the candidates and statistic of the tune output ``tune_dir`` and
-    the human majority of ``human_path`` (ties left out). Human labels that are the tuned
-    judge's sealed test items are allowed here (cross-fitting is what makes their reuse valid)
-    and count one look in ``tune_dir/looks.json``.
+    the human majority of ``human_path`` (ties left out); with ``by``, :func:`cross_fit_facets`
+    with the facets :func:`judgekit.calibration.estimate.facets.item_facets` reads from
+    ``human_path`` and ``facet_paths`` (the judge's run, a ``--facets`` table), items without
+    a value in facet ``<missing>``, as ``calibrate estimate --by``. Human labels that are the
+    tuned judge's sealed test items are allowed here (cross-fitting is what makes their reuse
+    valid) and count one look in ``tune_dir/looks.json``.
+
+    Returns:
+        One estimate (``by`` None), else the ``all`` estimate then one per facet value.
 
     Raises:
-        InputError: not a tune output, unreadable labels, or a target :func:`cross_fit`
-            refuses.
+        InputError: not a tune output, unreadable labels, an unknown facet ``by``, or a target
+            or a facet value :func:`cross_fit` refuses (the human labels' file named).
     """
+    from judgekit.calibration.estimate import facet_groups
+    from judgekit.calibration.estimate.facets import item_facets
     from judgekit.calibration.tune.guard import check_human_sample, count_look
     from judgekit.calibration.tune.splits import read_looks
     from judgekit.labels.majority import majority_vote
@@ -150,11 +201,18 @@ def cross_fit_tuned(
     human = majority_vote(load_labels(human_path))
     human = human[human != "<tie>"].astype(str)
     overlap = check_human_sample(tune_dir, human.index, True)
+    options = {"folds": folds, "seed": seed, "alpha": alpha, "looks": read_looks(tune_dir)}
     try:
-        fit = cross_fit(candidates, human, stat, target, folds=folds, seed=seed, alpha=alpha,
-                        looks=read_looks(tune_dir))  # fmt: skip
+        if by is None:
+            fits = [cross_fit(candidates, human, stat, target, **options)]  # type: ignore[arg-type]
+        else:
+            items = pd.Index(sorted(set().union(*(s.index for s in candidates.values()))))
+            table = item_facets(*facet_paths, human_path, by=by)
+            groups = facet_groups(items, table, by)
+            fits = cross_fit_facets(candidates, human, stat, target, groups, by, **options)
     except ValueError as exc:
         raise InputError(Path(human_path), str(exc), field="--human") from None
     if overlap:
-        fit = replace(fit, looks=count_look(tune_dir, "calibrate estimate --cross-fit"))
-    return fit
+        looks = count_look(tune_dir, "calibrate estimate --cross-fit")
+        fits = [replace(fit, looks=looks) for fit in fits]
+    return fits

@@ -24,7 +24,7 @@ import yaml
 from judgekit.calibration.grid import run_cells
 from judgekit.calibration.grid.config import Cell, out_dir, plan_cells
 from judgekit.calibration.grid.report import cell_labels
-from judgekit.calibration.tune.candidates import FEW_SHOT_PIPELINES, few_shot_cells
+from judgekit.calibration.tune.candidates import few_shot_cells
 from judgekit.calibration.tune.choose import Ranking, choose
 from judgekit.calibration.tune.nested import NESTED_BELOW, fold_items, nested_cv
 from judgekit.calibration.tune.report import TestReport, report_on_test
@@ -38,6 +38,7 @@ from judgekit.errors import InputError, JudgekitError
 from judgekit.labels.majority import majority_vote
 from judgekit.labels.table import load_labels
 from judgekit.llm.local import shared_servers
+from judgekit.pipelines import few_shot_pipelines, get_few_shot
 
 BEST_FILE = "best.yaml"
 
@@ -75,7 +76,8 @@ def _few_shot(config: TuneConfig, cells, splits, gold, pipeline, no_cache, outpu
     if options is None:
         return []
     try:
-        shots = few_shot_cells(config.base, cells, splits, gold.to_dict(), options)
+        key = get_few_shot(pipeline).key  # checked by _plan
+        shots = few_shot_cells(config.base, cells, splits, gold.to_dict(), options, key)
     except ValueError as exc:
         raise InputError(config.path, str(exc), field="tune.few_shot.k") from None
     run_cells(config, shots, pipeline, no_cache=no_cache)
@@ -136,9 +138,10 @@ def _plan(config: TuneConfig, directory: Path) -> tuple[list[Cell], str, str]:
             config.path, f"baseline '{baseline}' is not a candidate ({names})", field="tune"
         )
     pipeline = load_config(config.base, list(cells[0].overrides)).pipeline
-    if options.few_shot is not None and pipeline not in FEW_SHOT_PIPELINES:
-        raise InputError(config.path, f"few-shot candidates need the classify pipeline, "
-                         f"not {pipeline}", field="tune.few_shot")  # fmt: skip
+    if options.few_shot is not None and get_few_shot(pipeline) is None:
+        raise InputError(config.path, "few-shot candidates need a pipeline that takes "
+                         f"examples ({', '.join(few_shot_pipelines())}), not {pipeline}",
+                         field="tune.few_shot")  # fmt: skip
     if options.few_shot is not None and options.mode == "nested":
         raise InputError(config.path, "few-shot candidates need a tune split: mode split or "
                          "auto", field="tune.mode")  # fmt: skip
@@ -224,10 +227,11 @@ def run_tune(config: TuneConfig, *, out: Path | None = None, no_cache: bool = Fa
 
     Writes ``OUT/splits.json``, ``OUT/ranking.json``, ``OUT/best.yaml`` and counts one look in
     ``OUT/looks.json`` (the report on test). Raises InputError for a bad labels file, a cell
-    config that does not validate, an unknown ``tune.baseline`` or few-shot candidates outside
-    the classify pipeline or in the nested mode, or too few labelled items for the splits
-    (:func:`check_size`, checked before any call and again on the items every candidate
-    labelled); JudgekitError when a cell fails or fewer than 3 items are labelled by everyone.
+    config that does not validate, an unknown ``tune.baseline``, few-shot candidates for a
+    pipeline that declares no few-shot option or in the nested mode, or too few labelled items
+    for the splits (:func:`check_size`, checked before any call and again on the items every
+    candidate labelled); JudgekitError when a cell fails or fewer than 3 items are labelled by
+    everyone.
     """
     with shared_servers():  # the candidates and few-shot cells share one embedded server
         return _run_tune(config, out, no_cache)

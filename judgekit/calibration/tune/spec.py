@@ -12,7 +12,7 @@
       fractions: [0.4, 0.3, 0.3]      # tune / select / test
       seed: 0
       by: language                    # stratify by this facet and the label (default: language)
-      few_shot: {k: 4, draws: 2}      # classify: each candidate again with 4 tune-split examples
+      few_shot: {k: 4, draws: 2}      # each candidate again with 4 tune-split examples
       mode: auto                      # split | nested | auto (nested below 150 items)
       folds: 5                        # outer folds of the nested mode
 

@@ -28,6 +28,9 @@ class CulturalOptions(BaseModel):
         split_seed: seed of the split.
         n_resamples: bootstrap resamples for every CI (0 = no CIs).
         max_flagged: flagged (CS) items listed in summary.json (all are in flagged.csv).
+        few_shot: labelled examples shown before each item (item key ``<benchmark>|<id>`` ->
+            its human CS/CA label; :mod:`judgekit.pipelines.few_shot`), e.g. from
+            ``calibrate tune``.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -44,3 +47,4 @@ class CulturalOptions(BaseModel):
     split_seed: int = 0
     n_resamples: int = Field(1000, ge=0)
     max_flagged: int = Field(50, ge=0)
+    few_shot: dict[str, str] = Field(default_factory=dict)

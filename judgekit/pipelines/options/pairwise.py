@@ -26,6 +26,9 @@ class PairwiseOptions(BaseModel):
             judges on the run's items, matched on (subset, id).
         published_prompting: keep only these promptings of the published table (None: all).
         n_resamples: bootstrap resamples of the accuracy CIs.
+        few_shot: labelled examples shown before each pair (item id -> the better output as
+            a human judged it, ``"1"``, ``"2"`` or, with ``ties``, ``"tie"``;
+            :mod:`judgekit.pipelines.few_shot`), e.g. from ``calibrate tune``.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -43,3 +46,4 @@ class PairwiseOptions(BaseModel):
     published: Path | None = None
     published_prompting: list[str] | None = None
     n_resamples: int = Field(1000, ge=100, le=100_000)
+    few_shot: dict[str, str] = Field(default_factory=dict)
