@@ -16,7 +16,6 @@ for each other."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pandas as pd
@@ -44,18 +43,15 @@ def _require_embedded_model() -> None:
 
 
 @pytest.mark.embedded
-@pytest.mark.skipif(
-    not os.environ.get("JUDGEKIT_EMBEDDED"),
-    reason="100-200 s of the embedded model: run by .ci/run after the README suite, or "
-    "JUDGEKIT_EMBEDDED=1 pytest tests/test_tune_embedded.py",
-)
+@pytest.mark.cost(150)  # seconds on a quiet 2-core machine: the file runs first in the suite
 @pytest.mark.timeout(1200)  # 40 generations of the embedded model on a loaded 2-core machine
 def test_embedded_judge_tuned_over_two_prompts_on_20_cs_ca_items(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    lite = shared_path(*LITE)  # missing data fails under JUDGEKIT_REQUIRE_DATA=1, never skips
     _require_embedded_model()
     monkeypatch.setenv("JUDGEKIT_LOCAL_THREADS", "1")  # the judgekit subprocess inherits it
-    rows = [json.loads(line) for line in shared_path(*LITE).read_text().splitlines()]
+    rows = [json.loads(line) for line in lite.read_text().splitlines()]
     chosen = [r for r in rows if r["cs_label"] == "CS"][:10]
     chosen += [r for r in rows if r["cs_label"] == "CA"][:10]
     items = tmp_path / "lite20.jsonl"
