@@ -15,7 +15,8 @@ object per record. Only a line that fails is looked at again, to name its first 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, NoReturn, NotRequired
 
@@ -47,12 +48,15 @@ _ONE = TypeAdapter(RECORD_FIELDS)
 class RecordLines:
     """What :func:`read_record_lines` read: ``records`` (the current record of every key, as
     dicts with the fields their line holds, in the file order of their last line), ``cut``
-    (1 when a last line cut short by a crash was dropped, else 0) and ``replaced`` (lines
-    superseded by a later line of the same key)."""
+    (1 when a last line cut short by a crash was dropped, else 0), ``replaced`` (lines
+    superseded by a later line of the same key) and ``lines`` (the 1-based line of each record,
+    aligned with ``records``: for a reader's own errors about a record, such as a run of
+    another pipeline)."""
 
     records: list[dict[str, Any]]
     cut: int = 0
     replaced: int = 0
+    lines: list[int] = field(default_factory=list)
 
 
 def read_record_lines(path: str | Path) -> RecordLines:
@@ -69,20 +73,41 @@ def read_record_lines(path: str | Path) -> RecordLines:
     except OSError as exc:
         raise InputError(path, f"cannot read ({exc.strerror or exc})") from None
     end = data.rfind(b"\n") + 1
-    validate = _ONE.validate_json
-    current: dict[str, dict[str, Any]] = {}
-    replaced = 0
-    for number, line in enumerate(data[:end].split(b"\n")[:-1], 1):  # "\n" only: U+2028 is text
+    lines = data[:end].split(b"\n")[:-1]  # "\n" only: U+2028 is text
+    try:  # every line at once, mapped in C; a blank or bad line: line by line below
+        rows = list(map(_ONE.validator.validate_json, lines))
+        numbers = list(range(1, len(rows) + 1))
+    except ValidationError:
+        rows, numbers = _rows_of(path, lines)
+    keys = list(map(itemgetter("key"), rows))
+    cut = int(end < len(data))
+    if len(set(keys)) == len(keys):  # no key recorded twice: every line is current
+        return RecordLines(rows, cut, 0, numbers)
+    current: dict[str, tuple[int, dict[str, Any]]] = {}
+    for key, number, row in zip(keys, numbers, rows, strict=True):
+        current.pop(key, None)  # the record takes the place of its last line
+        current[key] = number, row
+    return RecordLines([row for _, row in current.values()], cut, len(rows) - len(current),
+                       [number for number, _ in current.values()])  # fmt: skip
+
+
+def _rows_of(path: Path, lines: list[bytes]) -> tuple[list[dict[str, Any]], list[int]]:
+    """The records of ``lines`` one by one, blank lines skipped, and their 1-based lines
+    (module doc).
+
+    Raises:
+        InputError: the first line that is not a record (:func:`_raise_error`)."""
+    validate = _ONE.validator.validate_json
+    rows, numbers = [], []
+    for number, line in enumerate(lines, 1):
         try:
-            row = validate(line)
+            rows.append(validate(line))
         except ValidationError:
-            if not line.strip():
-                continue
-            _raise_error(path, number, line)
-        if current.pop(row["key"], None) is not None:
-            replaced += 1
-        current[row["key"]] = row
-    return RecordLines(list(current.values()), int(end < len(data)), replaced)
+            if line.strip():
+                _raise_error(path, number, line)
+            continue
+        numbers.append(number)
+    return rows, numbers
 
 
 def _raise_error(path: Path, number: int, line: bytes) -> NoReturn:
@@ -105,3 +130,18 @@ def _raise_error(path: Path, number: int, line: bytes) -> NoReturn:
             field=str(first["loc"][0]) if first["loc"] else None,
         ) from None  # fmt: skip
     raise InputError(path, "not a judgekit record", line=number)  # pragma: no cover
+
+
+def with_defaults(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``records`` (as :func:`read_record_lines` reads them) with every
+    :class:`~judgekit.runlog.Record` field a line lacks set to its default (a fresh one per
+    record where the default is made by a factory, ``{}``); records that hold every field
+    are the same dicts, the others updated in place."""
+    fields = Record.model_fields
+    names = fields.keys()
+    for record in records:
+        if names <= record.keys():
+            continue
+        for name in names - record.keys():
+            record[name] = fields[name].get_default(call_default_factory=True)
+    return records

@@ -144,31 +144,25 @@ class RunResult:
 
 
 def read_records(run_dir: Path) -> pd.DataFrame:
-    """The records of ``run_dir/records.jsonl`` as a DataFrame, one row per key (the last
-    complete line of a key wins; a line cut by a crash is ignored).
+    """The records of ``run_dir/records.jsonl`` as a DataFrame, one row per key, read by the one
+    reader of that file (:func:`judgekit.record_file.read_record_lines`: the last complete
+    line of a key wins and takes its position; a line cut by a crash is ignored). Columns are
+    :class:`~judgekit.runlog.Record`'s fields; a field a line lacks holds its default.
 
     Raises:
-        InputError: no records.jsonl, or a complete line that is not a record (file, line).
+        InputError: no records.jsonl, or a complete line that is not a record (file, line,
+            field).
     """
     import pandas as pd
 
+    from judgekit.record_file import read_record_lines, with_defaults
     from judgekit.runlog import Record
 
     path = run_dir / "records.jsonl"
     if not path.is_file():
         raise InputError(run_dir, "not a run directory: no records.jsonl in it")
-    latest: dict[str, dict[str, Any]] = {}
-    with path.open("rb") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.endswith(b"\n") or not line.strip():
-                continue
-            try:
-                record = Record.model_validate_json(line)
-            except ValueError:
-                raise InputError(path, "not a judgekit record", line=number) from None
-            latest.pop(record.key, None)  # the row takes the position of its last line
-            latest[record.key] = record.model_dump()
-    return pd.DataFrame(list(latest.values()), columns=list(Record.model_fields))
+    rows = with_defaults(read_record_lines(path).records)
+    return pd.DataFrame(rows, columns=list(Record.model_fields))
 
 
 def load_run(path: Path | str) -> RunResult:

@@ -146,12 +146,17 @@ def test_import_refuses_bad_files_naming_file_and_item(mqm_campaign, tmp_path, c
 def test_meanings_from_a_run_of_another_pipeline_is_one_located_error(tmp_path) -> None:
     run = tmp_path / "classify-run"
     run.mkdir()
-    record = {"key": "k", "stage": "judge", "role": "judge", "model": "m", "status": "ok",
-              "parsed": {"label": "positive"}, "meta": {"item": "r1"}}  # fmt: skip
-    jsonl(run / "records.jsonl", [record])
+    record = {"key": "k", "stage": "judge", "role": "judge", "route": "hosted_vllm/m",
+              "model": "m", "prompt_id": "classify/default", "prompt_hash": "abc",
+              "status": "ok", "parsed": {"label": "positive"}, "meta": {"item": "r1"}}  # fmt: skip
+    jsonl(run / "records.jsonl", [record | {"status": "error"}, record])  # the last line wins
     with pytest.raises(InputError, match="not a spilling run") as err:
         build_campaign(run, "meanings")
-    assert err.value.path == str(run / "records.jsonl") and err.value.line == 1
+    assert err.value.path == str(run / "records.jsonl") and err.value.line == 2
+    jsonl(run / "records.jsonl", [{k: v for k, v in record.items() if k != "route"}])
+    with pytest.raises(InputError, match="not a judgekit record") as err:  # the one reader's
+        build_campaign(run, "meanings")
+    assert (err.value.line, err.value.field) == (1, "route")
 
 
 def test_guidelines_or_an_audit_summary_that_cannot_be_read_are_named(tmp_path) -> None:

@@ -193,6 +193,8 @@ def canonical_id(value: Any) -> str | None:
     """An item id or rater name in its canonical text (module doc); None when missing or blank.
 
     ``True`` is ``"true"``, numbers their number text, lists and objects their JSON text."""
+    if type(value) is str:  # text (the common case): NFC, stripped; quicker than the memo
+        return nfc(value) or None
     if type(value) in _PLAIN:  # exact types: 1, 1.0 and True are three keys
         return _memo_id(type(value), value)
     return _canonical_id(value)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -118,16 +119,17 @@ def encode(
     ordered = categories is not None or _all_numbers(cats)
     if order_for is not None and not ordered:
         _refuse_unordered(order_for, cats)
-    index = {c: k for k, c in enumerate(cats)}
     values = table.values
-    codes = np.full(values.shape, np.nan)
-    for (i, j), label in np.ndenumerate(values):
-        if label is None:
-            continue
-        if label not in index:
+    flat = values.ravel().tolist()
+    code: dict[Any, float] = {c: float(k) for k, c in enumerate(cats)}  # once a distinct label
+    for label in dict.fromkeys(flat):
+        if label is not None and label not in code:
             raise JudgekitError(f"label '{label}' is not among the categories {cats}")
-        codes[i, j] = index[label]
-    return CodedLabels(codes, cats, tuple(table.raters), ordered), table.n_raters
+    code[None] = np.nan
+    codes = np.fromiter(map(code.__getitem__, flat), dtype=float, count=len(flat))
+    return CodedLabels(
+        codes.reshape(values.shape), cats, tuple(table.raters), ordered
+    ), table.n_raters
 
 
 def _refuse_unordered(order_for: str, cats: Sequence[Hashable]) -> None:

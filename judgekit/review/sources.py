@@ -27,6 +27,7 @@ from typing import Any
 
 from judgekit.data import jsonl_objects, stored_path
 from judgekit.errors import InputError
+from judgekit.record_file import read_record_lines
 from judgekit.review.campaign import ReviewItem
 
 
@@ -78,7 +79,8 @@ def meanings_items(source: Path) -> list[ReviewItem]:
     gens: dict[tuple, dict[str, Any]] = {}
     judged: dict[tuple, list[bool]] = {}
     path = _records(source)
-    for line, rec in _jsonl(path):
+    read = read_record_lines(path)  # the one reader of records.jsonl: its current records
+    for line, rec in zip(read.lines, read.records, strict=True):
         meta, stage = rec.get("meta") or {}, rec.get("stage")
         if rec.get("status") != "ok" or stage not in ("generate", "judge"):
             continue

@@ -38,7 +38,7 @@ from judgekit.view.humans import (
     judges_left_out,
     votes_and_majority,
 )
-from judgekit.view.order import natural_key, ordered
+from judgekit.view.order import natural_sorted, ordered
 from judgekit.view.profiles import profile
 
 MAX_PAIRS = 28  # 8 sources
@@ -47,25 +47,15 @@ MAX_PAIRS = 28  # 8 sources
 def sources(runs: list[RunData]) -> tuple[list[dict[str, Any]], list[dict[tuple[str, str], int]]]:
     """(sources, per run the link ``(unit, rater) -> row``) of ``runs`` (module doc).
 
-    A source is ``{"id", "run", "rater", "name", "labels": {unit: label}, "origin"}``.
+    A source is ``{"id", "run", "rater", "name", "labels": {unit: label}, "origin"}``. The
+    labels a run's records give are gathered only for a run without a labels.csv (the page shows
+    the labels.csv sources of the others, never those).
     """
     out: list[dict[str, Any]] = []
     links: list[dict[tuple[str, str], int]] = []
     names = [r.name for r in runs]
     for index, run in enumerate(runs):
-        prof = profile(run.pipeline)
-        link: dict[tuple[str, str], int] = {}
-        derived: dict[str, dict[str, str]] = {}
-        multi = len({r.get("sample_index") or 0 for r in run.records}) > 1
-        for row, record in enumerate(run.records):
-            for unit, label in prof.units(record):
-                unit, label = canonical_id(unit), label_text(label)  # as labels.csv reads
-                if unit is None or label is None:
-                    continue
-                raters = prof.raters(record, multi)
-                for rater in raters:
-                    link.setdefault((unit, rater), row)
-                derived.setdefault(raters[0], {}).setdefault(unit, label)
+        link, derived = _links(run, derive=run.labels is None)
         links.append(link)
         if run.labels is not None:
             per: dict[str, dict[str, str]] = {}
@@ -80,6 +70,30 @@ def sources(runs: list[RunData]) -> tuple[list[dict[str, Any]], list[dict[tuple[
             out.append({"id": len(out), "run": index, "rater": rater, "name": name,
                         "labels": labels, "origin": origin})  # fmt: skip
     return out, links
+
+
+def _links(
+    run: RunData, *, derive: bool
+) -> tuple[dict[tuple[str, str], int], dict[str, dict[str, str]]]:
+    """(the link ``(unit, rater) -> first row`` of every labelled unit of ``run``'s records,
+    and, where ``derive``, the labels they give per rater ``{rater: {unit: label}}``, the
+    first a unit's; else {}). Units and labels in the text form labels.csv is read in."""
+    prof = profile(run.pipeline)
+    units_of, raters_of = prof.units, prof.raters
+    link: dict[tuple[str, str], int] = {}
+    derived: dict[str, dict[str, str]] = {}
+    multi = len({r.get("sample_index") or 0 for r in run.records}) > 1
+    for row, record in enumerate(run.records):
+        for unit, label in units_of(record):
+            unit, label = canonical_id(unit), label_text(label)  # as labels.csv reads
+            if unit is None or label is None:
+                continue
+            raters = raters_of(record, multi)
+            for rater in raters:
+                link.setdefault((unit, rater), row)
+            if derive:
+                derived.setdefault(raters[0], {}).setdefault(unit, label)
+    return link, derived
 
 
 def _row(links: list[dict[tuple[str, str], int]], source: dict[str, Any], unit: str) -> int:
@@ -126,17 +140,25 @@ def compare_sources(
     from judgekit.metrics.agreement import cohen_kappa, percent_agreement
 
     pairs = []
+    keys: dict[str, Any] = {}  # each unit's natural sort key, made once for every pair
     for i, a in enumerate(found):
         for b in found[i + 1 :]:
-            shared = sorted(set(a["labels"]) & set(b["labels"]), key=natural_key)
-            if not shared or len(pairs) == MAX_PAIRS:
+            if len(pairs) == MAX_PAIRS:
+                break
+            shared = natural_sorted(a["labels"].keys() & b["labels"].keys(), keys)
+            if not shared:
                 continue
-            la, lb = [a["labels"][u] for u in shared], [b["labels"][u] for u in shared]
+            la, lb = (
+                list(map(a["labels"].__getitem__, shared)),
+                list(map(b["labels"].__getitem__, shared)),
+            )
             frame = pd.DataFrame({"A": la, "B": lb}, index=shared, dtype=object)
             agree = percent_agreement(frame, ci=n_resamples > 0, n_resamples=n_resamples,
                                       seed=seed)  # fmt: skip
             kappa = cohen_kappa(frame)
-            rows = [[_row(links, a, unit), _row(links, b, unit)] for unit in shared]
+            link_a, link_b = links[a["run"]], links[b["run"]]
+            rows = [[link_a.get((unit, a["rater"]), -1), link_b.get((unit, b["rater"]), -1)]
+                    for unit in shared]  # fmt: skip
             figures = json_safe({  # the lists below are plain text and ints already
                 "agreement": {"value": agree.value, "ci": agree.ci},
                 "kappa": {"value": kappa.value, "ci": kappa.details.get("asymptotic_ci")},

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -118,20 +119,16 @@ def _read_labels(path: Path) -> list[tuple[str, str, str]]:
     from judgekit.data.vocabulary import canonical_id, label_text
 
     table = read_table(path)
-    header, rows = table.columns, table.rows
     for column in ("item", "rater", "label"):
-        if column not in header:
+        if column not in table.columns:
             raise InputError(path, f"missing column '{column}'", line=1, field=column)
-    out = []
-    for _, r in rows:
-        item, rater, label = (
-            canonical_id(r["item"]),
-            canonical_id(r["rater"]),
-            label_text(r["label"]),
-        )
-        if item is not None and rater is not None and label is not None:
-            out.append((item, rater, label))
-    return out
+    cells = list(map(itemgetter("item", "rater", "label"), (row for _, row in table.rows)))
+    items, raters, labels = zip(*cells, strict=True) if cells else ((), (), ())
+    ids = {v: canonical_id(v) for v in {*items, *raters}}  # once a distinct id or name
+    texts = {v: label_text(v) for v in set(labels)}  # once a distinct label
+    found = zip(map(ids.__getitem__, items), map(ids.__getitem__, raters),
+                map(texts.__getitem__, labels), strict=True)  # fmt: skip
+    return [row for row in found if None not in row]
 
 
 def read_run(path: str | Path) -> RunData:

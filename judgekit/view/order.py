@@ -15,11 +15,29 @@ SCALES: tuple[tuple[str, ...], ...] = (("no errors", "no-error", "minor", "major
 _DIGITS = re.compile(r"(\d+)")
 
 
-def natural_key(text: object) -> tuple[tuple[int, int | str], ...]:
+def natural_key(text: object) -> tuple[str | int, ...]:
     """A sort key that compares the runs of digits in ``text`` as numbers, the rest as text
-    (case-folded): ``"5" < "10"``, ``"item-2" < "item-10"``."""
-    parts = _DIGITS.split(str(text))
-    return tuple((1, int(p)) if k % 2 else (0, p.casefold()) for k, p in enumerate(parts))
+    (case-folded): ``"5" < "10"``, ``"item-2" < "item-10"``.
+
+    The key alternates text and number (``"item-10b"``: ``("item-", 10, "b")``), so two keys
+    hold text against text and numbers against numbers at every position."""
+    parts: list[str | int] = _DIGITS.split(str(text).casefold())  # type: ignore[assignment]
+    parts[1::2] = map(int, parts[1::2])  # type: ignore[arg-type]
+    return tuple(parts)
+
+
+def natural_sorted(texts: Iterable[str], keys: dict[str, tuple[str | int, ...]]) -> list[str]:
+    """``texts`` in natural order (:func:`natural_key`; texts with equal keys, such as ``a1``
+    and ``a01``, in text order). ``keys`` memoises each text's key across calls (one key per
+    distinct text, however many lists it is sorted in)."""
+
+    def key(text: str) -> tuple[tuple[str | int, ...], str]:
+        found = keys.get(text)
+        if found is None:
+            found = keys[text] = natural_key(text)
+        return found, text
+
+    return sorted(texts, key=key)
 
 
 def ordered(labels: Iterable[object]) -> list[str]:

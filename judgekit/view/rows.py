@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from itertools import repeat
+from operator import itemgetter
 from typing import Any
 
 from pydantic_core import from_json
@@ -39,8 +41,8 @@ def _codes(values: Iterable[Any]) -> dict[str, Any]:
     return {"v": distinct, "c": list(map(index.__getitem__, values))}
 
 
-def _parsed_is_raw(record: dict[str, Any]) -> bool:
-    raw, parsed = record.get("raw"), record.get("parsed")
+def _parsed_is_raw(raw: Any, parsed: Any) -> bool:
+    """True when a record's ``parsed`` answer is exactly the JSON of its ``raw`` text."""
     if parsed is None or not isinstance(raw, str):
         return False
     try:
@@ -51,35 +53,45 @@ def _parsed_is_raw(record: dict[str, Any]) -> bool:
 
 def _numbers(values: list[Any]) -> list[Any]:
     """A number column as the page shows it: floats to 4 decimals, a missing number as 0."""
-    if set(map(type, values)) <= {int}:  # counts (tokens, attempts): as they are
+    types = set(map(type, values))
+    if types <= {int}:  # counts (tokens, attempts): as they are
         return values
+    if types == {float}:  # latencies, costs: rounded in one C-level pass
+        return list(map(round, values, repeat(4)))
     return [round(v, 4) if isinstance(v, float) else v or 0 for v in values]
+
+
+def _column(records: list[dict[str, Any]], name: str) -> list[Any]:
+    """The field ``name`` of every record, None where a record lacks it."""
+    try:
+        return list(map(itemgetter(name), records))  # every record holds it (C-level)
+    except KeyError:
+        return [r.get(name) for r in records]
 
 
 def encode_rows(records: list[dict[str, Any]], prof: Profile) -> dict[str, Any]:
     """The column-wise table of ``records`` (module doc), with ``n`` rows and ``facets``: the
-    names of the columns offered as filters, in display order."""
+    names of the columns offered as filters, in display order.
+
+    Each field is taken out of the records once, as a column; dictionary encoding and number
+    formatting then run over the columns (once per distinct value where they can)."""
     seen_params: dict[Any, str] = {}
-    metas = [r.get("meta") or {} for r in records]
-    reasons = [r.get("reason") for r in records]
-    cat = {name: _codes([r.get(name) for r in records]) for name in PLAIN}
-    cat["sample_index"] = _codes([r.get("sample_index") or 0 for r in records])
+    metas = [m or {} for m in _column(records, "meta")]
+    reasons = _column(records, "reason")
+    cat = {name: _codes(_column(records, name)) for name in PLAIN}
+    cat["sample_index"] = _codes([v or 0 for v in _column(records, "sample_index")])
     kinds = {x: x.split(":", 1)[0] if x else None for x in dict.fromkeys(reasons)}
     cat["reason_kind"] = _codes(list(map(kinds.__getitem__, reasons)))
     cat["label"] = _codes(list(map(prof.label, records)))
-    cat["params"] = _codes([_params(r.get("params") or {}, seen_params) for r in records])
+    cat["params"] = _codes([_params(p or {}, seen_params) for p in _column(records, "params")])
     for name in prof.facets:
         cat[f"meta.{name}"] = _codes([_scalar(m.get(name)) for m in metas])
-    nums = {name: _numbers([r.get(name) for r in records]) for name in NUMERIC}
-    nums["cache_hit"] = [int(bool(r.get("cache_hit"))) for r in records]
-    same = [_parsed_is_raw(r) for r in records]
-    nums["parsed_is_raw"] = [int(x) for x in same]
-    items = [prof.item(r) for r in records]
-    hidden = {*prof.facets, "sample"}
-    rest = [
-        {k: v for k, v in m.items() if k not in hidden and not (k == "item" and v == item)}
-        for m, item in zip(metas, items, strict=True)
-    ]
+    nums = {name: _numbers(_column(records, name)) for name in NUMERIC}
+    nums["cache_hit"] = list(map(int, map(bool, _column(records, "cache_hit"))))
+    raws, parsed = _column(records, "raw"), _column(records, "parsed")
+    same = list(map(_parsed_is_raw, raws, parsed))
+    nums["parsed_is_raw"] = list(map(int, same))
+    items = list(map(prof.item, records))
     return {
         "n": len(records),
         "facets": [
@@ -93,33 +105,46 @@ def encode_rows(records: list[dict[str, Any]], prof: Profile) -> dict[str, Any]:
         ],  # fmt: skip
         "cat": cat,
         "num": {name: _constant(values) for name, values in nums.items()},
-        "text": {
-            "key": [r["key"] for r in records],
-            "item": items,
-            "reason": reasons,
-            "raw": [r.get("raw") for r in records],
-        },  # fmt: skip
+        "text": {"key": _column(records, "key"), "item": items, "reason": reasons, "raw": raws},
         "parsed": {
-            str(i): r["parsed"]
-            for i, (x, r) in enumerate(zip(same, records, strict=True))
-            if not x and r.get("parsed") is not None
-        },
-        "meta": _columns(rest),
+            str(i): p
+            for i, (x, p) in enumerate(zip(same, parsed, strict=True))
+            if not x and p is not None
+        },  # fmt: skip
+        "meta": _rest_columns(metas, items, {*prof.facets, "sample"}),
         "label_probs": {
-            str(i): r["label_probs"] for i, r in enumerate(records) if r.get("label_probs")
-        },
+            str(i): p for i, p in enumerate(_column(records, "label_probs")) if p
+        },  # fmt: skip
     }
 
 
-def _columns(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Per-row mappings as columns (module doc): each name's values aligned with the rows, and
-    the rows that lack the name."""
-    names = list(dict.fromkeys(k for row in rows for k in row))
-    cols = {}
-    for name in names:
-        absent = [i for i, row in enumerate(rows) if name not in row]
-        cols[name] = {"v": [row.get(name) for row in rows]} | ({"absent": absent} if absent else {})
-    return {"names": names, "cols": cols}
+def _rest_columns(metas: list[dict[str, Any]], items: list[str], hidden: set[str]) -> dict:
+    """The rest of each row's metadata as columns (module doc): every meta field but the
+    ``hidden`` ones (facets) and an ``item`` equal to the row's item, each name with its values
+    aligned with the rows (None where a row lacks it) and the rows that lack it; names in the
+    order they first occur, row by row."""
+    shapes = dict.fromkeys(map(tuple, metas))  # the distinct key sequences (a run has few)
+    found = []
+    for name in dict.fromkeys(k for shape in shapes for k in shape if k not in hidden):
+        values = _column(metas, name)
+        if name == "item":
+            gone = [
+                name not in m or v == item for m, v, item in zip(metas, values, items, strict=True)
+            ]
+        elif all(name in shape for shape in shapes):
+            found.append((0, list(metas[0]).index(name), name, values, []))
+            continue
+        else:
+            gone = [name not in m for m in metas]
+        kept = gone.index(False) if False in gone else -1
+        if kept < 0:
+            continue
+        absent = [i for i, x in enumerate(gone) if x]
+        values = [None if x else v for v, x in zip(values, gone, strict=True)]
+        found.append((kept, list(metas[kept]).index(name), name, values, absent))
+    found.sort(key=lambda entry: entry[:2])  # first kept row, then its place in that row
+    cols = {name: {"v": v} | ({"absent": a} if a else {}) for *_, name, v, a in found}
+    return {"names": list(cols), "cols": cols}
 
 
 def meta_of(table: dict[str, Any], row: int) -> dict[str, Any]:
@@ -135,13 +160,13 @@ def _constant(values: list[Any]) -> Any:
 
 
 def _params(params: dict[str, Any], seen: dict[Any, str]) -> str:
-    """``params`` as sorted JSON text (memoised: a run has a few distinct parameter sets)."""
+    """``params`` as sorted JSON text (memoised by its items: a run has a few distinct
+    parameter sets)."""
     try:
-        key = tuple(sorted(params.items()))
-        hash(key)
+        key = tuple(params.items())
+        text = seen.get(key)
     except TypeError:  # a list or dict value
         return json.dumps(params, sort_keys=True, ensure_ascii=False)
-    text = seen.get(key)
     if text is None:
         text = seen[key] = json.dumps(params, sort_keys=True, ensure_ascii=False)
     return text

@@ -31,6 +31,7 @@ from judgekit.config import load_config
 from judgekit.errors import InputError, JudgekitError
 from judgekit.labels.table import load_labels
 from judgekit.llm.local import shared_servers
+from judgekit.record_file import read_record_lines
 from judgekit.runlog import Record, RunLog
 
 if TYPE_CHECKING:
@@ -38,22 +39,18 @@ if TYPE_CHECKING:
 
 
 def read_records(run_dir: Path) -> list[Record]:
-    """The complete records of a run directory's ``records.jsonl`` (a cut last line dropped).
+    """The current records of a run directory's ``records.jsonl``, read by the one reader of
+    that file (:func:`judgekit.record_file.read_record_lines`: the last complete line of a key
+    wins and takes its position, a cut last line is dropped).
 
     Raises:
-        InputError: the directory has no records.jsonl.
+        InputError: the directory has no records.jsonl, or a complete line is not a record
+            (names the file, the line and the field).
     """
     path = run_dir / "records.jsonl"
     if not path.is_file():
         raise InputError(run_dir, "not a run directory: no records.jsonl in it")
-    data = path.read_bytes()
-    lines = data[: data.rfind(b"\n") + 1].split(b"\n")  # "\n" only: U+2028 is text in JSON
-    latest = {}  # the last record of a key is the one a resumed run uses
-    for line in lines:
-        if line.strip():
-            record = Record.model_validate_json(line)
-            latest[record.key] = record
-    return list(latest.values())
+    return [Record.model_validate(row) for row in read_record_lines(path).records]
 
 
 def share_records(source: Path, cell_dir: Path, stages: list[str]) -> int:
