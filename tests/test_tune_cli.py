@@ -225,6 +225,23 @@ def test_kappa_over_one_class_of_human_labels_exits_2_before_any_call(tmp_path: 
     assert not list((tmp_path / "o").glob("*/records.jsonl")) and "Traceback" not in message
 
 
+@pytest.mark.parametrize("stat", ["tau_b", "acc_eq"])
+def test_a_score_statistic_over_class_labels_exits_2_before_any_call(
+    tmp_path: Path, stat: str
+) -> None:
+    (tmp_path / "base.yaml").write_text(base_config("http://127.0.0.1:9/v1"))  # nothing listens
+    rows = "".join(f"i{k},ann1,{'true' if k % 2 else 'false'}\n" for k in range(60))
+    (tmp_path / "humans.csv").write_text("item,rater,label\n" + rows)
+    text = tune_file("http://127.0.0.1:9/v1").replace("statistic: accuracy", f"statistic: {stat}")
+    (tmp_path / "tune.yaml").write_text(text)
+    proc = judgekit("calibrate", "tune", str(tmp_path / "tune.yaml"), "--out", str(tmp_path / "o"),
+                    code=2)  # fmt: skip
+    message = proc.stdout + proc.stderr
+    assert "tune.yaml:8: field 'tune.statistic'" in message, message
+    assert f"{stat} compares scores, but 60 of 60 human labels are not numbers" in message
+    assert not list((tmp_path / "o").glob("*/records.jsonl")) and "Traceback" not in message
+
+
 def test_ac1_and_acc_eq_statistics_match_their_definitions() -> None:
     human = ["a", "a", "b", "a", "b", "b", "a", "a"]
     judge = ["a", "b", "b", "a", "b", "a", "a", "a"]

@@ -28,7 +28,7 @@ from judgekit.calibration.tune.candidates import few_shot_cells
 from judgekit.calibration.tune.choose import Ranking, choose
 from judgekit.calibration.tune.nested import NESTED_BELOW, fold_items, nested_cv
 from judgekit.calibration.tune.report import TestReport, report_on_test
-from judgekit.calibration.tune.spec import TuneConfig
+from judgekit.calibration.tune.spec import TuneConfig, field_line
 from judgekit.calibration.tune.splits import Splits, allocate, record_look, split_items
 from judgekit.calibration.tune.strata import facet_report, facet_values, strata
 from judgekit.config import load_config
@@ -187,16 +187,29 @@ def check_size(config: TuneConfig, n_items: int) -> None:
                          field="tune.fractions")  # fmt: skip
 
 
+NUMERIC_STATISTICS = ("tau_b", "acc_eq")  # over scores: every human label must be a number
+
+
 def check_classes(config: TuneConfig, gold: pd.Series) -> None:
-    """Refuse kappa or tau_b (chance-corrected, rank) over human labels of one
-    class: it is undefined or 0 for every candidate, so the choice and the gain would be
-    figures without meaning. Raises InputError naming the TUNE file and ``tune.statistic``."""
+    """Refuse a statistic the human labels cannot carry: tau_b or acc_eq (over scores) where a
+    human label is not a number (true/false, a class name), and kappa or tau_b (chance-corrected,
+    rank) over human labels of one class, where it is undefined or 0 for every candidate. Raises
+    InputError naming the TUNE file, the line and ``tune.statistic``, before any call."""
+    stat, line = config.tune.statistic, field_line(config.path, "tune.statistic")
+    if stat in NUMERIC_STATISTICS:
+        numbers = pd.to_numeric(gold.astype(str), errors="coerce")
+        bad = gold[numbers.isna()]
+        if len(bad):
+            raise InputError(config.path, f"{stat} compares scores, but {len(bad)} of "
+                             f"{len(gold)} human labels are not numbers (item {bad.index[0]}: "
+                             f"'{bad.iloc[0]}'); use accuracy, kappa or ac1 for classes",
+                             line=line, field="tune.statistic")  # fmt: skip
     classes = set(gold.astype(str))
-    if config.tune.statistic in ("kappa", "tau_b") and len(classes) == 1:
+    if stat in ("kappa", "tau_b") and len(classes) == 1:
         raise InputError(config.path, f"every human label is '{classes.pop()}': "
-                         f"{config.tune.statistic} cannot tell the candidates apart on one "
+                         f"{stat} cannot tell the candidates apart on one "
                          "class; label items of other classes, or use accuracy",
-                         field="tune.statistic")  # fmt: skip
+                         line=line, field="tune.statistic")  # fmt: skip
 
 
 def _split(config: TuneConfig, items: list, item_strata: list, by: str | None) -> Splits:
