@@ -242,6 +242,30 @@ def test_a_score_statistic_over_class_labels_exits_2_before_any_call(
     assert not list((tmp_path / "o").glob("*/records.jsonl")) and "Traceback" not in message
 
 
+@pytest.mark.parametrize(
+    ("prompts", "field", "said"),
+    [("{key: spilling.nosuch, values: [default, strict]}", "prompts.key", "unknown key"),
+     ("{key: spilling.judge_prompt, values: [default, nosuch]}", "prompts.values[1]",
+      "no prompt 'nosuch' (prompts/spilling/judge.<name>.txt); known: default, strict")],
+)  # fmt: skip
+def test_a_bad_prompt_key_or_value_is_located_in_the_tune_file_before_any_call(
+    tmp_path: Path, prompts: str, field: str, said: str
+) -> None:
+    (tmp_path / "base.yaml").write_text(base_config("http://127.0.0.1:9/v1"))  # nothing listens
+    rows = "".join(f"i{k},ann1,{'true' if k % 2 else 'false'}\n" for k in range(60))
+    (tmp_path / "humans.csv").write_text("item,rater,label\n" + rows)
+    text = tune_file("http://127.0.0.1:9/v1").replace(
+        "{key: spilling.judge_prompt, values: [default, strict]}", prompts
+    )
+    (tmp_path / "tune.yaml").write_text(text)
+    proc = judgekit("calibrate", "tune", str(tmp_path / "tune.yaml"), "--out", str(tmp_path / "o"),
+                    code=2)  # fmt: skip
+    message = proc.stdout + proc.stderr
+    assert f"tune.yaml:7: field '{field}'" in message and said in message, message
+    assert "<command line>" not in message and "baseline" not in message
+    assert not list((tmp_path / "o").glob("*/records.jsonl")) and "Traceback" not in message
+
+
 def test_ac1_and_acc_eq_statistics_match_their_definitions() -> None:
     human = ["a", "a", "b", "a", "b", "b", "a", "a"]
     judge = ["a", "b", "b", "a", "b", "a", "a", "a"]

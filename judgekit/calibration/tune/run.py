@@ -22,13 +22,13 @@ import pandas as pd
 import yaml
 
 from judgekit.calibration.grid import run_cells
-from judgekit.calibration.grid.config import Cell, out_dir, plan_cells
+from judgekit.calibration.grid.config import Cell, field_line, out_dir, plan_cells
 from judgekit.calibration.grid.report import cell_labels
 from judgekit.calibration.tune.candidates import few_shot_cells
 from judgekit.calibration.tune.choose import Ranking, choose
 from judgekit.calibration.tune.nested import NESTED_BELOW, fold_items, nested_cv
 from judgekit.calibration.tune.report import TestReport, report_on_test
-from judgekit.calibration.tune.spec import TuneConfig, field_line
+from judgekit.calibration.tune.spec import TuneConfig
 from judgekit.calibration.tune.splits import Splits, allocate, record_look, split_items
 from judgekit.calibration.tune.strata import facet_report, facet_values, strata
 from judgekit.config import load_config

@@ -24,14 +24,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from judgekit.calibration.grid.config import GridConfig, load_grid
 from judgekit.calibration.tune.candidates import FewShot
 from judgekit.calibration.tune.nested import DEFAULT_FOLDS
 from judgekit.calibration.tune.splits import DEFAULT_FRACTIONS
-from judgekit.config import line_of
 
 
 class TuneOptions(BaseModel):
@@ -67,18 +65,6 @@ class TuneConfig(GridConfig):
     """A grid file with a ``tune:`` block (module docstring)."""
 
     tune: TuneOptions = Field(default_factory=TuneOptions)
-
-
-def field_line(path: Path | None, key: str) -> int | None:
-    """1-based line of the dotted ``key`` (``tune.statistic``, ``prompts.values.1``) in the YAML
-    file ``path``; None where the file, the key or its line cannot be read."""
-    if path is None:
-        return None
-    try:
-        root = yaml.compose(Path(path).read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):
-        return None
-    return line_of(root, tuple(key.split(".")))
 
 
 def load_tune(
