@@ -137,6 +137,30 @@ def test_tune_chooses_on_select_reports_on_test_and_writes_a_runnable_best(
         assert report["mode"] == "nested 4-fold" and report["n_test"] == 60
         assert "nested 4-fold" in proc.stdout
 
+        # labels left out are said with counts and ids: a second rater disagreeing on 3 items
+        # (ties) and 2 labelled items that are not in the run
+        tied = [item for item, _, _ in humans[:3]]
+        extra = [(item, "ann2", flip[label]) for item, _, label in humans[:3]]
+        ghosts = [("ghost-1", "ann1", "true"), ("ghost-2", "ann1", "false")]
+        pd.DataFrame(humans + extra + ghosts, columns=["item", "rater", "label"]).to_csv(
+            tmp_path / "humans2.csv", index=False
+        )
+        left = tmp_path / "left"
+        shutil.copytree(nested, left)
+        (left / "looks.json").unlink()
+        proc = judgekit("calibrate", "tune", str(tmp_path / "nested.yaml"), "--out", str(left),
+                        "--labels", str(tmp_path / "humans2.csv"))  # fmt: skip
+        assert server.total_requests == calls
+        ties_note = f"3 human ties (left out; items {', '.join(sorted(tied))})"
+        ghost_note = ("2 human-labelled items not labelled by every candidate (left out for "
+                      "every candidate; items ghost-1, ghost-2)")  # fmt: skip
+        assert f"note: {ties_note}" in proc.stdout and f"note: {ghost_note}" in proc.stdout
+        assert json.loads((left / "tune.json").read_text())["notes"] == [ties_note, ghost_note]
+        doc = json.loads((left / "splits.json").read_text())
+        assert doc["left_out"]["ties"]["n"] == 3 and doc["left_out"]["ties"]["items"] == sorted(tied)
+        assert doc["left_out"]["not_labelled"]["items"] == ["ghost-1", "ghost-2"]
+        assert len(doc["test"]) == 57 and not set(doc["test"]) & {*tied, "ghost-1", "ghost-2"}
+
 
 def test_guard_refuses_test_items_counts_a_look_when_allowed(tmp_path: Path) -> None:
     from judgekit.calibration.tune import read_looks

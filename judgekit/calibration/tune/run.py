@@ -54,9 +54,37 @@ class TuneResult:
     directory: Path
 
 
-def _common_items(cells: list[Cell], humans: pd.Series) -> tuple[dict, pd.Series]:
+FIRST_IDS = 5  # item ids named in a left-out note
+
+
+def _ids(items: list) -> str:
+    more = f", ... ({len(items) - FIRST_IDS} more)" if len(items) > FIRST_IDS else ""
+    return ", ".join(str(i) for i in items[:FIRST_IDS]) + more
+
+
+def left_out(humans: pd.Series, labels: dict[str, pd.Series]) -> dict[str, dict[str, object]]:
+    """The human-labelled items a tune leaves out, as ``calibrate judge`` and ``compare`` count
+    them: ``ties`` (the human majority ties: no reference) and ``not_labelled`` (a human label,
+    no tie, but not labelled by every candidate: not in the run, or unjudged by a candidate),
+    each ``{"n": count, "items": sorted ids, "note": the line said}``; empty entries omitted."""
+    ties = sorted(humans.index[humans == "<tie>"])
+    kept = humans.index[humans != "<tie>"]
+    missing = sorted({i for s in labels.values() for i in kept.difference(s.index)})
+    out: dict[str, dict[str, object]] = {}
+    if ties:
+        note = f"{len(ties)} human ties (left out; items {_ids(ties)})"
+        out["ties"] = {"n": len(ties), "items": ties, "note": note}
+    if missing:
+        note = (f"{len(missing)} human-labelled items not labelled by every candidate (left out "
+                f"for every candidate; items {_ids(missing)})")  # fmt: skip
+        out["not_labelled"] = {"n": len(missing), "items": missing, "note": note}
+    return out
+
+
+def _common_items(cells: list[Cell], humans: pd.Series) -> tuple[dict, pd.Series, dict]:
     """Candidate labels (cell name -> item -> label) restricted to the items every candidate
-    and the human majority (ties dropped) label; the human majority on those items."""
+    and the human majority (ties dropped) label; the human majority on those items; what was
+    left out (:func:`left_out`)."""
     labels = {cell.name: cell_labels(cell) for cell in cells}
     items = humans[humans != "<tie>"].index
     for series in labels.values():
@@ -65,7 +93,7 @@ def _common_items(cells: list[Cell], humans: pd.Series) -> tuple[dict, pd.Series
         raise JudgekitError(f"only {len(items)} items have a human label and every candidate's")
     ordered = sorted(items)
     outputs = {name: series.loc[ordered].to_dict() for name, series in labels.items()}
-    return outputs, humans.loc[ordered]
+    return outputs, humans.loc[ordered], left_out(humans, labels)
 
 
 def _few_shot(config: TuneConfig, cells, splits, gold, pipeline, no_cache, outputs) -> list[Cell]:
@@ -258,7 +286,7 @@ def _run_tune(config: TuneConfig, out: Path | None, no_cache: bool) -> TuneResul
     check_size(config, int((humans != "<tie>").sum()))  # before any call
     check_classes(config, humans[humans != "<tie>"])
     run_cells(config, cells, pipeline, no_cache=no_cache)
-    outputs, gold = _common_items(cells, humans)
+    outputs, gold, dropped = _common_items(cells, humans)
     items, human = list(gold.index), gold.to_dict()
     check_size(config, len(items))
     by, facet = facet_values([config.labels, *(c.directory for c in cells)], items, options.by)
@@ -279,6 +307,7 @@ def _run_tune(config: TuneConfig, out: Path | None, no_cache: bool) -> TuneResul
         report = report_on_test(outputs, human, splits.test, ranking, baseline, looks,
                                 options.n_boot, options.seed)  # fmt: skip
         held = outputs[ranking.chosen]
+    report = dataclasses.replace(report, notes=tuple(d["note"] for d in dropped.values()))
     if by is not None:
         per = facet_report(held, gold, splits.test, facet, ranking.statistic,
                            options.n_boot, options.seed)  # fmt: skip
@@ -286,7 +315,7 @@ def _run_tune(config: TuneConfig, out: Path | None, no_cache: bool) -> TuneResul
     chosen = next(cell for cell in cells if cell.name == ranking.chosen)
     best = directory / BEST_FILE
     write_best(config, chosen, splits, best)
-    split_doc = _split_doc(splits, by, folds)
+    split_doc = {**_split_doc(splits, by, folds), "left_out": dropped}
     write_json(directory / "splits.json", split_doc)
     rank_doc = {"statistic": ranking.statistic, "on": "all items" if folds else "select",
                 "select": [list(f) for f in ranking.figures]}  # fmt: skip
