@@ -157,7 +157,8 @@ def test_tune_chooses_on_select_reports_on_test_and_writes_a_runnable_best(
         assert f"note: {ties_note}" in proc.stdout and f"note: {ghost_note}" in proc.stdout
         assert json.loads((left / "tune.json").read_text())["notes"] == [ties_note, ghost_note]
         doc = json.loads((left / "splits.json").read_text())
-        assert doc["left_out"]["ties"]["n"] == 3 and doc["left_out"]["ties"]["items"] == sorted(tied)
+        ties = doc["left_out"]["ties"]
+        assert ties["n"] == 3 and ties["items"] == sorted(tied)
         assert doc["left_out"]["not_labelled"]["items"] == ["ghost-1", "ghost-2"]
         assert len(doc["test"]) == 57 and not set(doc["test"]) & {*tied, "ghost-1", "ghost-2"}
 
