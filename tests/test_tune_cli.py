@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -289,6 +291,39 @@ def test_a_bad_prompt_key_or_value_is_located_in_the_tune_file_before_any_call(
     assert f"tune.yaml:7: field '{field}'" in message and said in message, message
     assert "<command line>" not in message and "baseline" not in message
     assert not list((tmp_path / "o").glob("*/records.jsonl")) and "Traceback" not in message
+
+
+def test_ctrl_c_during_tune_says_the_records_kept_per_cell_and_exits_130(tmp_path: Path) -> None:
+    with FaultServer(answer_fn=answer) as server:
+        (tmp_path / "base.yaml").write_text(base_config(server.base_url))
+        rows = "".join(f"i{k},ann1,{'true' if k % 2 else 'false'}\n" for k in range(60))
+        (tmp_path / "humans.csv").write_text("item,rater,label\n" + rows)
+        text = tune_file(server.base_url).replace("generations: labelled\n", "")
+        (tmp_path / "tune.yaml").write_text(text)
+        server.set_phase(40, "hold")  # the run cannot end before the signal, however loaded
+        out = tmp_path / "o"
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "judgekit", "calibrate", "tune", str(tmp_path / "tune.yaml"),
+             "--out", str(out)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        try:
+            deadline = time.monotonic() + 120
+            while server.held < 1 and proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert server.held >= 1, "the tune never reached the held requests"
+            proc.send_signal(signal.SIGINT)
+            said = proc.communicate(timeout=60)[0].decode("utf-8", "replace")
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    kept = {p.parent.name: p.read_bytes().count(b"\n") for p in out.glob("*/records.jsonl")}
+    assert proc.returncode == 130 and "Traceback" not in said, said[-3000:]
+    cells = ", ".join(f"{name} {n}" for name, n in sorted(kept.items()))
+    assert (
+        f"interrupted: {sum(kept.values())} records kept in {out} ({cells}); run the same "
+        "command again to resume" in said.replace("\n", "")
+    ), said[-3000:]
+    assert sum(kept.values()) > 0
 
 
 def test_ac1_and_acc_eq_statistics_match_their_definitions() -> None:
