@@ -343,3 +343,18 @@ def test_ac1_and_acc_eq_statistics_match_their_definitions() -> None:
         for a, b in pairs
     ]
     assert statistic("acc_eq", j, h) == pytest.approx(sum(agree) / len(pairs))
+
+
+def test_a_score_statistic_refuses_a_candidate_of_classes(tmp_path: Path) -> None:
+    from judgekit.calibration.tune.run import check_outputs
+    from judgekit.calibration.tune.spec import load_tune
+    from judgekit.errors import InputError
+
+    (tmp_path / "base.yaml").write_text(base_config("http://127.0.0.1:9/v1"))
+    text = tune_file("http://127.0.0.1:9/v1").replace("statistic: accuracy", "statistic: tau_b")
+    (tmp_path / "tune.yaml").write_text(text)
+    config = load_tune(tmp_path / "tune.yaml")
+    check_outputs(config, {"a": {"i1": "1", "i2": "0.5"}})  # scores pass
+    with pytest.raises(InputError, match="candidate b gave 1 labels that are not numbers") as e:
+        check_outputs(config, {"a": {"i1": "1"}, "b": {"i1": "2", "i2": "true"}})
+    assert (e.value.line, e.value.field) == (8, "tune.statistic")

@@ -240,6 +240,21 @@ def check_classes(config: TuneConfig, gold: pd.Series) -> None:
                          line=line, field="tune.statistic")  # fmt: skip
 
 
+def check_outputs(config: TuneConfig, outputs: dict[str, dict]) -> None:
+    """After the candidates ran: refuse tau_b or acc_eq where a candidate's label is not a
+    number (a judge of classes), as :func:`check_classes` does for the human labels."""
+    if config.tune.statistic not in NUMERIC_STATISTICS:
+        return
+    for name, out in outputs.items():
+        bad = [(i, v) for i, v in out.items() if pd.isna(pd.to_numeric(str(v), errors="coerce"))]
+        if bad:
+            raise InputError(config.path, f"{config.tune.statistic} compares scores, but "
+                             f"candidate {name} gave {len(bad)} labels that are not numbers "
+                             f"(item {bad[0][0]}: '{bad[0][1]}'); use accuracy, kappa or ac1",
+                             line=field_line(config.path, "tune.statistic"),
+                             field="tune.statistic")  # fmt: skip
+
+
 def _split(config: TuneConfig, items: list, item_strata: list, by: str | None) -> Splits:
     """The tune / select / test split; an InputError where per-stratum rounding leaves select or
     test under :data:`MIN_HELD_OUT` items (strata too small for the fractions)."""
@@ -287,6 +302,7 @@ def _run_tune(config: TuneConfig, out: Path | None, no_cache: bool) -> TuneResul
     check_classes(config, humans[humans != "<tie>"])
     run_cells(config, cells, pipeline, no_cache=no_cache)
     outputs, gold, dropped = _common_items(cells, humans)
+    check_outputs(config, outputs)
     items, human = list(gold.index), gold.to_dict()
     check_size(config, len(items))
     by, facet = facet_values([config.labels, *(c.directory for c in cells)], items, options.by)
