@@ -30,7 +30,7 @@ os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPAT
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 
-from fault_server import FaultServerProcess  # noqa: E402
+from fault_process import FaultServerProcess  # noqa: E402
 
 from judgekit.batch.ray_run import RayRun  # noqa: E402
 from judgekit.engine import run  # noqa: E402

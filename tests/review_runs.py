@@ -10,7 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from fault_server import FaultServer, FaultServerProcess
+from fault_process import FaultServerProcess
+from fault_server import FaultServer
 
 REPO = Path(__file__).resolve().parents[1]
 XSS = '<img src=x onerror="window.__xss=1"></script><script>window.__xss=2</script>'

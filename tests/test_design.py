@@ -92,6 +92,12 @@ def test_selection_round_trip_and_bad_rows(tmp_path: Path) -> None:
     path.write_text("item,inclusion_probability,design\ni1,0,active\n", encoding="utf-8")
     with pytest.raises(InputError, match=r"selection.csv:2.*inclusion_probability"):
         read_selection(path)
+    path.write_text("item,inclusion_probability,design,round\ni1,0.5,uniform,1\ni2,0.5,active,2\n"
+                    "i3,0.5,uniform,1\ni4,0.2,active,1\n", encoding="utf-8")  # fmt: skip
+    with pytest.raises(InputError) as err:  # a round mixing designs: the row that does it
+        read_selection(path)
+    assert (err.value.line, err.value.field) == (5, "design")
+    assert "round 1 mixes designs: this row is 'active' but line 2" in err.value.message
 
 
 def test_weighted_estimate_matches_ppi_py_weighted_ppi_mean_ci() -> None:

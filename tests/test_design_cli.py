@@ -130,6 +130,89 @@ def test_an_active_plan_on_a_score_judge_needs_a_pilot(tmp_path) -> None:
     assert err.value.field == "--pilot"
 
 
+def test_a_share_planned_on_a_score_judge_is_refused_saying_why(tmp_path) -> None:
+    """share:CS of a judge whose labels are MQM-like numbers: no label is CS, so every design
+    would draw for a share of exactly 0 (the active one with every uncertainty 0): exit 2."""
+    import os
+    import subprocess
+    import sys
+
+    from judgekit.calibration.design.run import plan_design
+
+    rng = np.random.default_rng(2)
+    judge = write_long(
+        tmp_path / "judge.csv",
+        [(f"s{k}", "judge", float(-rng.integers(0, 25))) for k in range(100)],
+    )
+    for design in ("active", "uniform", "stratified"):
+        with pytest.raises(InputError, match="no judge or human label is 'CS'") as err:
+            plan_design(str(judge), design, 30, target="share:CS")
+        assert err.value.field == "--target" and "--target mean" in err.value.message
+    out = tmp_path / "selection.csv"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "judgekit",
+            "calibrate",
+            "plan",
+            "--judge",
+            str(judge),
+            "--target",
+            "share:CS",
+            "--design",
+            "active",
+            "--budget",
+            "30",
+            "--selection-out",
+            str(out),
+        ],
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2 and not out.exists() and "Traceback" not in done.stderr
+    assert "a score judge's figure is --target mean" in done.stderr
+
+
+def test_an_active_plan_that_falls_back_says_uniform_and_why_everywhere(population, tmp_path):
+    """A pilot too small to fit (5 labels): the plan draws uniformly, and the console, the
+    JSON and the selection file all say uniform was used instead of active, and why."""
+    judge, truth = population
+    pilot = true_labels(tmp_path / "pilot.csv", [f"x{k}" for k in range(0, 400, 80)], truth)
+    out = tmp_path / "selection.csv"
+    args = (
+        "calibrate",
+        "plan",
+        "--judge",
+        str(judge),
+        "--target",
+        "share:CS",
+        "--design",
+        "active",
+        "--budget",
+        "40",
+        "--pilot",
+        str(pilot),
+        "--selection-out",
+        str(out),
+    )
+    shown = judgekit(*args)
+    assert shown.exit_code == 0, shown.output
+    assert "active requested, uniform used design:" in shown.output
+    assert "why: active requested, uniform used: pilot 5: pilot of 5 labels: too small to fit" in (
+        " ".join(shown.output.split())
+    )
+    doc = json.loads(judgekit(*args, "--json").output)
+    assert (doc["requested"], doc["design"]) == ("active", "uniform")
+    assert doc["why"].endswith("pilot of 5 labels: too small to fit")
+    assert doc["drawn"] == doc["rows"] and doc["selection"] == str(out)
+    table = pd.read_csv(out)
+    assert len(table) == doc["drawn"] and set(table["design"]) == {"uniform"}
+    assert table["reason"].str.contains("active requested, uniform used: pilot 5").all()
+
+
 def test_a_small_selection_is_clipped_refused_or_said_never_a_traceback(population, tmp_path):
     """A share's interval stays in [0, 1] with a note; selected items without a label and a
     single label are refused (InputError: exit 2) instead of dropped or a traceback."""

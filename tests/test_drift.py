@@ -232,7 +232,8 @@ def test_drift_run_end_to_end_stub_judge_changes_mid_way(tmp_path: Path):
     """A classify judge on the fault server: a baseline run, a rerun with the same answers (not
     flagged, every anchor sent again: cache bypassed), a rerun whose answers change from the
     11th request on (flagged)."""
-    from fault_server import FaultServer, correct_content
+    from bench_answers import correct_content
+    from fault_server import FaultServer
 
     from judgekit.drift.run import drift_run
     from judgekit.engine import run

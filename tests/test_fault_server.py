@@ -16,18 +16,16 @@ from typing import Annotated, Literal
 
 import openai
 import pytest
-from fault_server import (
+from bench_answers import message_hash, schema_instance
+from fault_process import FaultServerProcess, wait_for_port_file
+from fault_server import FaultServer
+from fault_spec import (
     MALFORMED_CONTENT,
     WRONG_SHAPE_CONTENT,
     Fault,
-    FaultServer,
-    FaultServerProcess,
     expected_answer,
     find_directive,
-    message_hash,
     parse_fault,
-    schema_instance,
-    wait_for_port_file,
 )
 from pydantic import BaseModel, Field, ValidationError
 

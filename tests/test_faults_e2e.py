@@ -28,7 +28,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from fault_server import FaultServerProcess, message_hash
+from bench_answers import message_hash
+from fault_process import FaultServerProcess
 
 from judgekit.config import load_config
 from judgekit.llm.cache import ResponseCache

@@ -78,3 +78,50 @@ def test_judged_items_without_the_facet_are_refused_naming_the_file(tmp_path: Pa
                           capture_output=True, text=True, timeout=120)  # fmt: skip
     assert done.returncode == 2 and "items.jsonl: field 'language'" in done.stderr
     assert "<missing>" not in done.stdout + done.stderr and "Traceback" not in done.stderr
+
+
+def gate_exit(gate: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run([sys.executable, "-m", "judgekit", "gate", str(gate)], env=env,
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+
+
+def labelled_run(tmp_path: Path, items: list[dict], n_human: int = 30) -> Path:
+    run_dir = classify_run(tmp_path, items)
+    human = tmp_path / "human.csv"
+    pd.read_csv(run_dir / "labels.csv").head(n_human).assign(rater="ann").to_csv(human, index=False)
+    return gate_file(tmp_path, run_dir, human)
+
+
+def test_language_codes_are_one_facet_whatever_their_case(tmp_path: Path):
+    spellings = {"de": ("de", "DE", " De "), "fr": ("fr", "FR", "fr"), "hi": ("HI", "hi", "hi")}
+    items = [{"id": f"t{i:03d}", "text": f"Review {i}: fine.",
+              "lang": spellings[LANGS[i % 3]][(i // 3) % 3]} for i in range(60)]  # fmt: skip
+    result = run_gate(labelled_run(tmp_path, items))
+    counts = {c.facet: (c.n_labelled, c.n_items) for c in result.checks}
+    assert counts == {"de": (10, 20), "fr": (10, 20), "hi": (10, 20)}
+
+
+def test_a_language_that_is_not_text_is_refused_naming_file_line_and_field(tmp_path: Path):
+    items = [{"id": f"t{i:03d}", "text": f"Review {i}: fine.",
+              "lang": 7 if i == 5 else LANGS[i % 3]} for i in range(30)]  # fmt: skip
+    gate = labelled_run(tmp_path, items, 15)
+    with pytest.raises(InputError) as err:
+        run_gate(gate)
+    assert (err.value.field, err.value.line) == ("lang", 6)
+    assert err.value.path.endswith("items.jsonl") and "not int 7" in err.value.message
+    done = gate_exit(gate)
+    assert done.returncode == 2 and "items.jsonl:6: field 'lang'" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_an_item_whose_language_and_lang_disagree_is_refused_naming_it(tmp_path: Path):
+    items = [{"id": f"t{i:03d}", "text": f"Review {i}: fine.", "language": LANGS[i % 3],
+              "lang": "fr" if i == 3 else LANGS[i % 3].upper()} for i in range(30)]  # fmt: skip
+    gate = labelled_run(tmp_path, items, 15)
+    with pytest.raises(InputError) as err:
+        run_gate(gate)
+    assert (err.value.field, err.value.line) == ("lang", 4)
+    assert "item 't003': language is 'de' but lang is 'fr'" in err.value.message
+    done = gate_exit(gate)
+    assert done.returncode == 2 and "items.jsonl:4: field 'lang'" in done.stderr

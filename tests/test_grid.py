@@ -19,7 +19,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from fault_server import FaultServer, correct_content, message_hash
+from bench_answers import correct_content, message_hash
+from fault_server import FaultServer
 from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 
@@ -100,77 +101,93 @@ def labels_of(run: Path) -> pd.Series:
     return frame.set_index("item")["label"]
 
 
+def label_and_grid(tmp_path: Path, server: FaultServer) -> tuple[dict[str, str], Path]:
+    """The run the humans labelled (3 generators x 2 words x 2 languages x 5 meanings), its
+    humans (:func:`write_humans`) and the grid over it: (the humans' majority, the grid folder).
+    """
+    url = server.base_url
+    (tmp_path / "base.yaml").write_text(base_config(url))
+    judgekit("run", str(tmp_path / "base.yaml"), "--out", str(tmp_path / "labelled"))
+    labelled = pd.read_csv(tmp_path / "labelled" / "labels.csv", dtype=str)
+    assert len(labelled) == 60
+    majority = write_humans(labelled, tmp_path / "humans.csv")
+    (tmp_path / "grid.yaml").write_text(grid_file(url))
+    before = server.total_requests
+    out = tmp_path / "grid"
+    judgekit("calibrate", "grid", str(tmp_path / "grid.yaml"), "--out", str(out))
+    # The generations are shared from the labelled run: only 4 cells x 12 judge calls.
+    assert server.total_requests - before == 48
+    return majority, out
+
+
+def check_scores(out: Path, grid: pd.DataFrame, majority: dict[str, str]) -> None:
+    """The same judge and prompt as the labelled run scores the designed accuracy exactly; every
+    cell scores its labels against the same majority, recomputed by hand."""
+    a = grid.loc["stub-a__default"]
+    assert a["n_compared"] == 55 and a["n_ties"] == 1
+    assert a["n_without_human"] == 4 and a["n_human_only"] == 2
+    assert a["accuracy"] == pytest.approx(49 / 55)
+    assert a["accuracy_low"] < 49 / 55 < a["accuracy_high"]
+    judged = labels_of(out / "stub-a__default")
+    pairs = [(majority[i], judged[i]) for i in majority]
+    assert a["kappa"] == pytest.approx(cohen_kappa_score(*zip(*pairs, strict=True)))
+    for cell in CELLS:
+        judged = labels_of(out / cell)
+        expected = np.mean([judged[i] == majority[i] for i in majority])
+        assert grid.loc[cell, "accuracy"] == pytest.approx(expected), cell
+        assert grid.loc[cell, "n_compared"] == 55
+    assert len(set(grid["accuracy"].round(9))) > 1  # judges and prompts really differ
+
+
+def check_ranks(tmp_path: Path, out: Path, grid: pd.DataFrame) -> None:
+    """Rank clusters: the same as calibrate compare gives for the cells' labels."""
+    specs = [a for c in CELLS for a in ("--judge", f"{c}={out / c}")]
+    doc = json.loads(judgekit("calibrate", "compare", "--human", str(tmp_path / "humans.csv"),
+                              *specs, "--json", "--n-resamples", "0"))  # fmt: skip
+    for metric in ("accuracy", "kappa"):
+        ranks = {r["judge"]: r["rank"] for r in doc["rows"]
+                 if r["statistic"] == metric and r["judge"] in CELLS}  # fmt: skip
+        assert grid[f"{metric}_rank"].to_dict() == ranks
+    assert grid["accuracy_rank"].min() == 1
+    best = grid["accuracy"].idxmax()
+    assert grid.loc[best, "accuracy_rank"] == 1
+
+
+def check_agreement_and_w(tmp_path: Path, out: Path) -> None:
+    """Pairwise agreement among cells on the 60 items all judged; Kendall's W of the 3
+    generators' rankings by spilling rate = Friedman / (m (n - 1)); the signature."""
+    matrix = pd.read_csv(out / "agreement_matrix.csv", index_col=0)
+    x, y = labels_of(out / "stub-a__default"), labels_of(out / "stub-b__strict")
+    assert matrix.loc["stub-a__default", "stub-b__strict"] == pytest.approx(np.mean(x == y))
+    assert np.allclose(np.diag(matrix), 1.0)
+    payload = json.loads((out / "grid.json").read_text())
+    rates = pd.DataFrame(
+        {c: pd.read_csv(out / c / "spilling_by_model.csv").set_index("model")["spilling_rate"]
+         for c in CELLS}
+    )  # fmt: skip
+    friedman = stats.friedmanchisquare(*rates.to_numpy()).statistic
+    assert payload["kendalls_w"]["all_cells"]["w"] == pytest.approx(friedman / (4 * 2))
+    strict = rates[["stub-a__strict", "stub-b__strict"]]
+    w_strict = stats.friedmanchisquare(*strict.to_numpy()).statistic / (2 * 2)
+    assert payload["kendalls_w"]["by_prompt"]["strict"]["w"] == pytest.approx(w_strict)
+    assert (out / "heatmap.png").stat().st_size > 1000
+    assert (
+        payload["signature"]["labels"]["sha256"]
+        == hashlib.sha256((tmp_path / "humans.csv").read_bytes()).hexdigest()
+    )
+
+
 def test_grid_scores_every_judge_and_prompt_against_humans_and_resumes(tmp_path: Path) -> None:
     with FaultServer(answer_fn=answer) as server:
-        url = server.base_url
-        (tmp_path / "base.yaml").write_text(base_config(url))
-        # The run the humans labelled: 3 generators x 2 words x 2 languages x 5 meanings.
-        judgekit("run", str(tmp_path / "base.yaml"), "--out", str(tmp_path / "labelled"))
-        labelled = pd.read_csv(tmp_path / "labelled" / "labels.csv", dtype=str)
-        assert len(labelled) == 60
-        majority = write_humans(labelled, tmp_path / "humans.csv")
-        (tmp_path / "grid.yaml").write_text(grid_file(url))
-        before = server.total_requests
-        out = tmp_path / "grid"
-        judgekit("calibrate", "grid", str(tmp_path / "grid.yaml"), "--out", str(out))
-        # The generations are shared from the labelled run: only 4 cells x 12 judge calls.
-        assert server.total_requests - before == 48
+        majority, out = label_and_grid(tmp_path, server)
         grid = pd.read_csv(out / "grid.csv").set_index("cell")
         assert list(grid.index) == CELLS
         generations = generate_records(tmp_path / "labelled")
         for cell in CELLS:  # every cell judged exactly the labelled run's generations
             assert generate_records(out / cell) == generations
-
-        # Same judge and prompt as the labelled run: the designed accuracy, exactly.
-        a = grid.loc["stub-a__default"]
-        assert a["n_compared"] == 55 and a["n_ties"] == 1
-        assert a["n_without_human"] == 4 and a["n_human_only"] == 2
-        assert a["accuracy"] == pytest.approx(49 / 55)
-        assert a["accuracy_low"] < 49 / 55 < a["accuracy_high"]
-        judged = labels_of(out / "stub-a__default")
-        pairs = [(majority[i], judged[i]) for i in majority]
-        assert a["kappa"] == pytest.approx(cohen_kappa_score(*zip(*pairs, strict=True)))
-        for cell in CELLS:  # every cell: its labels against the same majority, by hand
-            judged = labels_of(out / cell)
-            expected = np.mean([judged[i] == majority[i] for i in majority])
-            assert grid.loc[cell, "accuracy"] == pytest.approx(expected), cell
-            assert grid.loc[cell, "n_compared"] == 55
-        assert len(set(grid["accuracy"].round(9))) > 1  # judges and prompts really differ
-
-        # Rank clusters: the same as calibrate compare gives for the cells' labels.
-        specs = [a for c in CELLS for a in ("--judge", f"{c}={out / c}")]
-        doc = json.loads(judgekit("calibrate", "compare", "--human", str(tmp_path / "humans.csv"),
-                                  *specs, "--json", "--n-resamples", "0"))  # fmt: skip
-        for metric in ("accuracy", "kappa"):
-            ranks = {r["judge"]: r["rank"] for r in doc["rows"]
-                     if r["statistic"] == metric and r["judge"] in CELLS}  # fmt: skip
-            assert grid[f"{metric}_rank"].to_dict() == ranks
-        assert grid["accuracy_rank"].min() == 1
-        best = grid["accuracy"].idxmax()
-        assert grid.loc[best, "accuracy_rank"] == 1
-
-        # Pairwise agreement among cells, on the 60 items all judged.
-        matrix = pd.read_csv(out / "agreement_matrix.csv", index_col=0)
-        x, y = labels_of(out / "stub-a__default"), labels_of(out / "stub-b__strict")
-        assert matrix.loc["stub-a__default", "stub-b__strict"] == pytest.approx(np.mean(x == y))
-        assert np.allclose(np.diag(matrix), 1.0)
-
-        # Kendall's W of the 3 generators' rankings by spilling rate = Friedman / (m (n - 1)).
-        payload = json.loads((out / "grid.json").read_text())
-        rates = pd.DataFrame(
-            {c: pd.read_csv(out / c / "spilling_by_model.csv").set_index("model")["spilling_rate"]
-             for c in CELLS}
-        )  # fmt: skip
-        friedman = stats.friedmanchisquare(*rates.to_numpy()).statistic
-        assert payload["kendalls_w"]["all_cells"]["w"] == pytest.approx(friedman / (4 * 2))
-        strict = rates[["stub-a__strict", "stub-b__strict"]]
-        w_strict = stats.friedmanchisquare(*strict.to_numpy()).statistic / (2 * 2)
-        assert payload["kendalls_w"]["by_prompt"]["strict"]["w"] == pytest.approx(w_strict)
-        assert (out / "heatmap.png").stat().st_size > 1000
-        assert (
-            payload["signature"]["labels"]["sha256"]
-            == hashlib.sha256((tmp_path / "humans.csv").read_bytes()).hexdigest()
-        )
+        check_scores(out, grid, majority)
+        check_ranks(tmp_path, out, grid)
+        check_agreement_and_w(tmp_path, out)
         first = (out / "grid.csv").read_text()
 
         # Rerun: every cell resumes, zero model calls, the same numbers.

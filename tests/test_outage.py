@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from fault_server import FaultServerProcess
+from fault_process import FaultServerProcess
 
 pytestmark = pytest.mark.timeout(240)
 REPO = Path(__file__).resolve().parents[1]

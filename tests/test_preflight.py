@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 from cli_subprocess import REPO, RUN, run_cli
-from fault_server import FaultServer, FaultServerProcess
+from fault_process import FaultServerProcess
+from fault_server import FaultServer
 
 from judgekit.errors import JudgekitError
 from judgekit.llm.errors import EndpointError, kind_of_status

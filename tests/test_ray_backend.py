@@ -20,7 +20,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from fault_server import FaultServer, FaultServerProcess
+from fault_process import FaultServerProcess
+from fault_server import FaultServer
 from ray_cluster import RayCluster, require_ray
 from test_faults_e2e import ENV, LABELS, write_config, write_items
 from test_logprobs_runs import answer, logprobs_of

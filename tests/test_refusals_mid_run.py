@@ -12,7 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from fault_server import FaultServer, FaultServerProcess
+from fault_process import FaultServerProcess
+from fault_server import FaultServer
 
 import judgekit
 from judgekit.errors import JudgekitError

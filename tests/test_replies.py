@@ -13,7 +13,8 @@ from cli_subprocess import run_cli
 from conftest import fault_spec as spec
 from conftest import judge_task
 from conftest import run_tasks as run
-from fault_server import FaultServer, FaultServerProcess
+from fault_process import FaultServerProcess
+from fault_server import FaultServer
 from reply_shapes import SHAPES, THINK
 
 from judgekit.batch.answer import read_answer

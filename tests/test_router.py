@@ -15,7 +15,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from fault_server import FaultServer, FaultServerProcess
+from fault_process import FaultServerProcess
+from fault_server import FaultServer
 
 from judgekit.config import load_config
 from judgekit.llm.client import LLMClient, Task

@@ -10,9 +10,10 @@ import json
 from pathlib import Path
 
 import pytest
+from bench_answers import correct_content, message_hash, output_spec
 from cli_subprocess import run_cli
 from conftest import fault_spec, run_tasks
-from fault_server import FaultServer, correct_content, message_hash, output_spec
+from fault_server import FaultServer
 
 from judgekit.llm.client import LLMClient
 from judgekit.llm.preflight import preflight

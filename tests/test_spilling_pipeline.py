@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from fault_server import FaultServerProcess
+from fault_process import FaultServerProcess
 
 REPO = Path(__file__).resolve().parents[1]
 

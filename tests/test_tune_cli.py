@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -44,100 +45,125 @@ def tune_file(url: str, extra: str = "") -> str:
     )
 
 
+def label_and_tune(tmp_path: Path, url: str) -> tuple[list, Path, subprocess.CompletedProcess]:
+    """Label the items with the stub's judge, make humans of them (every 4th item flipped, one
+    rater) and run `calibrate tune`: (humans' rows, the tune folder, the tune process)."""
+    (tmp_path / "base.yaml").write_text(base_config(url))
+    judgekit("run", str(tmp_path / "base.yaml"), "--out", str(tmp_path / "labelled"))
+    labelled = pd.read_csv(tmp_path / "labelled" / "labels.csv", dtype=str)
+    flip = {"true": "false", "false": "true"}
+    humans = [
+        (item, "ann1", flip[label] if k % 4 == 0 else label)
+        for k, (item, label) in enumerate(zip(labelled["item"], labelled["label"], strict=True))
+    ]
+    pd.DataFrame(humans, columns=["item", "rater", "label"]).to_csv(
+        tmp_path / "humans.csv", index=False
+    )
+    (tmp_path / "tune.yaml").write_text(tune_file(url))
+    out = tmp_path / "tune"
+    proc = judgekit("calibrate", "tune", str(tmp_path / "tune.yaml"), "--out", str(out))
+    return humans, out, proc
+
+
+def check_splits(out: Path, proc: subprocess.CompletedProcess) -> dict:
+    """Disjoint tune/select/test splits of the 60 items, stratified by language and label."""
+    splits = json.loads((out / "splits.json").read_text())
+    tune, select, test = (set(splits[k]) for k in ("tune", "select", "test"))
+    assert not (tune & select or tune & test or select & test)
+    assert len(tune | select | test) == 60
+    assert splits["test_hash"] == test_hash(splits["test"])
+    # stratified by language (the spilling runs' lang) and label: each keeps its share
+    assert splits["by"] == "lang"
+    facets = json.loads((out / "tune.json").read_text())["facets"]
+    assert set(facets["values"]) == {"de", "fr"} and facets["df"] == 1
+    assert sum(v["n"] for v in facets["values"].values()) == len(test)
+    assert "per lang on test: Cochran's Q=" in proc.stdout
+    return splits
+
+
+def check_choice(out: Path, humans: list, splits: dict) -> tuple[dict, Any]:
+    """The ranking on select and the test figure, recomputed by hand from the cells' labels:
+    (each cell's labels, the expected choice)."""
+    gold = {i: lab for i, _, lab in humans}
+    cells = {}
+    for cell in ("stub-a__default", "stub-a__strict", "stub-b__default", "stub-b__strict"):
+        frame = pd.read_csv(out / cell / "labels.csv", dtype=str)
+        cells[cell] = frame.set_index("item")["label"].to_dict()
+    expected = choose(cells, gold, sorted(splits["select"]), "accuracy")
+    ranking = json.loads((out / "ranking.json").read_text())
+    assert [name for name, _ in ranking["select"]] == [n for n, _ in expected.figures]
+    report = json.loads((out / "tune.json").read_text())
+    assert report["chosen"] == expected.chosen
+    test_ids = sorted(splits["test"])
+    figure = statistic("accuracy", [cells[expected.chosen][i] for i in test_ids],
+                       [gold[i] for i in test_ids])  # fmt: skip
+    assert report["test_figure"] == pytest.approx(figure)
+    assert report["optimism"] == pytest.approx(dict(expected.figures)[expected.chosen] - figure)
+    assert report["n_test"] == len(test_ids) and report["looks"] == 1
+    assert report["test_ci"][0] <= figure <= report["test_ci"][1]
+    assert (out / "tune.png").read_bytes()[:4] == b"\x89PNG"
+    assert (out / "tune.png").stat().st_size > 5000
+    return cells, expected
+
+
+def check_best_runs(tmp_path: Path, out: Path, chosen: str, splits: dict) -> None:
+    """best.yaml is a run config: `judgekit run` takes it and judges with the chosen cell."""
+    best = yaml.safe_load((out / "best.yaml").read_text())
+    chosen_judge = chosen.split("__")[0]
+    assert best["judge"]["model"] == f"hosted_vllm/{chosen_judge}"
+    assert f"tuned_test_hash: {splits['test_hash']}" in (out / "best.yaml").read_text()
+    judgekit("run", str(out / "best.yaml"), "--out", str(tmp_path / "again"), "--limit", "2")
+
+
+def check_estimate_looks(tmp_path: Path, out: Path, chosen: str) -> None:
+    """calibrate estimate refuses the tuned judge's test labels unless told; then a look."""
+    estimate = ["calibrate", "estimate", "--judge", str(out / chosen),
+                "--human", str(tmp_path / "humans.csv"), "--tuned", str(out)]  # fmt: skip
+    proc = judgekit(*estimate, code=2)
+    assert "sealed test items" in proc.stdout + proc.stderr
+    assert json.loads((out / "looks.json").read_text())["looks"] == 1
+    proc = judgekit(*estimate, "--allow-test-labels", "--target", "share:maybe", code=2)
+    assert json.loads((out / "looks.json").read_text())["looks"] == 1  # no figure, no look
+    proc = judgekit(*estimate, "--allow-test-labels")
+    assert json.loads((out / "looks.json").read_text())["looks"] == 2
+    assert "looks at the sealed test split: 2" in proc.stderr
+
+
+def check_nested(tmp_path: Path, out: Path, server: FaultServer, cells: dict, calls: int) -> None:
+    """Nested mode on the same (copied, finished) cells: every item held out once, no calls."""
+    nested = tmp_path / "nested"
+    nested.mkdir()
+    for cell in cells:
+        shutil.copytree(out / cell, nested / cell)
+    text = tune_file(server.base_url).replace("mode: split", "mode: nested, folds: 4")
+    (tmp_path / "nested.yaml").write_text(text)
+    proc = judgekit("calibrate", "tune", str(tmp_path / "nested.yaml"), "--out", str(nested))
+    assert server.total_requests == calls
+    doc = json.loads((nested / "splits.json").read_text())
+    assert doc["mode"] == "nested" and len(doc["folds"]) == 4 and len(doc["test"]) == 60
+    assert sorted(i for f in doc["folds"] for i in f) == sorted(doc["test"])
+    report = json.loads((nested / "tune.json").read_text())
+    assert report["mode"] == "nested 4-fold" and report["n_test"] == 60
+    assert "nested 4-fold" in proc.stdout
+
+
 def test_tune_chooses_on_select_reports_on_test_and_writes_a_runnable_best(
     tmp_path: Path,
 ) -> None:
     with FaultServer(answer_fn=answer) as server:
-        url = server.base_url
-        (tmp_path / "base.yaml").write_text(base_config(url))
-        judgekit("run", str(tmp_path / "base.yaml"), "--out", str(tmp_path / "labelled"))
-        labelled = pd.read_csv(tmp_path / "labelled" / "labels.csv", dtype=str)
-        # humans: the labelled judge's labels with every 4th item flipped (one rater)
-        flip = {"true": "false", "false": "true"}
-        humans = [
-            (item, "ann1", flip[label] if k % 4 == 0 else label)
-            for k, (item, label) in enumerate(zip(labelled["item"], labelled["label"], strict=True))
-        ]
-        pd.DataFrame(humans, columns=["item", "rater", "label"]).to_csv(
-            tmp_path / "humans.csv", index=False
-        )
-        (tmp_path / "tune.yaml").write_text(tune_file(url))
-        out = tmp_path / "tune"
-        proc = judgekit("calibrate", "tune", str(tmp_path / "tune.yaml"), "--out", str(out))
+        humans, out, proc = label_and_tune(tmp_path, server.base_url)
         assert "looks at the sealed test split: 1" in proc.stdout
-        splits = json.loads((out / "splits.json").read_text())
-        tune, select, test = (set(splits[k]) for k in ("tune", "select", "test"))
-        assert not (tune & select or tune & test or select & test)
-        assert len(tune | select | test) == 60
-        assert splits["test_hash"] == test_hash(splits["test"])
-        # stratified by language (the spilling runs' lang) and label: each keeps its share
-        assert splits["by"] == "lang"
-        facets = json.loads((out / "tune.json").read_text())["facets"]
-        assert set(facets["values"]) == {"de", "fr"} and facets["df"] == 1
-        assert sum(v["n"] for v in facets["values"].values()) == len(test)
-        assert "per lang on test: Cochran's Q=" in proc.stdout
-
-        # the ranking on select, recomputed by hand from the cells' labels
-        gold = {i: lab for i, _, lab in humans}
-        cells = {}
-        for cell in ("stub-a__default", "stub-a__strict", "stub-b__default", "stub-b__strict"):
-            frame = pd.read_csv(out / cell / "labels.csv", dtype=str)
-            cells[cell] = frame.set_index("item")["label"].to_dict()
-        expected = choose(cells, gold, sorted(select), "accuracy")
-        ranking = json.loads((out / "ranking.json").read_text())
-        assert [name for name, _ in ranking["select"]] == [n for n, _ in expected.figures]
-        report = json.loads((out / "tune.json").read_text())
-        assert report["chosen"] == expected.chosen
-        test_ids = sorted(test)
-        figure = statistic("accuracy", [cells[expected.chosen][i] for i in test_ids],
-                           [gold[i] for i in test_ids])  # fmt: skip
-        assert report["test_figure"] == pytest.approx(figure)
-        assert report["optimism"] == pytest.approx(dict(expected.figures)[expected.chosen] - figure)
-        assert report["n_test"] == len(test) and report["looks"] == 1
-        assert report["test_ci"][0] <= figure <= report["test_ci"][1]
-        assert (out / "tune.png").read_bytes()[:4] == b"\x89PNG"
-        assert (out / "tune.png").stat().st_size > 5000
-
-        # best.yaml is a run config: `judgekit run` takes it and judges with the chosen cell
-        best = yaml.safe_load((out / "best.yaml").read_text())
-        chosen_judge = expected.chosen.split("__")[0]
-        assert best["judge"]["model"] == f"hosted_vllm/{chosen_judge}"
-        assert f"tuned_test_hash: {splits['test_hash']}" in (out / "best.yaml").read_text()
-        judgekit("run", str(out / "best.yaml"), "--out", str(tmp_path / "again"), "--limit", "2")
-
-        # calibrate estimate refuses the tuned judge's test labels unless told; then a look
-        estimate = ["calibrate", "estimate", "--judge", str(out / expected.chosen),
-                    "--human", str(tmp_path / "humans.csv"), "--tuned", str(out)]  # fmt: skip
-        proc = judgekit(*estimate, code=2)
-        assert "sealed test items" in proc.stdout + proc.stderr
-        assert json.loads((out / "looks.json").read_text())["looks"] == 1
-        proc = judgekit(*estimate, "--allow-test-labels", "--target", "share:maybe", code=2)
-        assert json.loads((out / "looks.json").read_text())["looks"] == 1  # no figure, no look
-        proc = judgekit(*estimate, "--allow-test-labels")
-        assert json.loads((out / "looks.json").read_text())["looks"] == 2
-        assert "looks at the sealed test split: 2" in proc.stderr
+        splits = check_splits(out, proc)
+        cells, expected = check_choice(out, humans, splits)
+        check_best_runs(tmp_path, out, expected.chosen, splits)
+        check_estimate_looks(tmp_path, out, expected.chosen)
 
         # rerun: every candidate resumes (no model calls), one more look counted
         calls = server.total_requests
         proc = judgekit("calibrate", "tune", str(tmp_path / "tune.yaml"), "--out", str(out))
         assert server.total_requests == calls
         assert "looks at the sealed test split: 3" in proc.stdout
-
-        # nested mode on the same (copied, finished) cells: every item held out once
-        nested = tmp_path / "nested"
-        nested.mkdir()
-        for cell in cells:
-            shutil.copytree(out / cell, nested / cell)
-        text = tune_file(url).replace("mode: split", "mode: nested, folds: 4")
-        (tmp_path / "nested.yaml").write_text(text)
-        proc = judgekit("calibrate", "tune", str(tmp_path / "nested.yaml"), "--out", str(nested))
-        assert server.total_requests == calls
-        doc = json.loads((nested / "splits.json").read_text())
-        assert doc["mode"] == "nested" and len(doc["folds"]) == 4 and len(doc["test"]) == 60
-        assert sorted(i for f in doc["folds"] for i in f) == sorted(doc["test"])
-        report = json.loads((nested / "tune.json").read_text())
-        assert report["mode"] == "nested 4-fold" and report["n_test"] == 60
-        assert "nested 4-fold" in proc.stdout
+        check_nested(tmp_path, out, server, cells, calls)
 
         # labels left out are said with counts and ids: a second rater disagreeing on 3 items
         # (ties) and 2 labelled items that are not in the run

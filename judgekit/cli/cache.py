@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
 
 from judgekit.cli.output import plain_console
 from judgekit.cli.root import app
+from judgekit.data.jsonfile import print_json
 
 console = plain_console()
 cache_app = typer.Typer(help="Inspect or empty the response cache.", no_args_is_help=True)
@@ -31,7 +31,7 @@ def stats_command(
     finally:
         cache.close()
     if as_json:
-        console.print_json(json.dumps(info))
+        print_json(info, indent=2)
         return
     console.print(
         f"cache {info['directory']}: {info['entries']} entries, "

@@ -16,7 +16,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -35,6 +34,7 @@ from judgekit.cli.output import plain_console
 from judgekit.cli.root import app
 from judgekit.cli.validity import validity_command
 from judgekit.data.atomic import write_frame
+from judgekit.data.jsonfile import print_json
 from judgekit.data.vocabulary import canonical_id
 from judgekit.errors import InputError
 from judgekit.labels.files import parse_categories, resolve_labels_path
@@ -344,7 +344,7 @@ def tune_command(
     write_tune_csv(result.report, result.directory / "tune.csv")
     tune_figure(result.ranking, result.report, result.directory / "tune.png")
     if as_json:
-        typer.echo(json.dumps(tune_dict(result.report), indent=2))
+        print_json(tune_dict(result.report), indent=2)
         return
     for line in tune_lines(result.report):
         console.print(line, markup=False)

@@ -7,7 +7,6 @@ The command function is registered by ``judgekit/cli/calibrate.py`` as
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
@@ -120,9 +119,9 @@ def compare_command(
     )  # fmt: skip
     result = compare(human, judge, options)
     if json_out:
-        from judgekit.data.jsonfile import json_safe
+        from judgekit.data.jsonfile import print_json
 
-        print(json.dumps(json_safe(result.to_json()), indent=2, ensure_ascii=False))
+        print_json(result.to_json(), indent=2)
     else:
         print_compare(result, console)
     if out is not None:

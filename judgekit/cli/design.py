@@ -5,20 +5,21 @@ The library does the work (:mod:`judgekit.calibration.design.run`); these only c
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from judgekit.cli.output import plain_console
-from judgekit.data.jsonfile import json_safe
+from judgekit.data.jsonfile import print_json
 from judgekit.errors import InputError
 
 console = plain_console()
 
 
 def design_plan(
-    judge: Path, design: str, budget: int | None, selection_out: Path | None, **options: object
-) -> None:
-    """Draw the items to label under ``design`` and write ``selection.csv``."""
+    judge: Path, design: str, budget: int | None, selection_out: Path | None,
+    as_json: bool = False, **options: object,
+) -> None:  # fmt: skip
+    """Draw the items to label under ``design`` and write ``selection.csv``; say the design
+    used and why (the active design may fall back to uniform), on the console or as JSON."""
     from judgekit.calibration.design import DESIGNS
     from judgekit.calibration.design.run import plan_design
     from judgekit.calibration.design.selection import write_selection
@@ -32,17 +33,23 @@ def design_plan(
 
         keys = ("pilot", "target", "raters", "kind", "exclude")
         given = {k: options.get(k) for k in keys}
-        budget, note = design_budget(str(judge), design, width, kappa=kappa, **given)  # type: ignore[arg-type]
-        console.print(f"budget {budget}: {note}")
+        budget, sizing = design_budget(str(judge), design, width, kappa=kappa, **given)  # type: ignore[arg-type]
+        if not as_json:
+            console.print(f"budget {budget}: {sizing}", markup=False)
     if budget is None or budget < 1:
         raise InputError(None, "a design needs --budget N (labels, >= 1) or --width W",
                          field="--budget")  # fmt: skip
-    rows = plan_design(str(judge), design, budget, **options)  # type: ignore[arg-type]
+    plan = plan_design(str(judge), design, budget, **options)  # type: ignore[arg-type]
     path = selection_out or Path("selection.csv")
-    write_selection(path, rows)
-    strata = sorted({r.stratum for r in rows})
-    console.print(f"{design} design: {len(rows)} items drawn (budget {budget}); strata: "
-                  f"{', '.join(strata)}; wrote {path}")  # fmt: skip
+    write_selection(path, plan.rows)
+    doc = {**plan.to_dict(), "selection": str(path)}
+    if as_json:
+        print_json(doc)
+        return
+    used = doc["design"] if doc["design"] == design else f"{design} requested, {doc['design']} used"
+    console.print(f"{used} design: {doc['drawn']} items drawn (budget {budget}); strata: "
+                  f"{', '.join(doc['strata'])}; wrote {path}", markup=False)  # fmt: skip
+    console.print(f"why: {plan.why}", markup=False)
 
 
 def design_estimate(
@@ -53,7 +60,7 @@ def design_estimate(
 
     est = estimate_design(str(judge), str(human), str(selection), **options)  # type: ignore[arg-type]
     if as_json:
-        print(json.dumps(json_safe(est.to_dict()), ensure_ascii=False))
+        print_json(est.to_dict())
         return
     sig = est.signature
     console.print(f"design {est.design} ({sig['method']}; {sig['source']})")

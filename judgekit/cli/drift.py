@@ -6,7 +6,6 @@ The work is :mod:`judgekit.drift`; the outputs are :mod:`judgekit.report.drift`'
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
@@ -14,6 +13,7 @@ import typer
 from judgekit.cli.options import check_level
 from judgekit.cli.output import plain_console
 from judgekit.cli.root import app
+from judgekit.data.jsonfile import print_json
 
 console = plain_console()
 drift_app = typer.Typer(
@@ -51,7 +51,6 @@ def compare_command(
     record: Path | None = typer.Option(None, help="Write the document here (drift status)."),
 ) -> None:
     """Per language, the judge's change in agreement with the humans; exit 1 on drift."""
-    from judgekit.data.jsonfile import json_safe
     from judgekit.drift.run import drift_compare
     from judgekit.report.drift import print_drift
 
@@ -63,7 +62,7 @@ def compare_command(
 
         write_json(record, document)
     if as_json:
-        typer.echo(json.dumps(json_safe(document), indent=2, ensure_ascii=False))
+        print_json(document, indent=2)
     else:
         print_drift(document, console)
     raise typer.Exit(1 if document["drifted"] else 0)
@@ -83,14 +82,13 @@ def run_command(
     as_json: bool = typer.Option(False, "--json", help="Print the JSON document."),
 ) -> None:
     """Rerun the judge on the anchors (cache bypassed) and compare; exit 1 on drift."""
-    from judgekit.data.jsonfile import json_safe
     from judgekit.drift.run import drift_run
     from judgekit.report.drift import print_drift
 
     document = drift_run(anchors, judge, baseline, out, overrides=tuple(set_), kind=kind,
                          alpha=alpha)  # fmt: skip
     if as_json:
-        typer.echo(json.dumps(json_safe(document), indent=2, ensure_ascii=False))
+        print_json(document, indent=2)
     else:
         print_drift(document, console)
     raise typer.Exit(1 if document["drifted"] else 0)
@@ -107,7 +105,7 @@ def status_command(
 
     rows = stale_results(load_drift(drift), folders)
     if as_json:
-        typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        print_json(rows, indent=2)
         return
     for row in rows:
         console.print(f"stale: {row['path']} ({row['pipeline']}): {row['reason']}")

@@ -10,7 +10,6 @@ few human labels (prediction-powered inference), and how many labels a CI width 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
@@ -19,7 +18,7 @@ from rich.table import Table
 from judgekit.cli.options import check_level, check_positive
 from judgekit.cli.output import plain_console
 from judgekit.data.atomic import write_text
-from judgekit.data.jsonfile import json_safe
+from judgekit.data.jsonfile import json_safe, print_json
 from judgekit.errors import InputError
 
 console = plain_console()
@@ -115,7 +114,7 @@ def _cross_fit(tuned: Path, human: Path, target: str | None, alpha: float, seed:
             if by is None
             else {"by": by, "estimates": [f.to_dict() for f in fits]}
         )
-        typer.echo(json.dumps(json_safe(doc), indent=2))
+        print_json(doc, indent=2)
         return
     level = f"{1 - alpha:g}"
     for fit in fits:
@@ -202,7 +201,7 @@ def estimate_command(
 
         written = write_estimate(payload, out)
     if as_json:
-        print(json.dumps(payload, ensure_ascii=False))
+        print_json(payload)
         return
     _print_estimates(result, alpha, tie_policy)
     _print_predictor(result.predictor or {})
@@ -280,7 +279,7 @@ def plan_command(
     if design is not None:
         from judgekit.cli.design import design_plan
 
-        return design_plan(judge, design, budget, selection_out, target=target,
+        return design_plan(judge, design, budget, selection_out, as_json, target=target,
                            raters=judge_rater or None, kind=uncertainty, floor=floor, by=by,
                            facets=str(facets) if facets else None,
                            pilot=str(pilot) if pilot else None,
@@ -306,7 +305,7 @@ def plan_command(
         items_out.parent.mkdir(parents=True, exist_ok=True)
         write_text(items_out, "".join(f"{i}\n" for i in result.items))
     if as_json:
-        print(json.dumps(json_safe(result.to_dict()), ensure_ascii=False))
+        print_json(result.to_dict())
         return
     _print_plan(result, alpha, width, by, seed, method)
     if items_out is not None:

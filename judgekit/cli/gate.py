@@ -7,7 +7,6 @@ Exit codes: 0 pass, 1 fail, 3 inconclusive (``--inconclusive pass|fail`` maps it
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
@@ -15,6 +14,7 @@ import typer
 from judgekit.cli.options import check_level
 from judgekit.cli.output import plain_console
 from judgekit.cli.root import app
+from judgekit.data.jsonfile import print_json
 
 console = plain_console()
 
@@ -34,13 +34,12 @@ def gate_command(
     json_out: Path | None = typer.Option(None, "--json-out", help="Write the JSON here."),
 ) -> None:
     """Decide a gate: each rule's checks pass, fail or are inconclusive; exit 0, 1 or 3."""
-    from judgekit.data.jsonfile import json_safe
     from judgekit.gate import run_gate
     from judgekit.report.gate import print_gate, write_gate
 
     result = run_gate(gate, alpha=alpha, inconclusive=inconclusive)
     if as_json:
-        typer.echo(json.dumps(json_safe(result.to_dict()), indent=2, ensure_ascii=False))
+        print_json(result.to_dict(), indent=2)
     else:
         print_gate(result, console)
     for path in write_gate(result, json_path=json_out, junit=junit, summary=summary):

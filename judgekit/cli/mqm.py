@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated
@@ -13,6 +12,7 @@ from rich.table import Table
 from judgekit.cli.output import plain_console
 from judgekit.cli.root import app
 from judgekit.data.digest import file_sha256
+from judgekit.data.jsonfile import print_json
 from judgekit.metrics import mqm
 
 mqm_app = typer.Typer(
@@ -45,7 +45,7 @@ def score(
         }
         if segments:
             payload["segments"] = [asdict(s) for s in seg]
-        typer.echo(json.dumps(payload, ensure_ascii=False, indent=2))
+        print_json(payload, indent=2)
         return
     console = plain_console()
     table = Table(title=f"MQM per system: {tsv} (lower is better)")

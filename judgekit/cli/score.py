@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
@@ -11,6 +10,7 @@ from rich.table import Table
 
 from judgekit.cli.output import plain_console
 from judgekit.cli.root import app
+from judgekit.data.jsonfile import print_json
 from judgekit.metrics import mt
 from judgekit.metrics.scoring import metric_names, score_files
 from judgekit.metrics.spm import FLORES200_ENV
@@ -74,7 +74,7 @@ def score(
     for note in report.warnings:
         typer.echo(f"warning: {note}", err=True)
     if as_json:
-        typer.echo(json.dumps(report.as_dict(), ensure_ascii=False, indent=2))
+        print_json(report.as_dict(), indent=2)
         return
     _print_tables(hyp, baseline, report.corpus, report.segments, report.paired)
 

@@ -276,6 +276,22 @@ def _label_text(value: Any) -> str | None:
     return label if isinstance(label, str) else str(label)
 
 
+class AllowedLabels:
+    """Membership test for an allowed label set, in the text form of :func:`label_text` (1 for
+    '1' and the reverse, TRUE for true): ``AllowedLabels(["yes", 1])("1")`` is True."""
+
+    def __init__(self, allowed: Iterable[Hashable]) -> None:
+        self.allowed = list(allowed)
+        self.as_text = {label_text(a) for a in self.allowed}
+
+    def __call__(self, label: Hashable) -> bool:
+        return label_text(label) in self.as_text
+
+    def describe(self) -> str:
+        """``"allowed: a, b, c"``, for an error message."""
+        return "allowed: " + ", ".join(str(v) for v in self.allowed)
+
+
 def is_number(value: Any) -> bool:
     """True for a canonical number label (int or float, never a bool)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool)

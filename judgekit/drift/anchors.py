@@ -3,7 +3,8 @@ judge's answers on it.
 
 An anchor file is a CSV, TSV or JSONL table with columns ``item`` (unique id), ``human`` (the
 human label or score; for a judge-vs-judge check, the judge's own earlier answer) and optionally
-``language``. :func:`freeze_anchors` writes ``ANCHORS.sha256`` beside it; :func:`load_anchors`
+``language`` (one spelling per language: ``DE`` is ``de``, :mod:`judgekit.data.languages`).
+:func:`freeze_anchors` writes ``ANCHORS.sha256`` beside it; :func:`load_anchors`
 refuses a file whose bytes no longer match (a changed anchor set cannot be compared with its old
 baseline). An answers file has columns ``item`` and ``answer`` (one judge run on the anchors).
 
@@ -21,6 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from judgekit.data.atomic import write_text
+from judgekit.data.languages import LANGUAGE_FIELDS, check_item_languages, language_value
 from judgekit.data.tables import read_table
 from judgekit.data.vocabulary import is_missing_label, number_from_text, overflows
 from judgekit.errors import InputError
@@ -61,6 +63,16 @@ def freeze_anchors(anchors: str | Path) -> str:
     return digest
 
 
+def _languages(item: str, row: dict, path: Path, line: int) -> dict[str, str]:
+    """The row's ``language``/``lang`` in their canonical spelling (:mod:`judgekit.data.
+    languages`: ``DE`` is ``de``); empty ones are left as they are. Raises InputError on a value
+    that is not a language or on two that disagree (line, field)."""
+    values = {f: language_value(row[f], path=path, line=line, field=f)
+              for f in LANGUAGE_FIELDS if f in row}  # fmt: skip
+    check_item_languages(item, values, path=path, line=line)
+    return {f: v for f, v in values.items() if v is not None}
+
+
 def _read(path: Path, needed: tuple[str, ...], what: str, score: str | None = None) -> pd.DataFrame:
     """The rows of an anchor or answers file (``score``: the column read as numbers, if any).
 
@@ -84,7 +96,7 @@ def _read(path: Path, needed: tuple[str, ...], what: str, score: str | None = No
         seen[item] = line
         if score is not None:
             row = {**row, score: _score(row.get(score), path, line, score)}
-        rows.append({**row, "item": item})
+        rows.append({**row, **_languages(item, row, path, line), "item": item})
     if not rows:
         raise InputError(path, f"no {what} rows (the file has a header only)", line=1,
                          field="item")  # fmt: skip

@@ -27,6 +27,7 @@ import pandas as pd
 from judgekit.data.atomic import write_frame
 from judgekit.data.tables import read_table
 from judgekit.data.vocabulary import (
+    AllowedLabels,
     NumberOverflow,
     all_numeric,
     canonical_id,
@@ -174,7 +175,7 @@ class LabelTable:
             raise InputError(source, f"duplicate item '{item}'", field=item_column or "item")
         table = cls(frame.copy(), source)
         if allowed is not None:
-            check = _AllowedLabels(allowed)
+            check = AllowedLabels(allowed)
             for rater in table.raters:
                 for item, label in table.frame[rater].items():
                     if not is_missing(label) and not check(label):
@@ -241,21 +242,6 @@ def as_label_table(data: LabelData) -> LabelTable:
     return LabelTable(pd.DataFrame(list(data)))
 
 
-class _AllowedLabels:
-    """Membership test for an allowed label set, in the label vocabulary's text form (1 for
-    '1' and the reverse, TRUE for true)."""
-
-    def __init__(self, allowed: Iterable[Hashable]) -> None:
-        self.allowed = list(allowed)
-        self.as_text = {label_text(a) for a in self.allowed}
-
-    def __call__(self, label: Hashable) -> bool:
-        return label_text(label) in self.as_text
-
-    def describe(self) -> str:
-        return f"allowed: {_names(self.allowed)}"
-
-
 def _names(values: Iterable[Any]) -> str:
     return ", ".join(str(v) for v in values)
 
@@ -273,7 +259,7 @@ def _from_long_records(
     allowed: Iterable[Hashable] | None,
     wide: bool = False,
 ) -> LabelTable:
-    check = _AllowedLabels(allowed) if allowed is not None else None
+    check = AllowedLabels(allowed) if allowed is not None else None
     cells: dict[tuple[Any, Any], Any] = {}
     seen: dict[tuple[Any, Any], int] = {}
     items: dict[Any, None] = {}

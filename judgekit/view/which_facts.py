@@ -15,8 +15,10 @@ items, each with the ``n`` it rests on.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from judgekit.data.languages import LANGUAGE_FIELDS, check_item_languages, language_value
 from judgekit.view.data import RunData
 
 
@@ -68,16 +70,23 @@ def judge_facts(
     return out
 
 
-LANGUAGE_FIELDS = ("lang", "language")
-
-
 def item_languages(data: list[RunData]) -> dict[str, str]:
     """item id -> language, from the ``lang`` (or ``language``) field of the runs' ``items.jsonl``
-    rows (the first run that names an item's language wins); empty where no item carries one."""
+    rows (the first run that names an item's language wins); empty where no item carries one.
+    Languages are read by the rule of every facet reader (:mod:`judgekit.data.languages`:
+    ``DE`` is ``de``).
+
+    Raises:
+        InputError: a language that is not text, or an item whose ``language`` and ``lang``
+            disagree (the run's ``items.jsonl``, field).
+    """
     out: dict[str, str] = {}
     for run in data:
+        path = Path(run.path) / "items.jsonl"
         for row in run.side.get("items.jsonl") or []:
-            lang = next((row[f] for f in LANGUAGE_FIELDS if row.get(f) not in (None, "")), None)
+            values = {f: language_value(row.get(f), path=path, field=f) for f in LANGUAGE_FIELDS}
+            check_item_languages(str(row.get("id")), values, path=path)
+            lang = values["lang"] or values["language"]
             if lang is not None and row.get("id") is not None:
-                out.setdefault(str(row["id"]), str(lang))
+                out.setdefault(str(row["id"]), lang)
     return out

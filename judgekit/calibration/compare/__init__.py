@@ -35,6 +35,7 @@ from judgekit.calibration.compare.inputs import (
 from judgekit.calibration.compare.labels import label_facet
 from judgekit.calibration.compare.results import FacetTest, Pair, Row, build_family, facet_tests
 from judgekit.calibration.compare.scores import ScoreMatrix, score_facet
+from judgekit.data.languages import facet_value
 from judgekit.errors import InputError, JudgekitError
 from judgekit.labels.table import LabelTable
 from judgekit.metrics.meta_eval import SPA_PERMUTATIONS, SPA_SEED
@@ -157,7 +158,8 @@ def _label_inputs(human: SourceSpec, judges: list[SourceSpec]):
 def _facet_of(by: str, humans: LabelTable, sources: list[LabelSource]) -> tuple[dict, LabelTable]:
     if by in [str(r) for r in humans.raters]:  # a wide file's column
         column = humans.frame[[r for r in humans.raters if str(r) == by][0]]
-        values = {str(i): str(v) for i, v in column.items() if v is not None}
+        values = {str(i): facet_value(by, v, path=humans.source) for i, v in column.items()}
+        values = {i: v for i, v in values.items() if v is not None}
         return values, humans.drop([r for r in humans.raters if str(r) == by])
     values: dict[str, str] = {}
     for source in sources:

@@ -36,13 +36,15 @@ from pathlib import Path
 
 import pandas as pd
 
+from judgekit.calibration.estimate.facets import item_facets
 from judgekit.data import resolve_path, text_lines
+from judgekit.data.languages import check_item_languages, facet_value
 from judgekit.data.pairwise import PUBLISHED_COLUMNS, load_published_verdicts, verdict_label
 from judgekit.data.tables import read_table, table_columns
 from judgekit.errors import InputError
 from judgekit.labels.majority import labels_as_text
 from judgekit.labels.overlap import check_label_sets
-from judgekit.labels.table import LabelTable, load_labels
+from judgekit.labels.table import LONG_COLUMNS, LabelTable, load_labels
 from judgekit.metrics.mteval import read_seg_scores, read_sys_scores, score_cell
 from judgekit.metrics.pairwise import resolve_verdicts
 
@@ -190,23 +192,19 @@ def _verdict_source(path: Path, frame: pd.DataFrame, human: bool) -> LabelSource
 
 
 def _long_facets(path: Path) -> dict[str, dict[str, str]]:
-    """item -> {column: value} for the extra columns of a long label file."""
+    """item -> {column: value}: the facets of a long label file's extra columns, or of a run
+    directory (its judged items' fields too), read by the one facet reader of estimates, plans
+    and gates (:func:`judgekit.calibration.estimate.facets.item_facets`: ids as the label
+    table reads them, one spelling per language, a row whose ``language`` and ``lang``
+    disagree refused)."""
     resolved = path / "labels.csv" if path.is_dir() else path
     columns = table_columns(resolved, default="csv")  # no extra column: no second full read
-    if not [c for c in columns if c not in ("item", "rater", "label")]:
+    long = all(c in columns for c in ("item", "rater", "label"))
+    if not path.is_dir() and not (long and [c for c in columns if c not in LONG_COLUMNS]):
         return {}
-    table = read_table(resolved, default="csv")
-    extra = [c for c in table.columns if c not in ("item", "rater", "label")]
-    if not extra or not all(c in table.columns for c in ("item", "rater", "label")):
-        return {}
-    out: dict[str, dict[str, str]] = {}
-    for _, row in table.rows:
-        entry = out.setdefault(str(row["item"]).strip(), {})
-        for column in extra:
-            value = row.get(column)
-            if value not in (None, ""):
-                entry.setdefault(column, str(value).strip())
-    return out
+    frame = item_facets(path) if long or path.is_dir() else pd.DataFrame()
+    return {str(item): {str(c): v for c, v in row.items() if isinstance(v, str)}
+            for item, row in frame.to_dict("index").items()}  # fmt: skip
 
 
 def read_labels(spec: SourceSpec, human: bool = False) -> LabelSource:
@@ -276,9 +274,9 @@ def _score_table(path: Path) -> tuple[pd.DataFrame, dict[str, dict[str, str]]]:
         score = score_cell(row.get("score"), path, line)
         key = str(row.get(segment)).strip()
         rows.append((str(row.get("system")).strip(), key, score))
-        facets.setdefault(key, {}).update(
-            {c: str(row[c]) for c in extra if row.get(c) not in (None, "")}
-        )
+        values = {c: facet_value(c, row.get(c), path=path, line=line) for c in extra}
+        check_item_languages(key, values, path=path, line=line)
+        facets.setdefault(key, {}).update({c: v for c, v in values.items() if v is not None})
     return pd.DataFrame(rows, columns=["system", "segment", "score"]), facets
 
 

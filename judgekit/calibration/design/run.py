@@ -9,8 +9,9 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -24,7 +25,13 @@ from judgekit.calibration.design.estimators import (
 from judgekit.calibration.design.probabilities import uncertainty
 from judgekit.calibration.design.selection import Selected, check_against, draw, read_selection
 from judgekit.calibration.estimate import clip_share
-from judgekit.calibration.estimate.inputs import Target, default_target, load_human, load_judge
+from judgekit.calibration.estimate.inputs import (
+    Target,
+    check_share_given,
+    default_target,
+    load_human,
+    load_judge,
+)
 from judgekit.errors import InputError
 
 AUTO = "auto"
@@ -131,7 +138,36 @@ def _active(
     score = np.ones(len(x))
     score[rest] = pick.score
     note = f"pilot {int(on.sum())}: {pick.reason}"
+    if pick.design != "active":
+        note = f"active requested, {pick.design} used: {note}"
     return score, pick.floor, pick.design, note, max(pick.projected_saving, 0.0)
+
+
+@dataclass(frozen=True)
+class DesignPlan:
+    """What :func:`plan_design` drew and under which design.
+
+    Attributes:
+        requested: the design asked for (``--design``); design: the one used (the active design
+            falls back to uniform when its pilot is too small to fit or projects under 10%
+            saving, :func:`judgekit.calibration.design.pilot.choose`); why: the reason, in
+            words (also in each drawn row's ``reason``); budget: the labels planned (expected;
+            exact when stratified); rows: every row of the selection (earlier rounds first).
+    """
+
+    requested: str
+    design: str
+    why: str
+    budget: int
+    rows: list[Selected]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The plan as JSON-ready values (the rows as counts: the selection file has them)."""
+        last = max((r.round for r in self.rows), default=1)
+        drawn = [r for r in self.rows if r.round == last]
+        return {"requested": self.requested, "design": self.design, "why": self.why,
+                "budget": self.budget, "round": last, "drawn": len(drawn),
+                "rows": len(self.rows), "strata": sorted({r.stratum for r in drawn})}  # fmt: skip
 
 
 def plan_design(
@@ -139,9 +175,9 @@ def plan_design(
     raters: list[str] | None = None, kind: str = AUTO, floor: float = 0.2,
     by: str | None = None, facets: str | None = None, pilot: str | None = None,
     exclude: str | None = None, seed: int = 0,
-) -> list[Selected]:  # fmt: skip
+) -> DesignPlan:  # fmt: skip
     """The items to label under ``design`` for ``budget`` labels (expected, or exact when
-    stratified), seeded.
+    stratified), seeded, with the design used and why (:class:`DesignPlan`).
 
     Active: probability rising with the judge's uncertainty; with a ``pilot`` (human labels,
     e.g. a uniform first round), ``sqrt(E[e^2 | feature])`` fitted on it, or the uniform design
@@ -158,7 +194,10 @@ def plan_design(
     from judgekit.calibration.estimate.facets import item_facets
 
     goal = _target(judge, target)
-    values, chosen, _ = load_judge(judge, goal, raters)
+    values, chosen, source = load_judge(judge, goal, raters)
+    shown = [load_human(pilot, goal, judge_labels=source.labels)[0]] if pilot and goal.kind == (
+        "share") else []  # fmt: skip
+    check_share_given(goal, values, *shown, labels=source.labels)  # a score judge: no share
     table = item_facets(judge, facets, by=by) if (facets or by) else None
     items = [str(i) for i in values.index]
     before = read_selection(Path(exclude)) if exclude else []
@@ -169,9 +208,12 @@ def plan_design(
         u, floor, used, note, _ = _active(judge, values, kind, chosen, table, goal, pilot,
                                           budget, floor, done)  # fmt: skip
         kw = {"uncertainty": u, "floor": floor} if used == "active" else {}
-        return before + draw(items, used, budget, note=note, **kw, **step)
+        why = note or "no pilot: the judge's uncertainty as it is (a label probability)"
+        rows = draw(items, used, budget, note=note, **kw, **step)
+        return DesignPlan(design, used, why, budget, before + rows)
     if design != "stratified":
-        return before + draw(items, design, budget, **step)
+        return DesignPlan(design, design, "as requested", budget,
+                          before + draw(items, design, budget, **step))  # fmt: skip
     strata = population_strata(values, table, by)
     if pilot:
         human, _, _ = load_human(pilot, goal)
@@ -181,9 +223,11 @@ def plan_design(
         sig = {h: 1.0 for h in strata.unique()}
     sigmas = {str(k): float(v) for k, v in sig.items()}
     try:
-        return before + draw(items, design, budget, strata=list(strata), sigmas=sigmas, **step)
+        rows = draw(items, design, budget, strata=list(strata), sigmas=sigmas, **step)
     except ValueError as err:
         raise InputError(None, str(err), field="--budget") from err
+    how = "Neyman allocation from the pilot" if pilot else "proportional allocation (no pilot)"
+    return DesignPlan(design, design, how, budget, before + rows)
 
 
 def design_budget(

@@ -142,9 +142,13 @@ def read_selection(path: Path) -> list[Selected]:
                 path, f"missing column(s) {', '.join(missing)}", line=1, field=missing[0]
             )
         rows = [_row(path, n, r) for n, r in enumerate(reader, start=2)]
-    for k in {r.round for r in rows}:
-        if len({r.design for r in rows if r.round == k}) > 1:
-            raise InputError(path, f"round {k} has rows of more than one design", field="design")
+    first: dict[int, tuple[int, str]] = {}  # round -> (line, design) of its first row
+    for line, r in enumerate(rows, start=2):
+        at, design = first.setdefault(r.round, (line, r.design))
+        if r.design != design:
+            raise InputError(path, f"round {r.round} mixes designs: this row is {r.design!r} but "
+                             f"line {at} (the round's first row) is {design!r}; a round holds "
+                             "one design", line=line, field="design")  # fmt: skip
     seen: set[str] = set()
     for line, r in enumerate(rows, start=2):
         if r.item in seen:

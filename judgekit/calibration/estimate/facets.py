@@ -12,6 +12,7 @@ from typing import Any
 import pandas as pd
 
 from judgekit.calibration.estimate.inputs import SEGMENTS_FILE, is_mqm_tsv, read_segments
+from judgekit.data.languages import check_item_languages, facet_value
 from judgekit.data.tables import read_table
 from judgekit.data.vocabulary import canonical_id
 from judgekit.errors import InputError
@@ -36,29 +37,49 @@ def item_facets(*paths: str | Path | None, by: str | None = None) -> pd.DataFram
     * any other table (CSV, TSV, JSONL) with an ``item``, ``id`` or ``key`` column: its other
       columns (the classify pipeline's items file, for instance).
 
-    A whitespace-only value is no value. The first path that gives an item a facet value wins.
+    A whitespace-only value is no value. ``language`` and ``lang`` values are read by
+    :func:`judgekit.data.languages.language_value` (one spelling per language: ``DE`` is ``de``;
+    a value that is not text is an :class:`InputError`), and a row whose two disagree is an
+    :class:`InputError` (file, line, field ``lang``). The first path that gives an item a facet
+    value wins, but two paths that give the facet ``by`` two values are an :class:`InputError`
+    (the item and both files).
     Within one table, an item whose rows give the facet ``by`` two values is an
     :class:`InputError` (file, line, field); other columns (a rater's own answers) keep their
     first value.
     """
-    frames = []
+    frames: list[tuple[Path, pd.DataFrame]] = []
     for path in paths:
         if path is None:
             continue
         path = Path(path)
         if path.is_dir():
-            frames.append(_run_facets(path))
+            frames.append((path, _run_facets(path)))
             if (path / "labels.csv").is_file():
-                frames.append(_table_facets(path / "labels.csv", by))
+                frames.append((path / "labels.csv", _table_facets(path / "labels.csv", by)))
         elif path.is_file() and not is_mqm_tsv(path):
-            frames.append(_table_facets(path, by))
-    frames = [f for f in frames if not f.empty]
+            frames.append((path, _table_facets(path, by)))
+    frames = [(p, f) for p, f in frames if not f.empty]
     if not frames:
         return pd.DataFrame(index=pd.Index([], name="item"))
-    out = frames[0]
-    for frame in frames[1:]:
+    out = frames[0][1]
+    for k, (path, frame) in enumerate(frames[1:], start=1):
+        if by is not None and by in frame.columns and by in out.columns:
+            _check_agree(out[by], frame[by], frames[:k], path, by)
         out = out.combine_first(frame)
     return out
+
+
+def _check_agree(before: pd.Series, now: pd.Series, earlier: list, path: Path, by: str) -> None:
+    """Refuse an item whose ``by`` value in ``path`` differs from the one an earlier input gave
+    (the check would silently take the first)."""
+    both = before.dropna().index.intersection(now.dropna().index)
+    differ = [i for i in both if before[i] != now[i]]
+    if differ:
+        item = differ[0]
+        first = next(p for p, f in earlier if by in f.columns and pd.notna(f[by].get(item)))
+        raise InputError(path, f"item '{item}': {by} is '{now[item]}' here but '{before[item]}' "
+                         f"in {first} ({len(differ)} item(s) disagree); give each item one "
+                         f"{by}", field=by)  # fmt: skip
 
 
 def _run_facets(run_dir: Path) -> pd.DataFrame:
@@ -70,8 +91,13 @@ def _run_facets(run_dir: Path) -> pd.DataFrame:
     if annotations.is_file():
         records = read_table(annotations).rows
         keys = ("benchmark", "language", "subject", "split", "item_subject_category")
-        rows = {canonical_id(r["key"]): {k: r.get(k) for k in keys} for _, r in records
-                if "key" in r}  # fmt: skip
+        rows = {
+            canonical_id(r["key"]): {
+                k: facet_value(k, r.get(k), path=annotations, line=n) for k in keys
+            }  # fmt: skip
+            for n, r in records
+            if "key" in r
+        }
         frame = pd.DataFrame.from_dict(rows, orient="index")
         return frame.rename(columns={"item_subject_category": "subject_category"})
     items = run_dir / "items.csv"
@@ -82,10 +108,10 @@ def _run_facets(run_dir: Path) -> pd.DataFrame:
         by_prefix = {
             f"{r['model']}|{r['lang']}|{r['word']}|s{r['sample']}": {
                 "model": r["model"],
-                "lang": r["lang"],
+                "lang": facet_value("lang", r["lang"], path=items, line=line),
                 "word": r["word"],
             }
-            for _, r in records
+            for line, r in records
             if wanted <= set(r)
         }
         label_rows = read_table(labels).rows
@@ -102,7 +128,8 @@ def _run_facets(run_dir: Path) -> pd.DataFrame:
 
 def _items_facets(path: Path) -> pd.DataFrame:
     """The facets of a run's judged items (``items.jsonl``: every field but the id and the
-    texts); ``lang`` also gives ``language`` where an item has no ``language``."""
+    texts); ``lang`` also gives ``language`` where an item has no ``language`` (an item whose
+    two disagree is refused by :func:`_table_facets`)."""
     frame = _table_facets(path, None)
     frame = frame.drop(columns=[c for c in TEXT_FIELDS if c in frame.columns])
     if "lang" in frame.columns:
@@ -123,11 +150,11 @@ def _table_facets(path: Path, by: str | None = None) -> pd.DataFrame:
     for line, row in rows:
         item = canonical_id(row.get(key)) or ""
         entry = facets.setdefault(item, {})
-        for column in columns:
-            value = row.get(column)
-            if value is None or isinstance(value, (dict, list)) or not str(value).strip():
+        values = {c: facet_value(c, row.get(c), path=path, line=line) for c in columns}
+        check_item_languages(item, values, path=path, line=line)
+        for column, value in values.items():
+            if value is None:
                 continue  # whitespace-only is empty: no value
-            value = str(value).strip()
             if entry.setdefault(column, value) != value and column == by:  # one value per item
                 raise InputError(path, f"item '{item}': {column} is both '{entry[column]}' and "
                                  f"'{value}'", line=line, field=column)  # fmt: skip

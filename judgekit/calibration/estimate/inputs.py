@@ -38,7 +38,7 @@ import pandas as pd
 
 from judgekit.data import jsonl_objects
 from judgekit.data.digest import file_sha256
-from judgekit.data.vocabulary import canonical_id, label_text
+from judgekit.data.vocabulary import canonical_id, label_text, number_from_text
 from judgekit.errors import InputError
 from judgekit.labels.files import resolve_labels_path
 from judgekit.labels.majority import TIE, TiePolicy, apply_ties, majority_vote
@@ -313,17 +313,25 @@ def load_human(
     return values, n_ties, source
 
 
-def check_share_given(goal: Target, *values: pd.Series) -> None:
+def check_share_given(goal: Target, *values: pd.Series, labels: Sequence[str] = ()) -> None:
     """Refuse a ``share:LABEL`` that no judge or human gave: a misspelt label (``cs`` for
-    ``CS``) would otherwise be estimated as a share of exactly 0.
+    ``CS``), or a share asked of a score judge (its labels are numbers), would otherwise be
+    estimated (or planned for) as a share of exactly 0.
+
+    Args:
+        labels: the labels that were given (shown, up to 8), where known.
 
     Raises:
         InputError: every value of ``values`` (judge, human) is 0 (field ``--target``).
     """
     if goal.kind == "share" and not any(bool((v > 0).any()) for v in values):
+        shown = ", ".join(list(labels)[:8]) + (", ..." if len(labels) > 8 else "")
+        given = f"; the labels given are {shown}" if labels else ""
+        scores = bool(labels) and all(number_from_text(t) is not None for t in labels)
+        hint = "; a score judge's figure is --target mean" if scores else ""
         raise InputError(
             None, f"no judge or human label is '{goal.label}' (labels are compared as text, "
-            "case included)", field="--target",
+            f"case included){given}{hint}", field="--target",
         )  # fmt: skip
 
 

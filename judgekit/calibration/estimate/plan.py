@@ -320,7 +320,8 @@ def run_plan(
         )
         data = split(judged, labels, pilot_source.path)
         sources["pilot"] = pilot_source.to_dict()
-    inputs.check_share_given(goal, data["judge"], data["human"].fillna(0.0))
+    inputs.check_share_given(goal, data["judge"], data["human"].fillna(0.0),
+                             labels=judge_source.labels)  # fmt: skip
     groups = facet_groups(data.index, item_facets(judge, pilot, facets, by=by) if by else None, by)
     plans = []
     for value in sorted(set(groups)):
