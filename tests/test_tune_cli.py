@@ -147,6 +147,35 @@ def check_nested(tmp_path: Path, out: Path, server: FaultServer, cells: dict, ca
     assert "nested 4-fold" in proc.stdout
 
 
+def check_left_out(tmp_path: Path, humans: list, server: FaultServer, calls: int) -> None:
+    """Labels left out are said with counts and ids (console, tune.json, splits.json): a second
+    rater disagreeing on 3 items (ties) and 2 labelled items that are not in the run."""
+    flip = {"true": "false", "false": "true"}
+    nested = tmp_path / "nested"
+    tied = [item for item, _, _ in humans[:3]]
+    extra = [(item, "ann2", flip[label]) for item, _, label in humans[:3]]
+    ghosts = [("ghost-1", "ann1", "true"), ("ghost-2", "ann1", "false")]
+    pd.DataFrame(humans + extra + ghosts, columns=["item", "rater", "label"]).to_csv(
+        tmp_path / "humans2.csv", index=False
+    )
+    left = tmp_path / "left"
+    shutil.copytree(nested, left)
+    (left / "looks.json").unlink()
+    proc = judgekit("calibrate", "tune", str(tmp_path / "nested.yaml"), "--out", str(left),
+                    "--labels", str(tmp_path / "humans2.csv"))  # fmt: skip
+    assert server.total_requests == calls
+    ties_note = f"3 human ties (left out; items {', '.join(sorted(tied))})"
+    ghost_note = ("2 human-labelled items not labelled by every candidate (left out for "
+                  "every candidate; items ghost-1, ghost-2)")  # fmt: skip
+    assert f"note: {ties_note}" in proc.stdout and f"note: {ghost_note}" in proc.stdout
+    assert json.loads((left / "tune.json").read_text())["notes"] == [ties_note, ghost_note]
+    doc = json.loads((left / "splits.json").read_text())
+    ties = doc["left_out"]["ties"]
+    assert ties["n"] == 3 and ties["items"] == sorted(tied)
+    assert doc["left_out"]["not_labelled"]["items"] == ["ghost-1", "ghost-2"]
+    assert len(doc["test"]) == 57 and not set(doc["test"]) & {*tied, "ghost-1", "ghost-2"}
+
+
 def test_tune_chooses_on_select_reports_on_test_and_writes_a_runnable_best(
     tmp_path: Path,
 ) -> None:
@@ -164,31 +193,7 @@ def test_tune_chooses_on_select_reports_on_test_and_writes_a_runnable_best(
         assert server.total_requests == calls
         assert "looks at the sealed test split: 3" in proc.stdout
         check_nested(tmp_path, out, server, cells, calls)
-
-        # labels left out are said with counts and ids: a second rater disagreeing on 3 items
-        # (ties) and 2 labelled items that are not in the run
-        tied = [item for item, _, _ in humans[:3]]
-        extra = [(item, "ann2", flip[label]) for item, _, label in humans[:3]]
-        ghosts = [("ghost-1", "ann1", "true"), ("ghost-2", "ann1", "false")]
-        pd.DataFrame(humans + extra + ghosts, columns=["item", "rater", "label"]).to_csv(
-            tmp_path / "humans2.csv", index=False
-        )
-        left = tmp_path / "left"
-        shutil.copytree(nested, left)
-        (left / "looks.json").unlink()
-        proc = judgekit("calibrate", "tune", str(tmp_path / "nested.yaml"), "--out", str(left),
-                        "--labels", str(tmp_path / "humans2.csv"))  # fmt: skip
-        assert server.total_requests == calls
-        ties_note = f"3 human ties (left out; items {', '.join(sorted(tied))})"
-        ghost_note = ("2 human-labelled items not labelled by every candidate (left out for "
-                      "every candidate; items ghost-1, ghost-2)")  # fmt: skip
-        assert f"note: {ties_note}" in proc.stdout and f"note: {ghost_note}" in proc.stdout
-        assert json.loads((left / "tune.json").read_text())["notes"] == [ties_note, ghost_note]
-        doc = json.loads((left / "splits.json").read_text())
-        ties = doc["left_out"]["ties"]
-        assert ties["n"] == 3 and ties["items"] == sorted(tied)
-        assert doc["left_out"]["not_labelled"]["items"] == ["ghost-1", "ghost-2"]
-        assert len(doc["test"]) == 57 and not set(doc["test"]) & {*tied, "ghost-1", "ghost-2"}
+        check_left_out(tmp_path, humans, server, calls)
 
 
 def test_guard_refuses_test_items_counts_a_look_when_allowed(tmp_path: Path) -> None:
