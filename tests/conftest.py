@@ -28,17 +28,35 @@ SHARED_DATA = REPO.parent / "shared" / "data"
 
 def pytest_configure(config: pytest.Config) -> None:
     """Keep the response cache of every test run out of the user's ``~/.cache/judgekit``: one
-    fresh folder per test process unless ``JUDGEKIT_CACHE_DIR`` is set already."""
+    fresh folder per test process unless ``JUDGEKIT_CACHE_DIR`` is set already. Keep the file
+    order of :func:`pytest_collection_modifyitems` under pytest-xdist: its ``--loadscope-reorder``
+    (on by default since 3.6) would hand files out by test count instead, so a long file of
+    one test started last while the other worker sat idle."""
     if "JUDGEKIT_CACHE_DIR" not in os.environ:
         os.environ["JUDGEKIT_CACHE_DIR"] = tempfile.mkdtemp(prefix="judgekit-test-cache-")
+    if hasattr(config.option, "loadscopereorder"):  # pytest-xdist is installed
+        config.option.loadscopereorder = False
+
+
+def file_cost(item: pytest.Item) -> float:
+    """Declared seconds of ``item``'s file on a quiet 2-core machine: its ``cost(seconds)``
+    marker (module level: ``pytestmark = pytest.mark.cost(150)``); a file with an
+    ``embedded`` test and no declaration counts as 60 s, any other as 0."""
+    marker = item.get_closest_marker("cost")
+    if marker is not None:
+        return float(marker.args[0])
+    return 60.0 if item.get_closest_marker("embedded") else 0.0
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Files with an ``embedded`` test (the slowest: the embedded model generates) run first,
-    each file's tests in their order: pytest-xdist's ``--dist loadfile`` hands files out in
-    this order, so none of them starts last while the other worker sits idle."""
-    slow = {item.path for item in items if item.get_closest_marker("embedded")}
-    items.sort(key=lambda item: item.path not in slow)  # stable: the order is kept otherwise
+    """Files run longest first by :func:`file_cost`, each file's tests in their order:
+    pytest-xdist's ``--dist loadfile`` hands files out in this order (every worker collects
+    the same order: the sort is stable and reads only markers), so no long file starts last
+    while the other worker sits idle (longest-processing-time-first scheduling)."""
+    cost: dict[Path, float] = {}
+    for item in items:
+        cost[item.path] = max(cost.get(item.path, 0.0), file_cost(item))
+    items.sort(key=lambda item: -cost[item.path])  # stable: the order is kept otherwise
 
 
 def shared_path(*parts: str) -> Path:

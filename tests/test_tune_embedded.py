@@ -1,22 +1,28 @@
 """`judgekit calibrate tune` end to end with the embedded model (issue 35): 20 CS/CA items of
 Global-MMLU-Lite (10 CS, 10 CA, human majority labels), two prompt variants of the cultural audit
-as the candidates, real generations by the embedded llama.cpp model. About 100-200 s on 2 cores,
-so it runs in `.ci/run` right after the README suite (which it would take past 10 minutes), and
-here with ``JUDGEKIT_EMBEDDED=1 pytest tests/test_tune_embedded.py``.
+as the candidates, real generations by the embedded llama.cpp model. Part of the README suite
+(about 100 s on a quiet 2-core machine: its ``cost`` marker makes it the first file a worker
+takes); skipped only where llama-cpp-python or the model file is absent.
 
-What keeps it near a minute: both candidates share one embedded server (``run_cells`` holds it,
+Where the time goes (40 calls): about 90 s is generation (``default`` prompt ~900 tokens in,
+``brief`` ~470, 54-119 tokens out, 1.5-3.6 s a call, the first ~6 s with the model start); the
+rest is the judgekit subprocess and the reports. Each cell's audit report would bootstrap its
+shares and its validation against the human votes (``cultural.n_resamples``, 1000 by default:
+about 45 s of the two cells' reports on a quiet machine); this test checks the tune, not those
+CIs, so it sets ``cultural.n_resamples=0`` (the tune's own CIs keep ``n_boot: 100``).
+
+What else keeps it short: both candidates share one embedded server (``run_cells`` holds it,
 :func:`judgekit.llm.local.shared_servers`: one model load); each of the 40 answers is generated
 once (no re-ask, a timeout long enough that a loaded machine never sends an item again while the
 server still works on it); answers are grammar-constrained JSON (llama.cpp's ``json_object`` with
 the schema, the embedded route's default), capped at 160 tokens (the longest full annotation seen
-is 119); the server computes on one thread (``JUDGEKIT_LOCAL_THREADS=1``), since beside the
-suite's other pytest worker two llama.cpp threads on two cores spend most of their time waiting
-for each other."""
+is 119: a lower cap would truncate answers, which are then unscored); the server computes on one
+thread (``JUDGEKIT_LOCAL_THREADS=1``), since beside the suite's other pytest worker two llama.cpp
+threads on two cores spend most of their time waiting for each other."""
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pandas as pd
@@ -44,18 +50,15 @@ def _require_embedded_model() -> None:
 
 
 @pytest.mark.embedded
-@pytest.mark.skipif(
-    not os.environ.get("JUDGEKIT_EMBEDDED"),
-    reason="100-200 s of the embedded model: run by .ci/run after the README suite, or "
-    "JUDGEKIT_EMBEDDED=1 pytest tests/test_tune_embedded.py",
-)
+@pytest.mark.cost(100)  # seconds on a quiet 2-core machine: the file runs first in the suite
 @pytest.mark.timeout(1200)  # 40 generations of the embedded model on a loaded 2-core machine
 def test_embedded_judge_tuned_over_two_prompts_on_20_cs_ca_items(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    lite = shared_path(*LITE)  # missing data fails under JUDGEKIT_REQUIRE_DATA=1, never skips
     _require_embedded_model()
     monkeypatch.setenv("JUDGEKIT_LOCAL_THREADS", "1")  # the judgekit subprocess inherits it
-    rows = [json.loads(line) for line in shared_path(*LITE).read_text().splitlines()]
+    rows = [json.loads(line) for line in lite.read_text().splitlines()]
     chosen = [r for r in rows if r["cs_label"] == "CS"][:10]
     chosen += [r for r in rows if r["cs_label"] == "CA"][:10]
     items = tmp_path / "lite20.jsonl"
@@ -66,7 +69,7 @@ def test_embedded_judge_tuned_over_two_prompts_on_20_cs_ca_items(
     humans.to_csv(tmp_path / "humans.csv", index=False)
     (tmp_path / "tune.yaml").write_text(
         f"base: {REPO / 'configs' / 'audit.yaml'}\nlabels: humans.csv\n"
-        f"set: ['cultural.items=[\"{items}\"]']\n"
+        f"set: ['cultural.items=[\"{items}\"]', 'cultural.n_resamples=0']\n"
         f"judges: [{JUDGE}]\n"
         "prompts: {key: cultural.prompt, values: [brief, default]}\n"
         "tune: {statistic: accuracy, mode: nested, folds: 4, n_boot: 100}\n"
