@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import string
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -66,6 +67,30 @@ def load_prompt(prompt_id: str, directory: Path | None = None) -> Prompt:
         siblings = sorted(p.stem for p in path.parent.glob("*.txt")) if path.parent.exists() else []
         raise JudgekitError(f"no prompt '{prompt_id}' ({path}); available here: {siblings}")
     return Prompt(id=prompt_id, text=path.read_text(encoding="utf-8"), path=path)
+
+
+def prompt_variant(prefix: str) -> Callable[[str], str]:
+    """A pydantic after-validator for an options field naming a shipped prompt: the value ``v``
+    must name ``prompts/<prefix><v>.txt`` (``prefix`` ``spilling/judge.``: variant ``strict`` is
+    ``prompts/spilling/judge.strict.txt``), so a config (or a grid's prompt value) naming no
+    prompt is refused when it is read, before any call. The validator raises ValueError naming
+    the variants there."""
+
+    def check(value: str) -> str:
+        path = PROMPTS_DIR / f"{prefix}{value}.txt"
+        if not path.is_file():
+            stem = prefix.rsplit("/", 1)[-1]
+            known = sorted(
+                p.stem[len(stem) :]
+                for p in path.parent.glob(f"{stem}*.txt")
+                if path.parent.is_dir()
+            )
+            raise ValueError(
+                f"no prompt '{value}' (prompts/{prefix}<name>.txt); known: {', '.join(known)}"
+            )
+        return value
+
+    return check
 
 
 def fill_placeholders(template: Prompt, values: dict[str, str]) -> Prompt:

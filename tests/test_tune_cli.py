@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -145,6 +147,35 @@ def check_nested(tmp_path: Path, out: Path, server: FaultServer, cells: dict, ca
     assert "nested 4-fold" in proc.stdout
 
 
+def check_left_out(tmp_path: Path, humans: list, server: FaultServer, calls: int) -> None:
+    """Labels left out are said with counts and ids (console, tune.json, splits.json): a second
+    rater disagreeing on 3 items (ties) and 2 labelled items that are not in the run."""
+    flip = {"true": "false", "false": "true"}
+    nested = tmp_path / "nested"
+    tied = [item for item, _, _ in humans[:3]]
+    extra = [(item, "ann2", flip[label]) for item, _, label in humans[:3]]
+    ghosts = [("ghost-1", "ann1", "true"), ("ghost-2", "ann1", "false")]
+    pd.DataFrame(humans + extra + ghosts, columns=["item", "rater", "label"]).to_csv(
+        tmp_path / "humans2.csv", index=False
+    )
+    left = tmp_path / "left"
+    shutil.copytree(nested, left)
+    (left / "looks.json").unlink()
+    proc = judgekit("calibrate", "tune", str(tmp_path / "nested.yaml"), "--out", str(left),
+                    "--labels", str(tmp_path / "humans2.csv"))  # fmt: skip
+    assert server.total_requests == calls
+    ties_note = f"3 human ties (left out; items {', '.join(sorted(tied))})"
+    ghost_note = ("2 human-labelled items not labelled by every candidate (left out for "
+                  "every candidate; items ghost-1, ghost-2)")  # fmt: skip
+    assert f"note: {ties_note}" in proc.stdout and f"note: {ghost_note}" in proc.stdout
+    assert json.loads((left / "tune.json").read_text())["notes"] == [ties_note, ghost_note]
+    doc = json.loads((left / "splits.json").read_text())
+    ties = doc["left_out"]["ties"]
+    assert ties["n"] == 3 and ties["items"] == sorted(tied)
+    assert doc["left_out"]["not_labelled"]["items"] == ["ghost-1", "ghost-2"]
+    assert len(doc["test"]) == 57 and not set(doc["test"]) & {*tied, "ghost-1", "ghost-2"}
+
+
 def test_tune_chooses_on_select_reports_on_test_and_writes_a_runnable_best(
     tmp_path: Path,
 ) -> None:
@@ -162,6 +193,7 @@ def test_tune_chooses_on_select_reports_on_test_and_writes_a_runnable_best(
         assert server.total_requests == calls
         assert "looks at the sealed test split: 3" in proc.stdout
         check_nested(tmp_path, out, server, cells, calls)
+        check_left_out(tmp_path, humans, server, calls)
 
 
 def test_guard_refuses_test_items_counts_a_look_when_allowed(tmp_path: Path) -> None:
@@ -251,6 +283,80 @@ def test_kappa_over_one_class_of_human_labels_exits_2_before_any_call(tmp_path: 
     assert not list((tmp_path / "o").glob("*/records.jsonl")) and "Traceback" not in message
 
 
+@pytest.mark.parametrize("stat", ["tau_b", "acc_eq"])
+def test_a_score_statistic_over_class_labels_exits_2_before_any_call(
+    tmp_path: Path, stat: str
+) -> None:
+    (tmp_path / "base.yaml").write_text(base_config("http://127.0.0.1:9/v1"))  # nothing listens
+    rows = "".join(f"i{k},ann1,{'true' if k % 2 else 'false'}\n" for k in range(60))
+    (tmp_path / "humans.csv").write_text("item,rater,label\n" + rows)
+    text = tune_file("http://127.0.0.1:9/v1").replace("statistic: accuracy", f"statistic: {stat}")
+    (tmp_path / "tune.yaml").write_text(text)
+    proc = judgekit("calibrate", "tune", str(tmp_path / "tune.yaml"), "--out", str(tmp_path / "o"),
+                    code=2)  # fmt: skip
+    message = proc.stdout + proc.stderr
+    assert "tune.yaml:8: field 'tune.statistic'" in message, message
+    assert f"{stat} compares scores, but 60 of 60 human labels are not numbers" in message
+    assert not list((tmp_path / "o").glob("*/records.jsonl")) and "Traceback" not in message
+
+
+@pytest.mark.parametrize(
+    ("prompts", "field", "said"),
+    [("{key: spilling.nosuch, values: [default, strict]}", "prompts.key", "unknown key"),
+     ("{key: spilling.judge_prompt, values: [default, nosuch]}", "prompts.values[1]",
+      "no prompt 'nosuch' (prompts/spilling/judge.<name>.txt); known: default, strict")],
+)  # fmt: skip
+def test_a_bad_prompt_key_or_value_is_located_in_the_tune_file_before_any_call(
+    tmp_path: Path, prompts: str, field: str, said: str
+) -> None:
+    (tmp_path / "base.yaml").write_text(base_config("http://127.0.0.1:9/v1"))  # nothing listens
+    rows = "".join(f"i{k},ann1,{'true' if k % 2 else 'false'}\n" for k in range(60))
+    (tmp_path / "humans.csv").write_text("item,rater,label\n" + rows)
+    text = tune_file("http://127.0.0.1:9/v1").replace(
+        "{key: spilling.judge_prompt, values: [default, strict]}", prompts
+    )
+    (tmp_path / "tune.yaml").write_text(text)
+    proc = judgekit("calibrate", "tune", str(tmp_path / "tune.yaml"), "--out", str(tmp_path / "o"),
+                    code=2)  # fmt: skip
+    message = proc.stdout + proc.stderr
+    assert f"tune.yaml:7: field '{field}'" in message and said in message, message
+    assert "<command line>" not in message and "baseline" not in message
+    assert not list((tmp_path / "o").glob("*/records.jsonl")) and "Traceback" not in message
+
+
+def test_ctrl_c_during_tune_says_the_records_kept_per_cell_and_exits_130(tmp_path: Path) -> None:
+    with FaultServer(answer_fn=answer) as server:
+        (tmp_path / "base.yaml").write_text(base_config(server.base_url))
+        rows = "".join(f"i{k},ann1,{'true' if k % 2 else 'false'}\n" for k in range(60))
+        (tmp_path / "humans.csv").write_text("item,rater,label\n" + rows)
+        text = tune_file(server.base_url).replace("generations: labelled\n", "")
+        (tmp_path / "tune.yaml").write_text(text)
+        server.set_phase(40, "hold")  # the run cannot end before the signal, however loaded
+        out = tmp_path / "o"
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "judgekit", "calibrate", "tune", str(tmp_path / "tune.yaml"),
+             "--out", str(out)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        try:
+            deadline = time.monotonic() + 120
+            while server.held < 1 and proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert server.held >= 1, "the tune never reached the held requests"
+            proc.send_signal(signal.SIGINT)
+            said = proc.communicate(timeout=60)[0].decode("utf-8", "replace")
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    kept = {p.parent.name: p.read_bytes().count(b"\n") for p in out.glob("*/records.jsonl")}
+    assert proc.returncode == 130 and "Traceback" not in said, said[-3000:]
+    cells = ", ".join(f"{name} {n}" for name, n in sorted(kept.items()))
+    assert (
+        f"interrupted: {sum(kept.values())} records kept in {out} ({cells}); run the same "
+        "command again to resume" in said.replace("\n", "")
+    ), said[-3000:]
+    assert sum(kept.values()) > 0
+
+
 def test_ac1_and_acc_eq_statistics_match_their_definitions() -> None:
     human = ["a", "a", "b", "a", "b", "b", "a", "a"]
     judge = ["a", "b", "b", "a", "b", "a", "a", "a"]
@@ -268,3 +374,18 @@ def test_ac1_and_acc_eq_statistics_match_their_definitions() -> None:
         for a, b in pairs
     ]
     assert statistic("acc_eq", j, h) == pytest.approx(sum(agree) / len(pairs))
+
+
+def test_a_score_statistic_refuses_a_candidate_of_classes(tmp_path: Path) -> None:
+    from judgekit.calibration.tune.run import check_outputs
+    from judgekit.calibration.tune.spec import load_tune
+    from judgekit.errors import InputError
+
+    (tmp_path / "base.yaml").write_text(base_config("http://127.0.0.1:9/v1"))
+    text = tune_file("http://127.0.0.1:9/v1").replace("statistic: accuracy", "statistic: tau_b")
+    (tmp_path / "tune.yaml").write_text(text)
+    config = load_tune(tmp_path / "tune.yaml")
+    check_outputs(config, {"a": {"i1": "1", "i2": "0.5"}})  # scores pass
+    with pytest.raises(InputError, match="candidate b gave 1 labels that are not numbers") as e:
+        check_outputs(config, {"a": {"i1": "1"}, "b": {"i1": "2", "i2": "true"}})
+    assert (e.value.line, e.value.field) == (8, "tune.statistic")

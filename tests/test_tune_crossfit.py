@@ -192,3 +192,27 @@ def test_estimate_cross_fit_by_language_per_facet_and_its_refusals(tmp_path: Pat
                             facet_paths=[tmp_path / "facets.csv"])  # fmt: skip
         assert caught.value.field == "--human"
         assert json.loads((tune / "looks.json").read_text())["looks"] == 2
+
+
+def test_cross_fit_share_is_clipped_to_0_1_with_the_note_overall_and_per_facet():
+    from ppi_py import crossppi_mean_ci
+
+    from judgekit.calibration.tune.crossfit import cross_fit_facets
+
+    ids = [f"i{k:02d}" for k in range(60)]
+    labelled = ids[:40]  # humans say false on 2 of them; both candidates always say true
+    human = pd.Series({i: "false" if i in ("i03", "i24") else "true" for i in labelled})
+    cands = {name: pd.Series(dict.fromkeys(ids, "true")) for name in ("a", "b")}
+    lang = pd.Series({i: ("de", "fr")[k % 2] for k, i in enumerate(ids)})
+    fits = cross_fit_facets(cands, human, "accuracy", "share:true", lang, "language", folds=4,
+                            seed=0)  # fmt: skip
+    y = np.array([float(human[i] == "true") for i in labelled])
+    _, high = crossppi_mean_ci(y, np.ones(40), np.ones((20, 4)), alpha=0.05)
+    assert float(np.ravel(high)[0]) > 1  # what ppi_py gives: past a share's range
+    assert [f.facet for f in fits] == ["all", "de", "fr"]
+    for fit in fits:
+        assert 0 <= fit.ci[0] <= fit.estimate <= fit.ci[1] <= 1, fit
+        assert 0 <= fit.humans_ci[0] <= fit.humans_ci[1] <= 1, fit
+    assert fits[0].ci[1] == 1.0 and fits[0].note is not None
+    assert re.match(r"clipped to \[0, 1\], a share's range \(was ci_high 1\.\d{3}", fits[0].note)
+    assert all(f.note and "clipped to [0, 1]" in f.note for f in fits)  # every facet row too

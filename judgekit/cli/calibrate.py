@@ -17,6 +17,8 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -254,6 +256,26 @@ def judge_command(
         )
 
 
+@contextmanager
+def _say_interrupted(directory: Path) -> Iterator[None]:
+    """On Ctrl-C or SIGTERM, say what ``judgekit run`` says (the records kept, per cell, and
+    how to resume), then let the interrupt end the command (exit 130, or 143)."""
+    from judgekit.calibration.grid import kept_records
+
+    try:
+        yield
+    except KeyboardInterrupt:
+        kept = kept_records(directory)
+        cells = ", ".join(f"{name} {n}" for name, n in kept.items())
+        console.print(
+            f"interrupted: {sum(kept.values())} records kept in {directory}"
+            + (f" ({cells})" if cells else "")
+            + "; run the same command again to resume",
+            markup=False,
+        )
+        raise
+
+
 @calibrate_app.command("grid")
 def grid_command(
     grid: Path = typer.Argument(
@@ -282,8 +304,9 @@ def grid_command(
         )
 
     spec = load_grid(grid, set_, labels)
-    result = run_grid(spec, out=out, no_cache=no_cache, on_cell=cell_done)
     directory = out_dir(spec, out)
+    with _say_interrupted(directory):
+        result = run_grid(spec, out=out, no_cache=no_cache, on_cell=cell_done)
     write_grid(result, directory, result.stats)
     print_grid(result, directory, console)
 
@@ -306,6 +329,7 @@ def tune_command(
     tune.json, tune.csv, tune.png, splits.json, ranking.json, best.yaml;
     counts a look in looks.json.
     """
+    from judgekit.calibration.grid.config import out_dir
     from judgekit.calibration.tune.run import run_tune
     from judgekit.calibration.tune.spec import load_tune
     from judgekit.report.tune import tune_dict, tune_lines, write_tune_csv, write_tune_json
@@ -314,7 +338,8 @@ def tune_command(
     spec = load_tune(tune, set_, labels)
     if by is not None:
         spec.tune.by = by
-    result = run_tune(spec, out=out, no_cache=no_cache)
+    with _say_interrupted(out_dir(spec, out)):
+        result = run_tune(spec, out=out, no_cache=no_cache)
     write_tune_json(result.report, result.directory / "tune.json")
     write_tune_csv(result.report, result.directory / "tune.csv")
     tune_figure(result.ranking, result.report, result.directory / "tune.png")

@@ -130,6 +130,8 @@ def _cross_fit(tuned: Path, human: Path, target: str | None, alpha: float, seed:
             f"[{fit.humans_ci[0]:.4f}, {fit.humans_ci[1]:.4f}]",
             markup=False,
         )
+        if fit.note:
+            console.print(f"{facet}{fit.target}: note: {fit.note}", markup=False)
     console.print(f"looks at the sealed test split: {fits[0].looks}", markup=False)
 
 

@@ -30,7 +30,7 @@ def facet_lines(rep: TestReport) -> list[str]:
 
 def tune_lines(rep: TestReport) -> list[str]:
     """Console lines: test-only figure and CI, paired gain with CI and p, optimism, the figure
-    per facet value with Cochran's Q, looks (last)."""
+    per facet value with Cochran's Q, the notes of human labels left out, looks (last)."""
     return [
         f"chosen {rep.chosen} ({rep.statistic} on test, n={rep.n_test}): "
         f"{rep.test_figure:.3f} [{rep.test_ci[0]:.3f}, {rep.test_ci[1]:.3f}]"
@@ -42,6 +42,7 @@ def tune_lines(rep: TestReport) -> list[str]:
         f", {rep.test_name} p={rep.p_value:.2g}",
         f"optimism (select - test): {rep.optimism:+.3f}",
         *facet_lines(rep),
+        *(f"note: {note}" for note in rep.notes),
         f"looks at the sealed test split: {rep.looks}",
     ]
 
@@ -60,6 +61,8 @@ def write_tune_csv(rep: TestReport, path: Path) -> None:
             for name, d in (value or {}).get("values", {}).items():
                 row[f"facet_{name}"] = d["figure"]
             row["facet_p"] = (value or {}).get("p_value")
+        elif key == "notes":
+            row[key] = "; ".join(value)
         elif isinstance(value, list):
             row[f"{key}_lo"], row[f"{key}_hi"] = value
         else:

@@ -77,6 +77,15 @@ def count_records(run_dir: Path) -> int:
     return path.read_bytes().count(b"\n") if path.is_file() else 0
 
 
+def kept_records(directory: Path) -> dict[str, int]:
+    """Cell name -> complete records in ``directory/<cell>/records.jsonl``, for every cell run
+    directory that has one (sorted): what an interrupted grid or tune keeps for its resume."""
+    if not Path(directory).is_dir():
+        return {}
+    cells = sorted(p.parent for p in Path(directory).glob("*/records.jsonl"))
+    return {cell.name: count_records(cell) for cell in cells}
+
+
 def run_cells(
     grid: GridConfig,
     cells: list[Cell],

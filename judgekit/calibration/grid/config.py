@@ -158,6 +158,18 @@ def load_grid(
     return grid
 
 
+def field_line(path: Path | None, key: str) -> int | None:
+    """1-based line of the dotted ``key`` (``tune.statistic``, ``prompts.values.1``) in the YAML
+    file ``path``; None where the file, the key or its line cannot be read."""
+    if path is None:
+        return None
+    try:
+        root = yaml.compose(Path(path).read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return None
+    return line_of(root, tuple(key.split(".")))
+
+
 def slug(text: str) -> str:
     """A directory-safe name: runs of other characters than [A-Za-z0-9._-] become '-'."""
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "x"
@@ -199,7 +211,9 @@ def plan_cells(grid: GridConfig, out: Path) -> list[Cell]:
 
     Raises:
         InputError: two judges (or prompt values) with the same directory name, or a cell
-            whose run config does not validate (so nothing runs before every cell is valid).
+            whose run config does not validate (so nothing runs before every cell is valid); a
+            prompt key or value the run config refuses is located in the grid file, line and
+            ``prompts.key`` or ``prompts.values[i]``.
     """
     judges = [(spec, slug(spec.label)) for spec in grid.judges]
     values = [(v, slug(str(v))) for v in grid.prompts.values]
@@ -218,10 +232,28 @@ def plan_cells(grid: GridConfig, out: Path) -> list[Cell]:
                 f"{grid.prompts.key}={json.dumps(value)}",
             )
             cell = Cell(spec.label, str(value), out / f"{judge_slug}__{value_slug}", overrides)
-            config = load_config(grid.base, list(overrides))
+            try:
+                config = load_config(grid.base, list(overrides))
+            except InputError as exc:
+                raise _prompt_error(grid, exc, values.index((value, value_slug))) from None
             config.single_judge()
             cells.append(cell)
     return cells
+
+
+def _prompt_error(grid: GridConfig, exc: InputError, index: int) -> InputError:
+    """``exc`` (a cell's run config refused) located in the grid file where the grid's prompt
+    axis caused it: ``prompts.key`` for a key the run config does not have, ``prompts.values[i]``
+    for a value it refuses (a prompt that does not exist); ``exc`` itself otherwise."""
+    if exc.path is not None or exc.field != grid.prompts.key:
+        return exc
+    unknown = exc.message.endswith("unknown key")
+    field, key = ("prompts.key", "prompts.key") if unknown else (
+        f"prompts.values[{index}]", f"prompts.values.{index}")  # fmt: skip
+    message = exc.message.split(": ", 1)[-1] if exc.message.startswith("--set ") else exc.message
+    message = message.removeprefix("Value error, ")
+    return InputError(grid.path, f"{grid.prompts.key}: {message}",
+                      line=field_line(grid.path, key), field=field)  # fmt: skip
 
 
 def model_scores_spec(grid: GridConfig, pipeline: str) -> ModelScores | None:

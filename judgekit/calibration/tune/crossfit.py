@@ -38,7 +38,8 @@ class CrossFit:
     """Cross-PPI and humans-only estimates of ``target`` (a share in 0..1 or a mean, in label
     units) with ``1 - alpha`` CIs; ``n`` labelled, ``N`` unlabelled items, the candidate chosen
     for each fold, the looks at the tuned judge's sealed test labels and the ``facet`` value
-    the estimate is over (``all``: every item)."""
+    the estimate is over (``all``: every item); ``note`` says where a share's estimate or bounds
+    were clipped to [0, 1] (:func:`judgekit.calibration.estimate.clip_share`, the values before)."""
 
     target: str
     estimate: float
@@ -50,6 +51,7 @@ class CrossFit:
     chosen_per_fold: tuple[str, ...]
     looks: int
     facet: str = "all"
+    note: str | None = None
 
     def to_dict(self) -> dict[str, object]:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
@@ -130,9 +132,29 @@ def cross_fit(
     est = _scalar(crossppi_mean_pointestimate(y, y_hat, y_unl))
     low, high = (_scalar(v) for v in crossppi_mean_ci(y, y_hat, y_unl, alpha=alpha))
     h_low, h_high = (_scalar(v) for v in classical_mean_ci(y, alpha=alpha))
-    return CrossFit(target, est, (float(low), float(high)), float(y.mean()),
-                    (float(h_low), float(h_high)), len(y), len(unlabelled), tuple(chosen),
-                    looks)  # fmt: skip
+    fit = CrossFit(target, est, (float(low), float(high)), float(y.mean()),
+                   (float(h_low), float(h_high)), len(y), len(unlabelled), tuple(chosen),
+                   looks)  # fmt: skip
+    return _clip(fit) if goal.kind in ("share", "rate") else fit
+
+
+def _clip(fit: CrossFit) -> CrossFit:
+    """``fit`` with its estimates and bounds clipped to [0, 1] (a share's range) by
+    :func:`judgekit.calibration.estimate.clip_share`, the rule ``calibrate estimate`` and the
+    design estimates use, the note saying what moved (cross-PPI and the humans-only CLT
+    interval can both leave [0, 1] near 0 or 1 at small n)."""
+    from judgekit.calibration.estimate import clip_share
+
+    before = {"estimate": fit.estimate, "ci_low": fit.ci[0], "ci_high": fit.ci[1],
+              "humans_only": fit.humans_only, "humans_ci_low": fit.humans_ci[0],
+              "humans_ci_high": fit.humans_ci[1]}  # fmt: skip
+    after, note = clip_share(before)  # type: ignore[arg-type]
+    if note is None:
+        return fit
+    return replace(fit, estimate=after["estimate"], ci=(after["ci_low"], after["ci_high"]),
+                   humans_only=after["humans_only"],
+                   humans_ci=(after["humans_ci_low"], after["humans_ci_high"]),
+                   note=note)  # type: ignore[arg-type]  # fmt: skip
 
 
 def cross_fit_facets(

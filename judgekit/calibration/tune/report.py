@@ -24,7 +24,8 @@ class TestReport:
     ``facets``: the chosen judge per value of the facet ``by`` with Cochran's Q
     (:func:`judgekit.calibration.tune.strata.facet_report`), empty without a facet; ``mode``:
     ``split`` (one sealed test split) or ``nested K-fold`` (:mod:`judgekit.calibration.tune.
-    nested`: figures of the choosing procedure, every item held out once)."""
+    nested`: figures of the choosing procedure, every item held out once); ``notes``: the
+    human-labelled items left out (ties, not labelled by every candidate), counted, first ids."""
 
     chosen: str
     baseline: str
@@ -41,6 +42,7 @@ class TestReport:
     by: str | None = None
     facets: dict[str, object] = field(default_factory=dict)
     mode: str = "split"
+    notes: tuple[str, ...] = ()
 
 
 TestReport.__test__ = False  # type: ignore[attr-defined]

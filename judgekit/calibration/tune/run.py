@@ -22,7 +22,7 @@ import pandas as pd
 import yaml
 
 from judgekit.calibration.grid import run_cells
-from judgekit.calibration.grid.config import Cell, out_dir, plan_cells
+from judgekit.calibration.grid.config import Cell, field_line, out_dir, plan_cells
 from judgekit.calibration.grid.report import cell_labels
 from judgekit.calibration.tune.candidates import few_shot_cells
 from judgekit.calibration.tune.choose import Ranking, choose
@@ -54,9 +54,37 @@ class TuneResult:
     directory: Path
 
 
-def _common_items(cells: list[Cell], humans: pd.Series) -> tuple[dict, pd.Series]:
+FIRST_IDS = 5  # item ids named in a left-out note
+
+
+def _ids(items: list) -> str:
+    more = f", ... ({len(items) - FIRST_IDS} more)" if len(items) > FIRST_IDS else ""
+    return ", ".join(str(i) for i in items[:FIRST_IDS]) + more
+
+
+def left_out(humans: pd.Series, labels: dict[str, pd.Series]) -> dict[str, dict[str, object]]:
+    """The human-labelled items a tune leaves out, as ``calibrate judge`` and ``compare`` count
+    them: ``ties`` (the human majority ties: no reference) and ``not_labelled`` (a human label,
+    no tie, but not labelled by every candidate: not in the run, or unjudged by a candidate),
+    each ``{"n": count, "items": sorted ids, "note": the line said}``; empty entries omitted."""
+    ties = sorted(humans.index[humans == "<tie>"])
+    kept = humans.index[humans != "<tie>"]
+    missing = sorted({i for s in labels.values() for i in kept.difference(s.index)})
+    out: dict[str, dict[str, object]] = {}
+    if ties:
+        note = f"{len(ties)} human ties (left out; items {_ids(ties)})"
+        out["ties"] = {"n": len(ties), "items": ties, "note": note}
+    if missing:
+        note = (f"{len(missing)} human-labelled items not labelled by every candidate (left out "
+                f"for every candidate; items {_ids(missing)})")  # fmt: skip
+        out["not_labelled"] = {"n": len(missing), "items": missing, "note": note}
+    return out
+
+
+def _common_items(cells: list[Cell], humans: pd.Series) -> tuple[dict, pd.Series, dict]:
     """Candidate labels (cell name -> item -> label) restricted to the items every candidate
-    and the human majority (ties dropped) label; the human majority on those items."""
+    and the human majority (ties dropped) label; the human majority on those items; what was
+    left out (:func:`left_out`)."""
     labels = {cell.name: cell_labels(cell) for cell in cells}
     items = humans[humans != "<tie>"].index
     for series in labels.values():
@@ -65,7 +93,7 @@ def _common_items(cells: list[Cell], humans: pd.Series) -> tuple[dict, pd.Series
         raise JudgekitError(f"only {len(items)} items have a human label and every candidate's")
     ordered = sorted(items)
     outputs = {name: series.loc[ordered].to_dict() for name, series in labels.items()}
-    return outputs, humans.loc[ordered]
+    return outputs, humans.loc[ordered], left_out(humans, labels)
 
 
 def _few_shot(config: TuneConfig, cells, splits, gold, pipeline, no_cache, outputs) -> list[Cell]:
@@ -187,16 +215,44 @@ def check_size(config: TuneConfig, n_items: int) -> None:
                          field="tune.fractions")  # fmt: skip
 
 
+NUMERIC_STATISTICS = ("tau_b", "acc_eq")  # over scores: every human label must be a number
+
+
 def check_classes(config: TuneConfig, gold: pd.Series) -> None:
-    """Refuse kappa or tau_b (chance-corrected, rank) over human labels of one
-    class: it is undefined or 0 for every candidate, so the choice and the gain would be
-    figures without meaning. Raises InputError naming the TUNE file and ``tune.statistic``."""
+    """Refuse a statistic the human labels cannot carry: tau_b or acc_eq (over scores) where a
+    human label is not a number (true/false, a class name), and kappa or tau_b (chance-corrected,
+    rank) over human labels of one class, where it is undefined or 0 for every candidate. Raises
+    InputError naming the TUNE file, the line and ``tune.statistic``, before any call."""
+    stat, line = config.tune.statistic, field_line(config.path, "tune.statistic")
+    if stat in NUMERIC_STATISTICS:
+        numbers = pd.to_numeric(gold.astype(str), errors="coerce")
+        bad = gold[numbers.isna()]
+        if len(bad):
+            raise InputError(config.path, f"{stat} compares scores, but {len(bad)} of "
+                             f"{len(gold)} human labels are not numbers (item {bad.index[0]}: "
+                             f"'{bad.iloc[0]}'); use accuracy, kappa or ac1 for classes",
+                             line=line, field="tune.statistic")  # fmt: skip
     classes = set(gold.astype(str))
-    if config.tune.statistic in ("kappa", "tau_b") and len(classes) == 1:
+    if stat in ("kappa", "tau_b") and len(classes) == 1:
         raise InputError(config.path, f"every human label is '{classes.pop()}': "
-                         f"{config.tune.statistic} cannot tell the candidates apart on one "
+                         f"{stat} cannot tell the candidates apart on one "
                          "class; label items of other classes, or use accuracy",
-                         field="tune.statistic")  # fmt: skip
+                         line=line, field="tune.statistic")  # fmt: skip
+
+
+def check_outputs(config: TuneConfig, outputs: dict[str, dict]) -> None:
+    """After the candidates ran: refuse tau_b or acc_eq where a candidate's label is not a
+    number (a judge of classes), as :func:`check_classes` does for the human labels."""
+    if config.tune.statistic not in NUMERIC_STATISTICS:
+        return
+    for name, out in outputs.items():
+        bad = [(i, v) for i, v in out.items() if pd.isna(pd.to_numeric(str(v), errors="coerce"))]
+        if bad:
+            raise InputError(config.path, f"{config.tune.statistic} compares scores, but "
+                             f"candidate {name} gave {len(bad)} labels that are not numbers "
+                             f"(item {bad[0][0]}: '{bad[0][1]}'); use accuracy, kappa or ac1",
+                             line=field_line(config.path, "tune.statistic"),
+                             field="tune.statistic")  # fmt: skip
 
 
 def _split(config: TuneConfig, items: list, item_strata: list, by: str | None) -> Splits:
@@ -245,7 +301,8 @@ def _run_tune(config: TuneConfig, out: Path | None, no_cache: bool) -> TuneResul
     check_size(config, int((humans != "<tie>").sum()))  # before any call
     check_classes(config, humans[humans != "<tie>"])
     run_cells(config, cells, pipeline, no_cache=no_cache)
-    outputs, gold = _common_items(cells, humans)
+    outputs, gold, dropped = _common_items(cells, humans)
+    check_outputs(config, outputs)
     items, human = list(gold.index), gold.to_dict()
     check_size(config, len(items))
     by, facet = facet_values([config.labels, *(c.directory for c in cells)], items, options.by)
@@ -266,6 +323,7 @@ def _run_tune(config: TuneConfig, out: Path | None, no_cache: bool) -> TuneResul
         report = report_on_test(outputs, human, splits.test, ranking, baseline, looks,
                                 options.n_boot, options.seed)  # fmt: skip
         held = outputs[ranking.chosen]
+    report = dataclasses.replace(report, notes=tuple(d["note"] for d in dropped.values()))
     if by is not None:
         per = facet_report(held, gold, splits.test, facet, ranking.statistic,
                            options.n_boot, options.seed)  # fmt: skip
@@ -273,7 +331,7 @@ def _run_tune(config: TuneConfig, out: Path | None, no_cache: bool) -> TuneResul
     chosen = next(cell for cell in cells if cell.name == ranking.chosen)
     best = directory / BEST_FILE
     write_best(config, chosen, splits, best)
-    split_doc = _split_doc(splits, by, folds)
+    split_doc = {**_split_doc(splits, by, folds), "left_out": dropped}
     write_json(directory / "splits.json", split_doc)
     rank_doc = {"statistic": ranking.statistic, "on": "all items" if folds else "select",
                 "select": [list(f) for f in ranking.figures]}  # fmt: skip

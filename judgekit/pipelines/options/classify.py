@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+
+from judgekit.prompts import prompt_variant
 
 
 class ClassifyOptions(BaseModel):
@@ -29,7 +32,7 @@ class ClassifyOptions(BaseModel):
     text_field: str = "text"
     labels: list[str] = Field(min_length=2)
     task: str = "Classify the text into one of the labels."
-    prompt: str = "default"
+    prompt: Annotated[str, AfterValidator(prompt_variant("classify/"))] = "default"
     rationale_max_chars: int = Field(300, ge=20, le=4000)
     samples: int = Field(1, ge=1, le=20)
     few_shot: dict[str, str] = Field(default_factory=dict)

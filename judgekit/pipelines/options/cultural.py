@@ -3,9 +3,11 @@ config."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from judgekit.prompts import prompt_variant
 
 
 class CulturalOptions(BaseModel):
@@ -38,7 +40,7 @@ class CulturalOptions(BaseModel):
     language: str | None = None
     human: str | None = None
     rubric: str = "cultural_sensitivity"
-    prompt: str = "default"
+    prompt: Annotated[str, AfterValidator(prompt_variant("cultural/annotate."))] = "default"
     strict: bool = True
     samples: int = Field(1, ge=1, le=20)
     tie_policy: Literal["exclude", "error", "own_class"] = "exclude"

@@ -4,8 +4,11 @@ config."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+
+from judgekit.prompts import prompt_variant
 
 
 class MQMSample(BaseModel):
@@ -42,7 +45,7 @@ class ErrorsOptions(BaseModel):
     items: Path | None = None
     mqm_sample: MQMSample | None = None
     rubric: str = "localisation_errors"
-    prompt: str = "default"
+    prompt: Annotated[str, AfterValidator(prompt_variant("localisation/errors."))] = "default"
     source_lang: str = "the source language"
     target_lang: str = "the target language"
     use_reference: bool = True

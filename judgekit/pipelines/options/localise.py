@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+
+from judgekit.prompts import prompt_variant
 
 
 class LocaliseOptions(BaseModel):
@@ -30,7 +33,7 @@ class LocaliseOptions(BaseModel):
     source_name: str | None = None
     target_name: str = "English"
     location: str | None = None
-    prompt: str = "localisation/localise"
+    prompt: Annotated[str, AfterValidator(prompt_variant(""))] = "localisation/localise"
     max_length_ratio: float = Field(2.0, ge=0)
     check_sentences: bool = True
 

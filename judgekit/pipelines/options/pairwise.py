@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from judgekit.prompts import prompt_variant
 
 
 class PairwiseOptions(BaseModel):
@@ -39,7 +41,7 @@ class PairwiseOptions(BaseModel):
     label_field: str = "label"
     subset_field: str = "subset"
     subset: str | None = None
-    prompt: str = "vanilla"
+    prompt: Annotated[str, AfterValidator(prompt_variant("pairwise/"))] = "vanilla"
     ties: bool = False
     inconsistent: Literal["tie", "exclude", "first-order"] = "tie"
     rationale_max_chars: int = Field(200, ge=20, le=4000)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+
+from judgekit.prompts import prompt_variant
 
 SPILLING_LANGUAGES = ["ru", "fr", "zh", "ja", "it", "de", "pt", "es", "hi"]
 
@@ -28,7 +30,7 @@ class SpillingOptions(BaseModel):
     languages: list[str] = Field(default_factory=lambda: list(SPILLING_LANGUAGES))
     words: list[str] | None = None
     translations: Literal["table", "model"] = "table"
-    judge_prompt: str = "default"
+    judge_prompt: Annotated[str, AfterValidator(prompt_variant("spilling/judge."))] = "default"
     backcheck: bool = True
     samples: int = Field(1, ge=1, le=20)
 
