@@ -31,7 +31,11 @@ def pytest_configure(config: pytest.Config) -> None:
     fresh folder per test process unless ``JUDGEKIT_CACHE_DIR`` is set already. Keep the file
     order of :func:`pytest_collection_modifyitems` under pytest-xdist: its ``--loadscope-reorder``
     (on by default since 3.6) would hand files out by test count instead, so a long file of
-    one test started last while the other worker sat idle."""
+    one test started last while the other worker sat idle. Embedded llama.cpp servers compute
+    on one thread unless ``JUDGEKIT_LOCAL_THREADS`` is set: two pytest workers on two cores
+    leave no core free, and two threads of one server beside the other worker's test wait on
+    each other at every token (:func:`judgekit.llm.local.server_threads`)."""
+    os.environ.setdefault("JUDGEKIT_LOCAL_THREADS", "1")
     if "JUDGEKIT_CACHE_DIR" not in os.environ:
         os.environ["JUDGEKIT_CACHE_DIR"] = tempfile.mkdtemp(prefix="judgekit-test-cache-")
     if hasattr(config.option, "loadscopereorder"):  # pytest-xdist is installed

@@ -96,5 +96,5 @@ def test_the_bench_builds_and_opens_a_small_synthetic_run(tmp_path: Path) -> Non
     bench.synthetic_run(tmp_path / "run", 400)
     info = build_report([tmp_path / "run"], tmp_path / "report.html", n_resamples=0)
     assert info.records == 400 and info.pairs == 1
-    wall, ready_ms, timings = bench.open_page(info.path)
-    assert wall > 0 and ready_ms > 0 and set(bench.TIMED) <= set(timings)
+    wall, ready_ms, blank, timings = bench.open_page(info.path)
+    assert wall > 0 and ready_ms > 0 and blank > 0 and set(bench.TIMED) <= set(timings)
