@@ -61,45 +61,22 @@ def _write(tmp_path) -> tuple[str, str]:
     return str(humans), str(judge)
 
 
+def _compare(humans: str, judge: str, *extra: str):
+    """``calibrate compare`` of judge J against ``humans`` (50 resamples, 20 permutations)."""
+    args = ["calibrate", "compare", "--human", humans, "--judge", f"J={judge}",
+            "--n-resamples", "50", "--permutations", "20", *extra]  # fmt: skip
+    return CliRunner().invoke(app, args, env={"COLUMNS": "250"})
+
+
 def test_compare_prints_the_rater_left_out_and_the_ceiling_rows(tmp_path) -> None:
     humans, judge = _write(tmp_path)
-    result = CliRunner().invoke(
-        app,
-        [
-            "calibrate",
-            "compare",
-            "--human",
-            humans,
-            "--judge",
-            f"J={judge}",
-            "--n-resamples",
-            "50",
-            "--permutations",
-            "20",
-        ],  # fmt: skip
-        env={"COLUMNS": "250"},
-    )
+    result = _compare(humans, judge)
     assert result.exit_code == 0, result.output
     out = result.output
     assert "note: human rater 'J' is left out of the humans for judge 'J'" in out
     assert "each human vs the majority of the others" in out  # the line under the table
     assert "ceiling's" in out  # the rows (a narrow console wraps their names)
-    shown = CliRunner().invoke(
-        app,
-        [
-            "calibrate",
-            "compare",
-            "--human",
-            humans,
-            "--judge",
-            f"J={judge}",
-            "--n-resamples",
-            "50",
-            "--permutations",
-            "20",
-            "--json",
-        ],  # fmt: skip
-    )
+    shown = _compare(humans, judge, "--json")
     rows = {(r["judge"], r["statistic"]): r for r in json.loads(shown.stdout)["rows"]}
     on_rows = rows["J on the ceiling's rows", "accuracy"]
     ceiling = rows["human ceiling", "accuracy"]
