@@ -17,19 +17,18 @@ from typing import Any
 import pandas as pd
 import pytest
 import yaml
+from cli_inproc import Ran, run_main
 from fault_server import FaultServer
 from test_grid import answer, base_config
 
 from judgekit.calibration.tune import choose, statistic, test_hash
+from judgekit.view.tune import tune_blocks
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-def judgekit(*args: str, code: int = 0, timeout: int = 180) -> subprocess.CompletedProcess:
-    proc = subprocess.run(
-        [sys.executable, "-m", "judgekit", *args],
-        cwd=REPO, capture_output=True, text=True, timeout=timeout,
-    )  # fmt: skip
+def judgekit(*args: str, code: int = 0) -> Ran:
+    proc = run_main(*args)
     assert proc.returncode == code, proc.stdout + proc.stderr
     return proc
 
@@ -45,7 +44,7 @@ def tune_file(url: str, extra: str = "") -> str:
     )
 
 
-def label_and_tune(tmp_path: Path, url: str) -> tuple[list, Path, subprocess.CompletedProcess]:
+def label_and_tune(tmp_path: Path, url: str) -> tuple[list, Path, Ran]:
     """Label the items with the stub's judge, make humans of them (every 4th item flipped, one
     rater) and run `calibrate tune`: (humans' rows, the tune folder, the tune process)."""
     (tmp_path / "base.yaml").write_text(base_config(url))
@@ -65,7 +64,7 @@ def label_and_tune(tmp_path: Path, url: str) -> tuple[list, Path, subprocess.Com
     return humans, out, proc
 
 
-def check_splits(out: Path, proc: subprocess.CompletedProcess) -> dict:
+def check_splits(out: Path, proc: Ran) -> dict:
     """Disjoint tune/select/test splits of the 60 items, stratified by language and label."""
     splits = json.loads((out / "splits.json").read_text())
     tune, select, test = (set(splits[k]) for k in ("tune", "select", "test"))
@@ -168,7 +167,12 @@ def check_left_out(tmp_path: Path, humans: list, server: FaultServer, calls: int
     ghost_note = ("2 human-labelled items not labelled by every candidate (left out for "
                   "every candidate; items ghost-1, ghost-2)")  # fmt: skip
     assert f"note: {ties_note}" in proc.stdout and f"note: {ghost_note}" in proc.stdout
-    assert json.loads((left / "tune.json").read_text())["notes"] == [ties_note, ghost_note]
+    report = json.loads((left / "tune.json").read_text())
+    assert report["notes"] == [ties_note, ghost_note]
+    # the view card of the tune says them too, each on its own row
+    (card, *_), _ = tune_blocks(left / report["chosen"])
+    said = [(row[1], row[2]) for row in card["items"] if row[0] == "left out"]
+    assert said == [(ties_note, ["tune", "notes", 0]), (ghost_note, ["tune", "notes", 1])]
     doc = json.loads((left / "splits.json").read_text())
     ties = doc["left_out"]["ties"]
     assert ties["n"] == 3 and ties["items"] == sorted(tied)
@@ -324,6 +328,13 @@ def test_a_bad_prompt_key_or_value_is_located_in_the_tune_file_before_any_call(
     assert not list((tmp_path / "o").glob("*/records.jsonl")) and "Traceback" not in message
 
 
+def ctrl_c_reaches() -> None:
+    """In the child: SIGINT at its default, as for a command in a terminal. A test process
+    started in the background (``pytest ... &`` in a script) has SIGINT ignored, which its
+    children inherit; Ctrl-C could not reach such a command (SIGTERM does, see test_faults_e2e)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_during_tune_says_the_records_kept_per_cell_and_exits_130(tmp_path: Path) -> None:
     with FaultServer(answer_fn=answer) as server:
         (tmp_path / "base.yaml").write_text(base_config(server.base_url))
@@ -336,6 +347,7 @@ def test_ctrl_c_during_tune_says_the_records_kept_per_cell_and_exits_130(tmp_pat
         proc = subprocess.Popen(
             [sys.executable, "-m", "judgekit", "calibrate", "tune", str(tmp_path / "tune.yaml"),
              "--out", str(out)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            preexec_fn=ctrl_c_reaches,
         )  # fmt: skip
         try:
             deadline = time.monotonic() + 120

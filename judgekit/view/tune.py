@@ -3,7 +3,8 @@
 ``judgekit view TUNE_OUT`` shows the chosen candidate's run (``TUNE_OUT/<chosen>/``), and any run
 that is a candidate of a tune output (its parent holds ``tune.json`` and ``splits.json``) gets
 the tune's blocks on its card: the test-only report (figure with CI, gain over the baseline with
-its paired CI and test, optimism, looks at the sealed test split, mode), the select-split ranking
+its paired CI and test, optimism, looks at the sealed test split, mode, the human labels left
+out), the select-split ranking
 and the per-facet figures with Cochran's Q, plus ``tune.png``. Every value is read from the tune
 output's JSON files (``tune.json``, ``ranking.json``, ``looks.json``), never recomputed here; each
 carries its path (``["tune", key]``) so a page test can check it against the file.
@@ -70,7 +71,8 @@ def _report_items(rep: dict[str, Any], this: str) -> list[list[Any]]:
         ["optimism (select - test)", rep["optimism"], ["tune", "optimism"]],
         ["looks at the sealed test split", rep["looks"], ["tune", "looks"]],
     ]  # fmt: skip
-    return rows
+    notes = enumerate(rep.get("notes", []))
+    return rows + [["left out", note, ["tune", "notes", i]] for i, note in notes]
 
 
 def tune_blocks(run_dir: Path) -> tuple[list[Block], dict[str, bytes]]:
