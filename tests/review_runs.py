@@ -6,10 +6,9 @@ Arabic (right-to-left), Chinese, and an XSS payload that must show as text."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
+from cli_inproc import run_main
 from fault_process import FaultServerProcess
 from fault_server import FaultServer
 
@@ -23,8 +22,8 @@ def jsonl(path: Path, rows: list[dict]) -> Path:
 
 
 def judgekit(*args: str) -> str:
-    proc = subprocess.run([sys.executable, "-m", "judgekit", *args], cwd=REPO,
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    """``judgekit ARGS`` run in this process (tests/cli_inproc.py); asserts exit 0, its stdout."""
+    proc = run_main(*args)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc.stdout
 

@@ -1,4 +1,8 @@
-"""The command line: every command group is registered; errors are one line, exit code 2."""
+"""The command line: every command group is registered; errors are one line, exit code 2.
+
+The entry point itself (``python -m judgekit``: its help, its exit code and one-line error, the
+modules a fresh interpreter imports) runs as a real process; the other commands run in this
+process (tests/cli_inproc.py), where no process boundary is under test."""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_inproc import run_main
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -30,7 +35,7 @@ def test_help_lists_every_command_group() -> None:
 
 def test_localise_dry_run_sends_nothing(tmp_path: Path, judgekit_data: Path) -> None:
     # configs/localise.yaml reads NTREX-128 by name (data:ntrex128/...)
-    result = judgekit("localise", "--dry-run", "--out", str(tmp_path / "loc"))
+    result = run_main("localise", "--dry-run", "--out", str(tmp_path / "loc"))
     assert result.returncode == 0, result.stdout + result.stderr
     text = " ".join(result.stdout.split())
     assert "dry run: 3 tasks" in text and "3 calls to send" in text and "Nothing was sent" in text
@@ -57,7 +62,7 @@ def test_a_bad_pipeline_option_fails_when_the_config_loads(tmp_path: Path) -> No
         b"pipeline: classify\njudge: {model: local/x}\nclassify:\n  items: none.jsonl\n"
         b"  labels: [a, b]\n  samples: many\n"
     )
-    result = judgekit("run", str(bad), "--dry-run")
+    result = run_main("run", str(bad), "--dry-run")
     assert result.returncode == 2, result.stdout + result.stderr
     assert "Traceback" not in result.stderr
     assert f"{bad}:6" in result.stderr and "classify.samples" in result.stderr
@@ -79,7 +84,7 @@ def test_user_text_in_tables_is_printed_as_it_is() -> None:
 
 
 def test_spilling_dry_run_counts_the_generations_and_says_what_may_follow(tmp_path: Path) -> None:
-    result = judgekit("run", "configs/spilling.yaml", "--dry-run", "--no-cache",
+    result = run_main("run", "configs/spilling.yaml", "--dry-run", "--no-cache",
                       "--out", str(tmp_path / "sp"))  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
     text = " ".join(result.stdout.split())
@@ -135,7 +140,7 @@ def test_run_prints_the_one_line_signature(tmp_path: Path) -> None:
     items = tmp_path / "items.jsonl"
     items.write_text('{"id": "a", "text": "Nice."}\n', encoding="utf-8")
     with FaultServer() as srv:
-        result = judgekit(
+        result = run_main(
             "run", "configs/classify.yaml", "--out", str(tmp_path / "out"), "--no-cache",
             "--set", "judge.model=hosted_vllm/stub", "--set", f"judge.api_base={srv.base_url}",
             "--set", f"classify.items={items}",

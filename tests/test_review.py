@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from cli_inproc import Ran, run_main
 from review_runs import SEGMENTS, XSS, jsonl
 
 from judgekit.errors import InputError
@@ -22,7 +21,6 @@ from judgekit.review.labelstudio import export_labelstudio
 from judgekit.review.make import build_campaign, make_page
 from judgekit.review.outputs import write_outputs
 
-REPO = Path(__file__).resolve().parents[1]
 JUDGED = {"id": "j", "source": "x", "translation": "y", "system": "s3", "doc": "d", "seg_id": "9"}
 
 
@@ -250,11 +248,10 @@ def test_cli_import_error_is_one_line_exit_2_and_two_files_of_one_rater(mqm_camp
         read_files([path, path], read_campaign(mqm_campaign.campaign_file))
     other = tmp_path / "other.json"
     other.write_text(json.dumps(export(mqm_campaign, {}) | {"campaign": "abc"}), encoding="utf-8")
-    proc = subprocess.run(
-        [sys.executable, "-m", "judgekit", "review", "import", str(other), "--campaign",
-         str(mqm_campaign.campaign_file.parent), "--out", str(tmp_path / "o")],
-        cwd=REPO, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    folder = str(mqm_campaign.campaign_file.parent)
+    proc = run_main(
+        "review", "import", str(other), "--campaign", folder, "--out", str(tmp_path / "o")
+    )
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.strip().splitlines() == [
         f"error: {other}: field 'campaign': file of campaign abc, not {mqm_campaign.campaign.id}"
@@ -401,12 +398,9 @@ def test_cli_make_takes_items_from_a_file_and_refuses_sample_with_items(tmp_path
     ids = tmp_path / "ids.txt"
     ids.write_text("c\na\n", encoding="utf-8")
 
-    def make(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            [sys.executable, "-m", "judgekit", "review", "make", str(items), "--task", "mqm",
-             "--rater", "r", "-o", str(tmp_path / "c" / "r.html"), *args],
-            cwd=REPO, capture_output=True, text=True, timeout=120,
-        )  # fmt: skip
+    def make(*args: str) -> Ran:
+        return run_main("review", "make", str(items), "--task", "mqm", "--rater", "r",
+                        "-o", str(tmp_path / "c" / "r.html"), *args)  # fmt: skip
 
     done = make("--items", f"@{ids}")
     assert done.returncode == 0 and "mqm, 2 items, 0 gold, blind" in done.stdout
@@ -424,11 +418,8 @@ def test_an_item_list_file_is_one_id_a_line_with_or_without_a_bom(tmp_path) -> N
     items = jsonl(tmp_path / "segments.jsonl", rows)
     ids = tmp_path / "ids.txt"
     ids.write_bytes("\ufeffq1,2\r\n\r\nb\r\n".encode())  # as Windows Notepad saves it
-    done = subprocess.run(
-        [sys.executable, "-m", "judgekit", "review", "make", str(items), "--task", "mqm",
-         "--rater", "r", "-o", str(tmp_path / "c" / "r.html"), "--items", f"@{ids}"],
-        cwd=REPO, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    done = run_main("review", "make", str(items), "--task", "mqm", "--rater", "r",
+                    "-o", str(tmp_path / "c" / "r.html"), "--items", f"@{ids}")  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert [i.id for i in read_campaign(tmp_path / "c").items] == ["q1,2", "b"]
 

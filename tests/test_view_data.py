@@ -4,11 +4,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_inproc import run_main
 
 from judgekit.errors import InputError
 from judgekit.view.data import read_records, read_run
@@ -16,8 +15,6 @@ from judgekit.view.page import embed_json, render_markdown, render_page
 from judgekit.view.profiles import profile
 from judgekit.view.rows import encode_rows, meta_of
 from judgekit.view.summary import summary_blocks
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 def record(key: str, status: str = "ok", **kw: object) -> dict:
@@ -68,8 +65,7 @@ def test_a_record_field_of_the_wrong_type_is_one_located_error(
 
 
 def test_view_of_a_folder_that_is_not_a_run_exits_2_with_one_line(tmp_path: Path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "judgekit", "view", str(tmp_path)], cwd=REPO,
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    proc = run_main("view", str(tmp_path))
     assert proc.returncode == 2
     assert proc.stderr.strip() == f"error: {tmp_path}: not a run directory: no records.jsonl in it"
 

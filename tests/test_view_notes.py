@@ -25,6 +25,13 @@ def human(shift: int) -> str:
 
 
 @pytest.fixture(scope="module")
+def driver():
+    """One headless Chromium for the file's tests: each opens its page afresh."""
+    with chrome() as d:
+        yield d
+
+
+@pytest.fixture(scope="module")
 def page(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path, Path]:
     base = tmp_path_factory.mktemp("view-notes")
     a, b, _ = classify_runs(base)
@@ -41,7 +48,9 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path, Pa
     return out, humans, a, b
 
 
-def test_label_and_rater_notes_are_beside_the_figures_with_one_tie_count(page: tuple) -> None:
+def test_label_and_rater_notes_are_beside_the_figures_with_one_tie_count(
+    page: tuple, driver
+) -> None:
     from judgekit.labels.overlap import check_label_sets, without_judge
     from judgekit.labels.table import load_labels
 
@@ -56,45 +65,44 @@ def test_label_and_rater_notes_are_beside_the_figures_with_one_tie_count(page: t
     assert overlap.folded == {"Neutral": "neutral", "Positive": "positive"}
     ties = sum(LABELS[i % 3] != LABELS[(i // 2) % 3] for i in range(12))  # h1 vs h2, by hand
     assert ties == 8
-    with chrome() as driver:
-        open_report(driver, out)
-        css(driver, '#tabs [data-tab="humans"]').click()
-        top = css(driver, "#tab-humans .card").text
-        assert left in top  # the rater left out, named at the humans' figures
-        raters = driver.execute_script(
-            "return Array.from(document.querySelectorAll('#tab-humans .card:first-child td'))"
-            ".map(td => td.textContent)"
-        )
-        assert "h1, h2" in raters
-        for source in ("0", "1"):
-            card = css(driver, f'#tab-humans .card[data-source="{source}"]')
-            notes = [li.text for li in card.find_elements("css selector", ".label-notes li")]
-            assert any("differ only in case" in n and "'Neutral'" in n for n in notes), notes
-            heads = [th.text for th in card.find_elements("css selector", "table.confusion th")]
-            assert set(heads[1:]) <= set(LABELS)  # one label per spelling (no 'Neutral' row)
-            assert len(card.find_elements("css selector", "table.confusion td.cell")) == 4  # 2x2
-            ties_cell = card.find_element("css selector", 'td[data-path="n_ties"]')
-            assert ties_cell.text == str(ties)
-        card_a = css(driver, '#tab-humans .card[data-source="0"]')
-        accuracy = card_a.find_element("css selector", 'td[data-path="accuracy"]').text
-        assert accuracy.startswith("1")  # judge-a = h1 wherever h1 and h2 agree, not 0
-        first_ties = css(driver, '#tab-humans .card td[data-path="n_ties"]').text
-        assert first_ties == str(ties)
-        side = driver.execute_script(
-            "return Array.from(document.querySelectorAll('#judges tbody tr'))"
-            ".map(tr => tr.lastElementChild.textContent)"
-        )
-        assert all("differ only in case" in s for s in side)  # in the side-by-side table too
-        css(driver, '#tabs [data-tab="which"]').click()
-        heads = [h.text for h in driver.find_elements("css selector", "#tab-which h3")]
-        counts = {int(m) for h in heads for m in re.findall(r"(\d+) human ties", h)}
-        assert counts == {ties}, heads
-        which = css(driver, "#tab-which").text
-        assert left in which  # the rater note, word for word
-        assert "'Neutral'" in which  # the folding note on the Which judge? tab as well
+    open_report(driver, out)
+    css(driver, '#tabs [data-tab="humans"]').click()
+    top = css(driver, "#tab-humans .card").text
+    assert left in top  # the rater left out, named at the humans' figures
+    raters = driver.execute_script(
+        "return Array.from(document.querySelectorAll('#tab-humans .card:first-child td'))"
+        ".map(td => td.textContent)"
+    )
+    assert "h1, h2" in raters
+    for source in ("0", "1"):
+        card = css(driver, f'#tab-humans .card[data-source="{source}"]')
+        notes = [li.text for li in card.find_elements("css selector", ".label-notes li")]
+        assert any("differ only in case" in n and "'Neutral'" in n for n in notes), notes
+        heads = [th.text for th in card.find_elements("css selector", "table.confusion th")]
+        assert set(heads[1:]) <= set(LABELS)  # one label per spelling (no 'Neutral' row)
+        assert len(card.find_elements("css selector", "table.confusion td.cell")) == 4  # 2x2
+        ties_cell = card.find_element("css selector", 'td[data-path="n_ties"]')
+        assert ties_cell.text == str(ties)
+    card_a = css(driver, '#tab-humans .card[data-source="0"]')
+    accuracy = card_a.find_element("css selector", 'td[data-path="accuracy"]').text
+    assert accuracy.startswith("1")  # judge-a = h1 wherever h1 and h2 agree, not 0
+    first_ties = css(driver, '#tab-humans .card td[data-path="n_ties"]').text
+    assert first_ties == str(ties)
+    side = driver.execute_script(
+        "return Array.from(document.querySelectorAll('#judges tbody tr'))"
+        ".map(tr => tr.lastElementChild.textContent)"
+    )
+    assert all("differ only in case" in s for s in side)  # in the side-by-side table too
+    css(driver, '#tabs [data-tab="which"]').click()
+    heads = [h.text for h in driver.find_elements("css selector", "#tab-which h3")]
+    counts = {int(m) for h in heads for m in re.findall(r"(\d+) human ties", h)}
+    assert counts == {ties}, heads
+    which = css(driver, "#tab-which").text
+    assert left in which  # the rater note, word for word
+    assert "'Neutral'" in which  # the folding note on the Which judge? tab as well
 
 
-def test_which_judge_gives_one_table_set_per_language(page: tuple, tmp_path: Path) -> None:
+def test_which_judge_gives_one_table_set_per_language(page: tuple, tmp_path: Path, driver) -> None:
     import json
     import shutil
 
@@ -123,14 +131,13 @@ def test_which_judge_gives_one_table_set_per_language(page: tuple, tmp_path: Pat
     assert [f["facet"] for f in expected["facets"]] == ["overall", "deu_Latn", "hin_Deva"]
     per_lang = [f["items"] for f in expected["facets"]]
     assert per_lang[0] == per_lang[1] + per_lang[2] > 0  # the languages split the items
-    with chrome() as driver:
-        open_report(driver, out)
-        css(driver, '#tabs [data-tab="which"]').click()
-        shown = driver.execute_script(
-            "return Array.from(document.querySelectorAll('#tab-which .which-facet'))"
-            ".map(s => [s.dataset.facet, s.querySelector('h3').textContent,"
-            " s.querySelectorAll('.which-table').length])"
-        )
+    open_report(driver, out)
+    css(driver, '#tabs [data-tab="which"]').click()
+    shown = driver.execute_script(
+        "return Array.from(document.querySelectorAll('#tab-which .which-facet'))"
+        ".map(s => [s.dataset.facet, s.querySelector('h3').textContent,"
+        " s.querySelectorAll('.which-table').length])"
+    )
     assert [s[0] for s in shown] == ["overall", "deu_Latn", "hin_Deva"]
     for (_, head, tables), n in zip(shown, per_lang, strict=True):
         assert head.split(" (")[1].startswith(f"{n} items") and tables >= 1
