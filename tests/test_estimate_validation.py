@@ -7,19 +7,17 @@ classical interval. Here 200 seeded draws per setting, pooled over the systems o
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from cli_inproc import run_main
 from conftest import shared_path
 
 from judgekit.calibration.estimate.coverage import coverage_study
 from judgekit.metrics.mteval import align_seg_scores, read_seg_scores
 
-REPO = Path(__file__).resolve().parents[1]
 DRAWS = 200
 
 
@@ -168,10 +166,9 @@ def test_cli_estimate_on_gemba_mqm(ende: dict, tmp_path: Path):
         judge_file, index=False
     )
     pd.DataFrame(human_rows, columns=["item", "rater", "label"]).to_csv(human_file, index=False)
-    result = subprocess.run([sys.executable, "-m", "judgekit", "calibrate", "estimate",
-                             "--judge", str(judge_file), "--human", str(human_file),
-                             "--target", "mean", "--by", "system", "--rank", "higher", "--json"],
-                            cwd=REPO, capture_output=True, text=True, timeout=300)  # fmt: skip
+    result = run_main("calibrate", "estimate", "--judge", str(judge_file),
+                      "--human", str(human_file), "--target", "mean", "--by", "system",
+                      "--rank", "higher", "--json")  # fmt: skip
     assert result.returncode == 0, result.stderr
     payload = json.loads(result.stdout)
     rows = {(e["facet"], e["method"]): e for e in payload["estimates"]}

@@ -1,6 +1,8 @@
 """Real runs against the fault-injecting server: 2,000 judge tasks with faults of every kind.
 
-``judgekit run`` (the classify pipeline) runs as a subprocess against ``FaultServerProcess``.
+``judgekit run`` (the classify pipeline) runs against ``FaultServerProcess``: as a subprocess where
+the process is under test (kill -9, SIGTERM, two runs at once, output to a pipe, a resume after
+a kill), in the test process otherwise.
 Every task ends ``ok`` or ``unscored``/``error`` with a reason, the counts in summary.json equal
 the records, no task is lost or duplicated; kill -9 in the middle and a resume give the same
 results as an uninterrupted run, without calling again what was recorded; two runs sharing a
@@ -29,6 +31,7 @@ from pathlib import Path
 
 import pytest
 from bench_answers import message_hash
+from cli_inproc import run_main
 from fault_process import FaultServerProcess
 
 from judgekit.config import load_config
@@ -136,6 +139,16 @@ def finish(proc: subprocess.Popen[bytes], timeout: float = 120) -> str:
     return text
 
 
+def run_here(config: Path, out: Path, *extra: str) -> str:
+    """``judgekit run`` in the test process (for runs whose process is not under test): its
+    output (stdout and stderr, in that order), checked as :func:`finish` checks a process's."""
+    ran = run_main("run", str(config), "--out", str(out), *extra, env=ENV)
+    text = ran.stdout + ran.stderr
+    LOGS.append(text)
+    assert ran.returncode == 0, text[-3000:]
+    return text
+
+
 def records(out: Path) -> list[dict]:
     return [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
 
@@ -232,7 +245,7 @@ def held(setup):
     config = write_config(base / "held.yaml", server.port, items, base / "cache", timeout=30)
     server.restart()
     out = base / "held-reference"
-    finish(start_run(config, out, "--no-cache"))
+    run_here(config, out, "--no-cache")
     return {"config": config, "reference": out}
 
 
@@ -352,7 +365,7 @@ def test_concurrent_runs_share_a_cache_without_corrupting_it(setup, reference) -
         cache.close()
     # a third run is answered from the cache alone: no call for an answer already cached
     before = len(server.stats()["requests"])
-    finish(start_run(config, base / "shared-2"))
+    run_here(config, base / "shared-2")
     ok_keys = {k for k, v in outcome(base / "shared-0").items() if v[0] == "ok"}
     third = records(base / "shared-2")
     assert {r["key"] for r in third if r["cache_hit"]} == ok_keys
@@ -366,9 +379,9 @@ def test_concurrent_runs_share_a_cache_without_corrupting_it(setup, reference) -
 def test_dry_run_counts_calls_and_sends_nothing(setup, reference) -> None:
     server = setup["server"]
     before = server.stats()["total_requests"]
-    log = finish(start_run(setup["config"], reference["out"], "--dry-run"))
+    log = run_here(setup["config"], reference["out"], "--dry-run")
     assert f"{N_ITEMS} already recorded" in log and "0 calls to send" in log
-    fresh = finish(start_run(setup["config"], setup["base"] / "never", "--dry-run", "--no-cache"))
+    fresh = run_here(setup["config"], setup["base"] / "never", "--dry-run", "--no-cache")
     assert f"{N_ITEMS} calls to send" in fresh and "input tokens" in fresh
     assert server.stats()["total_requests"] == before
     assert not (setup["base"] / "never" / "summary.json").exists()

@@ -4,6 +4,7 @@ all the same), and no library module importing the command line."""
 from __future__ import annotations
 
 import ast
+from functools import cache
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "judgekit"
@@ -44,14 +45,33 @@ def _imports(tree: ast.Module, name: str, is_package: bool, known: set[str]) -> 
     return found
 
 
-def import_graph() -> dict[str, set[str]]:
-    files = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+def _stamps() -> tuple[tuple[Path, int, int], ...]:
+    """Every module file of the package with its modification time and size."""
+    return tuple(
+        (p, (st := p.stat()).st_mtime_ns, st.st_size) for p in sorted(PACKAGE.rglob("*.py"))
+    )
+
+
+@cache
+def _parse(path: Path, mtime_ns: int, size: int) -> ast.Module:
+    """The syntax tree of ``path`` as it is now (a changed file is parsed again)."""
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+@cache
+def _graph(stamps: tuple[tuple[Path, int, int], ...]) -> dict[str, frozenset[str]]:
+    files = {_module_name(stamp[0]): stamp for stamp in stamps}
     known = set(files)
     return {
-        name: _imports(ast.parse(path.read_text(encoding="utf-8")), name,
-                       path.name == "__init__.py", known)
-        for name, path in files.items()
-    }  # fmt: skip
+        name: frozenset(_imports(_parse(*stamp), name, stamp[0].name == "__init__.py", known))
+        for name, stamp in files.items()
+    }
+
+
+def import_graph() -> dict[str, set[str]]:
+    """judgekit module -> the judgekit modules it imports; built once per state of the files
+    (each test gets its own copy)."""
+    return {name: set(targets) for name, targets in _graph(_stamps()).items()}
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -138,8 +158,8 @@ def test_calibration_never_imports_reports_or_plotting() -> None:
 
 def test_no_module_imports_another_modules_private_name() -> None:
     offenders = []
-    for path in PACKAGE.rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for path, *stamp in _stamps():
+        for node in ast.walk(_parse(path, *stamp)):
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("judgekit"):
                 private = [
                     a.name for a in node.names if a.name.startswith("_") and a.name[:2] != "__"

@@ -1,9 +1,12 @@
 """The outage policy in a real run: the server of a 2,000-task ``judgekit run`` is killed
-(kill -9) mid-run, stays down for 20 s and restarts on the same port; the endpoint's tasks are
-paused, not failed, and the run ends with 2,000 ``ok`` records and no ``error``.
+(kill -9) mid-run, stays down until the run has paused its tasks and for at least 6 s (ten times
+a task's retry budget, past four failed probes), and restarts on the same port; the endpoint's
+tasks are paused, not failed, and the run ends with 2,000 ``ok`` records and no ``error``.
 
 The kill always lands mid-run: the server holds its answers from its 400th request on, and is
-killed once it holds one (the run cannot finish before, however loaded the machine)."""
+killed once it holds one (the run cannot finish before, however loaded the machine). The
+restart waits for the run's own word that its tasks are paused (an event, not a guess at how
+long a loaded machine takes to notice)."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -21,10 +25,19 @@ pytestmark = pytest.mark.timeout(240)
 REPO = Path(__file__).resolve().parents[1]
 RUN = "import sys; from judgekit.cli import app, cache, run; app(sys.argv[1:])"
 N_ITEMS = 2000
-DOWN_S = 20.0
+DOWN_S = 6.0  # at least; retries: 3 x at most 0.2 s; probes after 0.25, 0.5, 1 and 2 s
+PAUSED = "refuses connections: its tasks are paused"
 
 
-def test_a_server_down_for_20_s_mid_run_costs_no_record(tmp_path: Path) -> None:
+def _read_lines(stream, lines: list[str], paused: threading.Event) -> None:
+    """Every line of the run's output into ``lines``; ``paused`` set once it says so."""
+    for raw in stream:
+        lines.append(raw.decode("utf-8", "replace"))
+        if PAUSED in lines[-1]:
+            paused.set()
+
+
+def test_a_server_down_mid_run_until_its_tasks_are_paused_costs_no_record(tmp_path: Path) -> None:
     items = tmp_path / "items.jsonl"
     with items.open("w", encoding="utf-8") as fh:
         for i in range(N_ITEMS):
@@ -55,23 +68,32 @@ classify:
             [sys.executable, "-c", RUN, "run", str(config), "--out", str(out)],
             cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         )  # fmt: skip
+        lines: list[str] = []
+        paused = threading.Event()
+        reader = threading.Thread(target=_read_lines, args=(proc.stdout, lines, paused))
+        reader.start()
         server.wait_held(1)
         server.kill()  # kill -9: requests in flight are dropped, new ones refused
         killed_at = time.monotonic()
         at_kill = (out / "records.jsonl").read_bytes().count(b"\n")
-        time.sleep(DOWN_S)
+        assert paused.wait(150), "".join(lines)[-3000:]  # the run has paused its tasks
+        time.sleep(max(0.0, killed_at + DOWN_S - time.monotonic()))
+        down_s = time.monotonic() - killed_at
         during = (out / "records.jsonl").read_bytes().count(b"\n")
         server.start()  # the same port
-        output = proc.communicate(timeout=150)[0].decode("utf-8", "replace")
-        resumed_in = time.monotonic() - killed_at - DOWN_S
+        proc.wait(timeout=150)
+        reader.join(timeout=30)
+        output = "".join(lines)
+        resumed_in = time.monotonic() - killed_at - down_s
     assert proc.returncode == 0, output[-3000:]
     records = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
     assert len(records) == N_ITEMS and len({r["key"] for r in records}) == N_ITEMS
     assert {r["status"] for r in records} == {"ok"}  # no task became error
     assert at_kill < N_ITEMS and during - at_kill <= 32  # paused: at most those in flight ended
-    assert "refuses connections: its tasks are paused" in output
+    assert PAUSED in output
     assert "is back after" in output
-    print(f"outage: {at_kill} records at the kill, run finished {resumed_in:.1f} s after restart")
+    print(f"outage: {at_kill} records at the kill, down {down_s:.1f} s, "
+          f"run finished {resumed_in:.1f} s after restart")  # fmt: skip
 
 
 def test_a_paused_endpoint_resumes_or_fails_after_its_budget(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 
 import numpy as np
 import pandas as pd
@@ -249,6 +250,16 @@ def correlate(
         n_resamples=n_resamples,
         epsilon=eps if method == "acc_eq" else None,
     )
+
+
+@lru_cache(maxsize=256)
+def upper_pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """All pairs i < j of ``n`` positions, ``np.triu_indices(n, 1)`` (row by row), computed
+    once per ``n`` and read-only: shape (n (n - 1) / 2,) each."""
+    first, second = np.triu_indices(n, 1)
+    first.setflags(write=False)
+    second.setflags(write=False)
+    return first, second
 
 
 def group_index(groups: np.ndarray) -> list[np.ndarray]:

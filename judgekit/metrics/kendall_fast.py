@@ -22,6 +22,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from judgekit.metrics.correlation import upper_pairs
+
 
 @numba.njit(cache=True)
 def _tie_pairs(sorted_values: np.ndarray) -> int:
@@ -160,7 +162,7 @@ def group_pairs(groups: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]
         start += size
         if size < 2:
             continue
-        i, j = np.triu_indices(size, 1)
+        i, j = upper_pairs(int(size))
         firsts.append(members[i])
         seconds.append(members[j])
         bound.append(bound[-1] + i.size)

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from judgekit.errors import JudgekitError
-from judgekit.metrics.correlation import group_index, paired_scores
+from judgekit.metrics.correlation import group_index, paired_scores, upper_pairs
 
 
 @dataclass(frozen=True)
@@ -35,18 +35,30 @@ class TieCalibration:
 
 
 def _within_pairs(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
-    """For all pairs i < j: |x_i - x_j| and the acc_eq gain (+1, -1 or 0, int8) of making the
-    pair a judge tie; and C + T_hm, the acc_eq numerator at epsilon = 0."""
+    """For all pairs i < j (row by row): |x_i - x_j| and the acc_eq gain (+1, -1 or 0, int8)
+    of making the pair a judge tie; and C + T_hm, the acc_eq numerator at epsilon = 0. Up to
+    ``_ONE_PASS`` items at once; larger inputs a row at a time (memory)."""
+    if len(x) <= _ONE_PASS:
+        first, second = upper_pairs(len(x))
+        return _pair_gains(x[first] - x[second], y[first] - y[second])
     diffs, gains, base = [], [], 0
     for r in range(len(x) - 1):
-        dx = x[r] - x[r + 1 :]
-        dy = y[r] - y[r + 1 :]
-        h_tie, j_tie = dy == 0, dx == 0
-        concordant = ~h_tie & (np.sign(dx) == np.sign(dy))
-        base += int(np.count_nonzero(concordant)) + int(np.count_nonzero(h_tie & j_tie))
-        gains.append((h_tie & ~j_tie).astype(np.int8) - concordant.astype(np.int8))
-        diffs.append(np.abs(dx))
+        diff, gain, count = _pair_gains(x[r] - x[r + 1 :], y[r] - y[r + 1 :])
+        diffs.append(diff)
+        gains.append(gain)
+        base += count
     return np.concatenate(diffs), np.concatenate(gains), base
+
+
+_ONE_PASS = 1024
+
+
+def _pair_gains(dx: np.ndarray, dy: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """|dx|, the int8 gain of tying each pair, and the pairs counted at epsilon = 0."""
+    h_tie, j_tie = dy == 0, dx == 0
+    concordant = ~h_tie & (np.sign(dx) == np.sign(dy))
+    base = int(np.count_nonzero(concordant)) + int(np.count_nonzero(h_tie & j_tie))
+    return np.abs(dx), (h_tie & ~j_tie).astype(np.int8) - concordant.astype(np.int8), base
 
 
 def tie_calibration(
