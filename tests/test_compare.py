@@ -108,6 +108,30 @@ def test_tau_b_kernels_match_scipy_with_ties():
     )
 
 
+def test_compile_kernels_compiles_what_the_entry_points_then_use():
+    """scripts/install.sh compiles the kernels once (numba's cache); the types the public
+    entry points pass on other data must be the ones compiled, or the first compare would
+    compile again."""
+    from numba.core.registry import CPUDispatcher
+
+    from judgekit.metrics import kendall_fast
+
+    kendall_fast.compile_kernels()
+    kernels = [k for k in vars(kendall_fast).values() if isinstance(k, CPUDispatcher)]
+    compiled = {k.__name__: list(k.signatures) for k in kernels}
+    called = {"_rows_fixed", "_grouped_rows", "_grouped_pair_rows", "_weighted_rows"}
+    assert {name for name, signatures in compiled.items() if signatures} == called
+    human, judges = RNG.integers(0, 5, 40).astype(float), RNG.normal(size=(3, 40))
+    groups = np.repeat([f"seg{g}" for g in range(8)], 5)
+    swap = RNG.integers(0, 2, (4, 40)).astype(bool)
+    tau_b_rows(judges, human)
+    grouped_tau_b_rows(judges, human, groups)
+    GroupedTau(human, groups).hybrids(judges[0], judges[1])(swap)
+    WeightedTau(judges[0], human)(RNG.integers(0, 3, (4, 40)))
+    HybridTau(judges[0], judges[1], human)(swap)
+    assert {k.__name__: list(k.signatures) for k in kernels} == compiled
+
+
 def test_acc_eq_pairs_by_hand_and_against_tie_calibration():
     # one group of 3: human 1, 1, 0; judge 0.5, 0.4, 0.0 with epsilon 0.1: pair (0,1) human tie,
     # judge |0.1| <= 0.1 tie -> credited; (0,2) and (1,2) concordant -> credited: acc_eq 1

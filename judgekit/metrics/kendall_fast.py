@@ -370,3 +370,20 @@ class HybridTau:
         left = np.ascontiguousarray(swapped == self.from_b, dtype=np.int32)  # where(swap, b, a)
         args = (self.group, self.labels, self.n_levels)
         return _weighted_rows(*args, left), _weighted_rows(*args, 1 - left)
+
+
+def compile_kernels() -> None:
+    """Compile every kernel for the argument types judgekit passes (each public entry point on
+    a few values), so the first ``calibrate compare`` does not wait for numba (about 20 s of CPU
+    on 2 cores). numba keeps the machine code in its cache (``__pycache__`` beside this file, or
+    ``NUMBA_CACHE_DIR``) for every later process; ``scripts/install.sh`` calls this."""
+    human = np.array([1.0, 2.0, 2.0, 3.0, 1.0, 3.0])
+    judge = np.array([0.5, 0.7, 0.6, 0.9, 0.4, 0.8])
+    groups = np.array([0, 0, 0, 1, 1, 1])
+    swap = np.array([[True, False, True, False, False, True]])
+    tau_b_rows(judge[None, :], human)
+    grouped = GroupedTau(human, groups)
+    grouped(judge[None, :])
+    grouped.hybrids(judge, human)(swap)
+    WeightedTau(judge, human)(np.ones((1, human.size), dtype=np.int32))
+    HybridTau(judge, human, human)(swap)
