@@ -17,9 +17,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from rich.console import Console
 from typer.testing import CliRunner
 
 from judgekit.cli import main
+from judgekit.cli.output import plain_console
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -42,6 +44,7 @@ def run_main(*args: str, env: Mapping[str, str | None] | None = None, cwd: Path 
     with CliRunner().isolation(env={"COLUMNS": None, **(env or {})}) as (out, err, _):
         sys.argv = ["judgekit", *args]
         os.chdir(cwd)
+        built = _fresh_consoles()
         try:
             main()
             code = 0
@@ -51,7 +54,24 @@ def run_main(*args: str, env: Mapping[str, str | None] | None = None, cwd: Path 
             sys.argv, warnings.showwarning = argv, show
             signal.signal(signal.SIGTERM, sigterm)
             os.chdir(here)
+            for module, name, console in built:
+                setattr(module, name, console)
         sys.stdout.flush()
         sys.stderr.flush()
         said = out.getvalue().decode("utf-8", "replace"), err.getvalue().decode("utf-8", "replace")
     return Ran(args, code, *said)
+
+
+def _fresh_consoles() -> list[tuple[object, str, Console]]:
+    """The CLI modules' consoles built again under this command's environment, as a new
+    process builds them at import: a console takes its width from ``$COLUMNS`` when built
+    (pytest-xdist's workers set 80), so one built earlier would lay tables out at a width the
+    command never saw. Returns (module, name, console) of those replaced, to put back."""
+    replaced = []
+    for name, module in list(sys.modules.items()):
+        if name == "judgekit.cli" or name.startswith("judgekit.cli."):
+            for attr, value in list(vars(module).items()):
+                if isinstance(value, Console):
+                    replaced.append((module, attr, value))
+                    setattr(module, attr, plain_console(stderr=value.stderr))
+    return replaced

@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from cli_inproc import run_main
 from conftest import SHARED_DATA, shared_path
 
 from judgekit.errors import InputError, JudgekitError
@@ -479,20 +480,18 @@ def test_ordered_statistics_take_the_declared_order_and_refuse_text_without_one(
 
 
 def test_cli_ordinal_alpha_on_text_labels_needs_categories(tmp_path) -> None:
-    import subprocess
-    import sys
-
     path = tmp_path / "ordinal.csv"
     lines = ["item,rater,label"] + [f"i{i},r{j},{label}" for i, row in enumerate(ORDINAL_ROWS)
                                     for j, label in enumerate(row)]  # fmt: skip
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    cmd = [sys.executable, "-m", "judgekit", "calibrate", "agreement", str(path),
-           "--level", "ordinal", "--n-resamples", "0", "--out", str(tmp_path / "out")]  # fmt: skip
-    refused = subprocess.run(cmd, capture_output=True, text=True)
+    cmd = ["calibrate", "agreement", str(path), "--level", "ordinal", "--n-resamples", "0",
+           "--out", str(tmp_path / "out")]  # fmt: skip
+    refused = run_main(*cmd)
     assert refused.returncode == 2 and "Traceback" not in refused.stderr
     assert "seen: high, low, medium" in refused.stderr + refused.stdout
     assert not (tmp_path / "out").exists()  # nothing written for a refused statistic
-    subprocess.run(cmd + ["--categories", "low,medium,high"], capture_output=True, check=True)
+    done = run_main(*cmd, "--categories", "low,medium,high")
+    assert done.returncode == 0, done.stderr
     rows = pd.read_csv(tmp_path / "out" / "agreement.csv").set_index("statistic")
     assert rows.loc["Krippendorff's alpha", "value"] == pytest.approx(0.640625)
 

@@ -12,6 +12,7 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+from cli_inproc import run_main
 from irrCAC.raw import CAC
 from scipy import stats
 from sklearn.metrics import accuracy_score, cohen_kappa_score, f1_score
@@ -379,12 +380,7 @@ def test_cli_by_facet_and_errors(tmp_path):
     ):
         bad = runner.invoke(app, [*args, *extra])
         assert isinstance(bad.exception, JudgekitError) and message in str(bad.exception)
-    proc = subprocess.run(
-        [sys.executable, "-m", "judgekit", *args, "--level", "segment"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    proc = run_main(*args, "--level", "segment")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "label judges are compared at --level item" in proc.stderr
 

@@ -1,4 +1,4 @@
-"""``calibrate plan --design`` and ``calibrate estimate --selection`` end to end (subprocess)."""
+"""``calibrate plan --design`` and ``calibrate estimate --selection`` end to end."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from cli_inproc import run_main
 from test_estimate import write_long
 from typer.testing import CliRunner
 
@@ -133,10 +134,6 @@ def test_an_active_plan_on_a_score_judge_needs_a_pilot(tmp_path) -> None:
 def test_a_share_planned_on_a_score_judge_is_refused_saying_why(tmp_path) -> None:
     """share:CS of a judge whose labels are MQM-like numbers: no label is CS, so every design
     would draw for a share of exactly 0 (the active one with every uncertainty 0): exit 2."""
-    import os
-    import subprocess
-    import sys
-
     from judgekit.calibration.design.run import plan_design
 
     rng = np.random.default_rng(2)
@@ -149,29 +146,8 @@ def test_a_share_planned_on_a_score_judge_is_refused_saying_why(tmp_path) -> Non
             plan_design(str(judge), design, 30, target="share:CS")
         assert err.value.field == "--target" and "--target mean" in err.value.message
     out = tmp_path / "selection.csv"
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "judgekit",
-            "calibrate",
-            "plan",
-            "--judge",
-            str(judge),
-            "--target",
-            "share:CS",
-            "--design",
-            "active",
-            "--budget",
-            "30",
-            "--selection-out",
-            str(out),
-        ],
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = run_main("calibrate", "plan", "--judge", str(judge), "--target", "share:CS", "--design",
+                    "active", "--budget", "30", "--selection-out", str(out))  # fmt: skip
     assert done.returncode == 2 and not out.exists() and "Traceback" not in done.stderr
     assert "a score judge's figure is --target mean" in done.stderr
 

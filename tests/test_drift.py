@@ -10,21 +10,17 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from cli_inproc import Ran, run_main
 from conftest import shared_path
 
 from judgekit.drift import compare_answers, compare_signatures, detectable_drop
 from judgekit.drift.anchors import anchor_frame, freeze_anchors, load_anchors
 from judgekit.errors import InputError
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 def test_mcnemar_flip_rate_and_identical_answers_known_answers():
@@ -165,10 +161,9 @@ def write_csv(path: Path, rows: list[dict]) -> Path:
     return path
 
 
-def drift_cli(*args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "200"}
-    return subprocess.run([sys.executable, "-m", "judgekit", "drift", *args], env=env,
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+def drift_cli(*args: str) -> Ran:
+    """``judgekit drift ARGS`` in this process (tests/cli_inproc.py): no new interpreter."""
+    return run_main("drift", *args, env={"COLUMNS": "200"})
 
 
 def test_cli_freeze_compare_exit_codes_and_bad_input(tmp_path: Path):

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from cli_inproc import Ran, run_main
 from conftest import shared_path
 from scipy.stats import norm
 from scipy.stats import t as student_t
@@ -40,10 +38,9 @@ Z = norm.ppf(0.975)
 CLT = IntervalRule("clt")
 
 
-def judgekit(*args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "COLUMNS": "200"}  # tables laid out wide enough to read whole cells
-    return subprocess.run([sys.executable, "-m", "judgekit", *args], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
+def judgekit(*args: str) -> Ran:
+    """The command in this process (tests/cli_inproc.py): no new interpreter per call."""
+    return run_main(*args, env={"COLUMNS": "200"})  # tables wide enough to read whole cells
 
 
 def write_long(path: Path, rows: list[tuple]) -> Path:

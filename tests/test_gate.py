@@ -6,9 +6,6 @@ estimate``'s own figures."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -16,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from cli_inproc import Ran, run_main
 from conftest import shared_path
 from scipy.stats import norm
 
@@ -197,10 +195,9 @@ def test_agreement_p_values_follow_the_percentile_bootstrap(tmp_path: Path):
                                               "at_least": 0.5}])).verdict == "pass"  # fmt: skip
 
 
-def cli(*args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "200"}
-    return subprocess.run([sys.executable, "-m", "judgekit", "gate", *args], env=env,
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+def cli(*args: str) -> Ran:
+    """``judgekit gate ARGS`` in this process (tests/cli_inproc.py): no new interpreter."""
+    return run_main("gate", *args, env={"COLUMNS": "200"})
 
 
 def test_cli_outputs_and_exit_codes(tmp_path: Path):

@@ -5,19 +5,16 @@ items without a value are refused (exit 2), never a check no label could decide.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
+from cli_inproc import Ran, run_main
 
 from judgekit.errors import InputError
 from judgekit.gate import run_gate
 
-REPO = Path(__file__).resolve().parents[1]
 LANGS = ("de", "fr", "hi")
 
 
@@ -73,17 +70,14 @@ def test_judged_items_without_the_facet_are_refused_naming_the_file(tmp_path: Pa
         run_gate(gate)
     assert err.value.path == str(run_dir / "items.jsonl") and err.value.field == "language"
     assert "10 of 40 judged items have no 'language'" in err.value.message
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    done = subprocess.run([sys.executable, "-m", "judgekit", "gate", str(gate)], env=env,
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    done = run_main("gate", str(gate))
     assert done.returncode == 2 and "items.jsonl: field 'language'" in done.stderr
     assert "<missing>" not in done.stdout + done.stderr and "Traceback" not in done.stderr
 
 
-def gate_exit(gate: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-m", "judgekit", "gate", str(gate)], env=env,
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+def gate_exit(gate: Path) -> Ran:
+    """``judgekit gate GATE`` in this process (tests/cli_inproc.py): no new interpreter."""
+    return run_main("gate", str(gate))
 
 
 def labelled_run(tmp_path: Path, items: list[dict], n_human: int = 30) -> Path:

@@ -5,18 +5,15 @@ the target's included (one warning, no contradiction)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import warnings
 from pathlib import Path
 
 import pytest
+from cli_inproc import run_main
 
 from judgekit.errors import InputError
 from judgekit.gate import run_gate
 
-REPO = Path(__file__).resolve().parents[1]
 HEAD = "rules:\n  - {name: ok, judge: judge.csv, human: human.csv, target: share:yes, at_most: 1}\n"
 
 
@@ -74,9 +71,7 @@ def test_the_cli_says_it_once_with_exit_2(tmp_path: Path):
     gate = tmp_path / "gate.yaml"
     gate.write_text(HEAD + "  - {name: r, judge: judge.csv, human: human.csv, target: share:yes,"
                     " by: domain, at_most: 0.9}\n")  # fmt: skip
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    done = subprocess.run([sys.executable, "-m", "judgekit", "gate", str(gate)], env=env,
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    done = run_main("gate", str(gate))
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert f"{gate}:3: field 'by'" in done.stderr and "<command line>" not in done.stderr
 

@@ -4,15 +4,12 @@ XML parses (ElementTree) and the Markdown row stays one row."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from judgekit.report.gate import visible
+from cli_inproc import run_main
 
-REPO = Path(__file__).resolve().parents[1]
+from judgekit.report.gate import visible
 
 
 def test_visible_escapes_what_xml_forbids_only():
@@ -30,10 +27,8 @@ def test_junit_and_summary_of_hostile_names_parse_and_show_them(tmp_path: Path):
     gate = tmp_path / "gate.yaml"
     gate.write_text('rules:\n  - {name: "r\\u0001]]><x/>", judge: judge.csv, human: human.csv,'
                     " target: 'share:yes', by: language, at_most: 0.9}\n")  # fmt: skip
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    done = subprocess.run([sys.executable, "-m", "judgekit", "gate", str(gate), "--junit",
-                           str(tmp_path / "j.xml"), "--summary", str(tmp_path / "s.md")],
-                          env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
+    done = run_main("gate", str(gate), "--junit", str(tmp_path / "j.xml"),
+                    "--summary", str(tmp_path / "s.md"))  # fmt: skip
     assert done.returncode in (0, 1, 3), done.stderr
     suite = ET.parse(tmp_path / "j.xml").getroot()
     cases = {c.get("name"): c.get("classname") for c in suite.iter("testcase")}

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 
 import pytest
+from cli_inproc import Ran, run_main
 from typer.testing import CliRunner
 
 from judgekit.cli import app
@@ -18,13 +17,13 @@ from judgekit.metrics.mteval import read_seg_scores, score_cell
 runner = CliRunner()
 
 
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    """judgekit in a real process: its exit code and the one line an error prints."""
-    command = [sys.executable, "-m", "judgekit", *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=300)
+def cli(*args: str) -> Ran:
+    """judgekit as ``python -m judgekit`` runs it, in this process (tests/cli_inproc.py): its
+    exit code and the one line an error prints; an unexpected exception fails the test."""
+    return run_main(*args)
 
 
-def assert_located(done: subprocess.CompletedProcess[str], *parts: str) -> None:
+def assert_located(done: Ran, *parts: str) -> None:
     text = done.stdout + done.stderr
     assert done.returncode == 2, text
     assert "Traceback" not in text

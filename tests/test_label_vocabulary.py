@@ -5,15 +5,13 @@ failed before the vocabulary), with the figures computed by hand in the comments
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import unicodedata
 from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from cli_inproc import Ran, run_main
 from fault_server import FaultServer
 
 from judgekit.errors import InputError, JudgekitWarning
@@ -24,10 +22,9 @@ NFD = "Jose\u0301"  # José typed on macOS: e + U+0301
 NFC = unicodedata.normalize("NFC", NFD)  # José on Windows: U+00E9
 
 
-def judgekit(*args: str, cwd: Path = REPO, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "judgekit", *args], cwd=cwd, timeout=300,
-                          capture_output=True, text=True, env={**os.environ, "COLUMNS": "200",
-                                                               **(env or {})})  # fmt: skip
+def judgekit(*args: str, cwd: Path = REPO, env: dict | None = None) -> Ran:
+    """The command in this process (tests/cli_inproc.py): no new interpreter per call."""
+    return run_main(*args, cwd=cwd, env={"COLUMNS": "200", **(env or {})})
 
 
 def write_long(path: Path, rows: list[tuple]) -> Path:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import sentencepiece as spm
+from cli_inproc import run_main
 from conftest import shared_path
 from sacrebleu.metrics import BLEU
 from typer.testing import CliRunner
@@ -438,23 +439,20 @@ def test_texts_are_scored_in_one_normal_form_line_by_line_and_say_so() -> None:
 def test_all_empty_hypotheses_are_flagged_not_scored_as_normal(tmp_path) -> None:
     """Issue 32.9: every hypothesis empty gave BLEU/chrF 0.00 with no word; now a warning and
     ``n_empty`` in --json. A 0-byte file is refused (exit 2)."""
-    import subprocess
-    import sys
-
     hyp, ref, zero = tmp_path / "hyp.txt", tmp_path / "ref.txt", tmp_path / "zero.txt"
     hyp.write_text("\n\n\n", encoding="utf-8")
     ref.write_text("a b c\nd e f\ng h i\n", encoding="utf-8")
     zero.write_bytes(b"")
-    cmd = [sys.executable, "-m", "judgekit", "score", "--ref", str(ref)]
-    done = subprocess.run([*cmd, "--hyp", str(hyp), "--json"], capture_output=True, text=True,
-                          check=True)  # fmt: skip
+    cmd = ["score", "--ref", str(ref)]
+    done = run_main(*cmd, "--hyp", str(hyp), "--json")
+    assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     assert (doc["n_segments"], doc["n_empty"]) == (3, 3)
     assert [s["score"] for s in doc["scores"]] == [0.0, 0.0]
     assert doc["warnings"] == [
         "every hypothesis is empty: an empty segment scores 0 (nothing was translated there)"
     ]
-    refused = subprocess.run([*cmd, "--hyp", str(zero)], capture_output=True, text=True)
+    refused = run_main(*cmd, "--hyp", str(zero))
     assert refused.returncode == 2 and "the file is empty" in refused.stderr
 
 
