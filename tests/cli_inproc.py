@@ -17,9 +17,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from rich.console import Console
 from typer.testing import CliRunner
 
 from judgekit.cli import main
+from judgekit.cli.output import plain_console
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -42,6 +44,7 @@ def run_main(*args: str, env: Mapping[str, str | None] | None = None, cwd: Path 
     with CliRunner().isolation(env={"COLUMNS": None, **(env or {})}) as (out, err, _):
         sys.argv = ["judgekit", *args]
         os.chdir(cwd)
+        consoles = _fresh_consoles()
         try:
             main()
             code = 0
@@ -51,7 +54,23 @@ def run_main(*args: str, env: Mapping[str, str | None] | None = None, cwd: Path 
             sys.argv, warnings.showwarning = argv, show
             signal.signal(signal.SIGTERM, sigterm)
             os.chdir(here)
+            for module, name, console in consoles:
+                setattr(module, name, console)
         sys.stdout.flush()
         sys.stderr.flush()
         said = out.getvalue().decode("utf-8", "replace"), err.getvalue().decode("utf-8", "replace")
     return Ran(args, code, *said)
+
+
+def _fresh_consoles() -> list[tuple[object, str, Console]]:
+    """Make the CLI modules' consoles again, as a new process makes them at import: with the
+    command's ``$COLUMNS`` (one imported earlier keeps the width of then: 80 in a pytest-xdist
+    worker, whose ``COLUMNS`` is 80). Returns (module, name, console it had) to put back."""
+    made = []
+    for module_name, module in list(sys.modules.items()):
+        if module_name.startswith("judgekit.cli"):
+            for name, value in list(vars(module).items()):
+                if isinstance(value, Console):
+                    made.append((module, name, value))
+                    setattr(module, name, plain_console(stderr=value.stderr))
+    return made
