@@ -1,13 +1,14 @@
-"""`judgekit run` in a subprocess with main()'s one-line errors, without the other command
-groups' imports (shared by the preflight and reply tests)."""
+"""`judgekit run` for the preflight and reply tests: :func:`run_cli` runs it in the test process
+(tests/cli_inproc.py), with the variables a test leaves out removed for the command's duration;
+``RUN`` is the subprocess form, for the tests that read a run's output while it runs."""
 
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
+
+from cli_inproc import Ran, run_main
 
 REPO = Path(__file__).resolve().parents[1]
 RUN = (
@@ -19,12 +20,8 @@ RUN = (
 
 def run_cli(
     *args: str, env: dict[str, str] | None = None, drop: Callable[[str], bool] = lambda k: False
-) -> subprocess.CompletedProcess:
-    """``judgekit ARGS`` from the repository root; environment variables for which ``drop`` is
-    true are left out, ``env`` is added."""
-    full = {k: v for k, v in os.environ.items() if not drop(k)}
-    full.update(env or {}, PYTHONUNBUFFERED="1", COLUMNS="200")
-    return subprocess.run(
-        [sys.executable, "-c", RUN, *args], cwd=REPO, env=full, capture_output=True, text=True,
-        timeout=100,
-    )  # fmt: skip
+) -> Ran:
+    """``judgekit ARGS`` from the repository root, in this process; environment variables for
+    which ``drop`` is true are left out, ``env`` is added."""
+    dropped: dict[str, str | None] = {k: None for k in os.environ if drop(k)}
+    return run_main(*args, env={**dropped, **(env or {}), "COLUMNS": "200"})

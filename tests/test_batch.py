@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +18,7 @@ from batch_server import (
     stub_batch,
     vllm_run_batch,
 )
+from cli_inproc import Ran, run_main
 
 import judgekit
 from judgekit.batch.exporter import ExportBatch, even_sizes
@@ -242,14 +241,8 @@ def exported(srv, tmp_path):
     return cfg, executor, out
 
 
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "judgekit", *args],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        timeout=120,
-    )
+def cli(*args: str) -> Ran:
+    return run_main(*args)
 
 
 def test_truncated_results_file_is_one_located_error_and_records_nothing(exported, tmp_path):

@@ -8,12 +8,11 @@ import asyncio
 import json
 import os
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import diskcache
 import pytest
+from cli_inproc import run_main
 from conftest import fault_spec, judge_task
 from fault_server import FaultServer
 
@@ -23,7 +22,6 @@ from judgekit.llm.client import LLMClient
 from judgekit.pipelines.classify import ClassifyRun
 from judgekit.runlog import RunLog
 
-REPO = Path(__file__).resolve().parents[1]
 MODE_RAW, MODE_TEXT, MODE_PICKLE = 1, 3, 4  # diskcache's value modes
 
 
@@ -143,9 +141,7 @@ def test_the_command_says_once_that_pickled_entries_were_not_read(tmp_path: Path
         for task in tasks[:4]:
             plant(tmp_path / "cache", task_key(prefix, task.messages, 0), Planted(marker))
         plant(tmp_path / "cache", task_key(prefix, tasks[4].messages, 0), "{not json")
-        run = [sys.executable, "-m", "judgekit", "run", str(config), "--out", str(tmp_path / "o")]
-        proc = subprocess.run(run, cwd=REPO, capture_output=True, text=True, timeout=120,
-                              env={**os.environ, "COLUMNS": "200"})  # fmt: skip
+        proc = run_main("run", str(config), "--out", str(tmp_path / "o"), env={"COLUMNS": "200"})
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert srv.total_requests == 6  # every planted entry was a miss
     assert not marker.exists()
@@ -156,8 +152,5 @@ def test_the_command_says_once_that_pickled_entries_were_not_read(tmp_path: Path
         "stored as JSON"
     ]
     assert "1 cache entries were not valid answers of their task's schema" in proc.stdout
-    stats = subprocess.run(
-        [sys.executable, "-m", "judgekit", "cache", "stats", "--dir", str(tmp_path / "cache")],
-        cwd=REPO, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+    stats = run_main("cache", "stats", "--dir", str(tmp_path / "cache"))
     assert "6 entries" in stats.stdout and "pickle format" not in stats.stdout, stats.stdout

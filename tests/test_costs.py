@@ -4,12 +4,9 @@ on the console; self-hosted routes and configured prices of 0 stay $0 (issue 12,
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
+from cli_inproc import run_main
 from conftest import fault_spec as spec
 from conftest import judge_task as task
 from conftest import run_tasks as run
@@ -19,7 +16,6 @@ from judgekit.llm.usage import Prices, cost_text, prices_for
 from judgekit.run_usage import usage_summary
 from judgekit.runlog import RunLog
 
-REPO = Path(__file__).resolve().parents[1]
 UNPRICED = "openai/my-brand-new-judge-2099"
 
 
@@ -71,11 +67,8 @@ def test_run_console_says_cost_unknown(server, tmp_path) -> None:
         encoding="utf-8",
     )
     out = tmp_path / "out"
-    env = {**os.environ, "JUDGEKIT_TEST_COST_KEY": "sk-test", "COLUMNS": "200"}
-    proc = subprocess.run(
-        [sys.executable, "-m", "judgekit", "run", str(config), "--out", str(out), "--no-cache"],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    env = {"JUDGEKIT_TEST_COST_KEY": "sk-test", "COLUMNS": "200"}
+    proc = run_main("run", str(config), "--out", str(out), "--no-cache", env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "cost $0.0000 (cost unknown for 2 calls)" in proc.stdout
     summary = json.loads((out / "summary.json").read_text())

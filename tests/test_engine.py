@@ -4,11 +4,10 @@ server on 127.0.0.1, resume, revision changes, and inputs checked before the run
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_inproc import run_main
 
 import judgekit
 from judgekit.config import load_config
@@ -191,11 +190,7 @@ def test_a_bad_items_file_fails_before_the_run_directory_exists(server, tmp_path
 
 def test_spilling_without_a_generator_is_one_located_line_exit_2(tmp_path: Path) -> None:
     out = tmp_path / "never"
-    proc = subprocess.run(
-        [sys.executable, "-m", "judgekit", "run", "configs/spilling.yaml",
-         "--set", "generator=null", "--out", str(out)],  # fmt: skip
-        cwd=REPO, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    proc = run_main("run", "configs/spilling.yaml", "--set", "generator=null", "--out", str(out))
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in proc.stderr
@@ -264,9 +259,6 @@ def test_transient_failures_are_counted_by_kind_and_printed(server, tmp_path: Pa
     assert set(result.records["status"]) == {"ok"} and len(result.records) == 5
     assert result.transient == {"server": 3} and result.requests == 8
     server.reset()  # the server fails each task's first attempt again
-    proc = subprocess.run(
-        [sys.executable, "-m", "judgekit", "run", str(config), "--out", str(tmp_path / "again"),
-         "--no-preflight"], capture_output=True, text=True, cwd=REPO, timeout=300,
-    )  # fmt: skip
+    proc = run_main("run", str(config), "--out", str(tmp_path / "again"), "--no-preflight")
     assert proc.returncode == 0, proc.stderr
     assert "requests sent this run 8 (failed: server 3)" in " ".join(proc.stdout.split())

@@ -12,14 +12,13 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 from bench_answers import correct_content, message_hash
+from cli_inproc import run_main
 from fault_server import FaultServer
 from scipy import stats
 from sklearn.metrics import cohen_kappa_score
@@ -34,10 +33,7 @@ CELLS = ["stub-a__default", "stub-a__strict", "stub-b__default", "stub-b__strict
 
 
 def judgekit(*args: str) -> str:
-    proc = subprocess.run(
-        [sys.executable, "-m", "judgekit", *args],
-        cwd=REPO, capture_output=True, text=True, timeout=180,
-    )  # fmt: skip
+    proc = run_main(*args)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc.stdout
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from cli_inproc import run_main
 from conftest import fault_spec, judge_task
 from fault_server import FaultServer
 
@@ -45,13 +45,8 @@ def test_an_endpoint_that_ignores_the_schema_is_named_once_and_the_run_fails(tmp
     # tests/test_schema_probe.py)
     with FaultServer(answer_fn=lambda body: PROSE) as srv:  # HTTP 200, prose, every time
         config = classify_config(tmp_path, srv.base_url, 12)
-        run = "import sys; from judgekit.cli import app, cache, run; app(sys.argv[1:])"
-        env = {**os.environ, "COLUMNS": "200", "PYTHONUNBUFFERED": "1"}
         out = ["--out", str(tmp_path / "out"), "--no-preflight"]
-        proc = subprocess.run(
-            [sys.executable, "-c", run, "run", str(config), *out],
-            cwd=REPO, env=env, capture_output=True, text=True, timeout=100,
-        )  # fmt: skip
+        proc = run_main("run", str(config), *out, env={"COLUMNS": "200"})
     output = proc.stdout + proc.stderr
     assert proc.returncode == 1, output
     warning = f"endpoint hosted_vllm/fault-model@127.0.0.1:{srv.port} does not follow the JSON"
@@ -88,6 +83,7 @@ def test_a_request_is_counted_when_sent_not_while_it_waits_for_the_slot(tmp_path
 
 
 def test_a_run_on_openai_compatible_servers_imports_no_litellm(tmp_path) -> None:
+    # a fresh interpreter: the test process has imported litellm already
     with FaultServer() as srv:
         config = classify_config(tmp_path, srv.base_url, 5)
         code = (

@@ -258,15 +258,13 @@ def test_gemba_reference_reproduces_the_manifest_tau_b(tmp_path: Path) -> None:
 
 
 def test_judgekit_run_cli_registers_the_errors_pipeline(tmp_path: Path) -> None:
-    import subprocess
-    import sys
+    from cli_inproc import run_main
 
     items = tmp_path / "items.jsonl"
     items.write_text(json.dumps(ITEMS[1], ensure_ascii=False) + "\n", encoding="utf-8")
     with FaultServer(answer_fn=answer) as srv:
         cfg = config(tmp_path, srv.base_url, items)
-        proc = subprocess.run([sys.executable, "-m", "judgekit", "run", str(cfg), "--no-cache"],
-                              cwd=REPO, capture_output=True, text=True, timeout=120)  # fmt: skip
+        proc = run_main("run", str(cfg), "--no-cache")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "segments with >= 1 error" in proc.stdout
     shutil.rmtree(tmp_path / "run")

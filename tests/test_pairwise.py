@@ -15,15 +15,13 @@ Items 0-7: the GOOD output is output 1 on even items and output 2 on odd ones (g
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from cli_inproc import run_main
 from conftest import shared_path
 from fault_server import FaultServer
 
@@ -44,11 +42,7 @@ LLMBAR = "judge-vs-human", "llmbar"
 
 
 def judgekit(*args: str) -> str:
-    env = {**os.environ, "COLUMNS": "200"}  # the console table, one line a row
-    proc = subprocess.run(
-        [sys.executable, "-m", "judgekit", *args],
-        cwd=REPO, capture_output=True, text=True, timeout=600, env=env,
-    )  # fmt: skip
+    proc = run_main(*args, env={"COLUMNS": "200"})  # the console table, one line a row
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc.stdout
 
@@ -348,8 +342,7 @@ def test_bad_pairwise_section_is_one_located_error(tmp_path: Path) -> None:
         "pipeline: pairwise\njudge: {model: hosted_vllm/x, api_base: http://127.0.0.1:9/v1}\n"
         "pairwise:\n  items: prompts/pairwise/llmbar/natural-sample.jsonl\n  inconsistent: coin\n"
     )
-    proc = subprocess.run([sys.executable, "-m", "judgekit", "run", str(config), "--dry-run"],
-                          cwd=REPO, capture_output=True, text=True, timeout=120)  # fmt: skip
+    proc = run_main("run", str(config), "--dry-run")
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert f"{config}:5: field 'pairwise.inconsistent'" in proc.stdout + proc.stderr
     assert "Traceback" not in proc.stdout + proc.stderr
@@ -357,8 +350,7 @@ def test_bad_pairwise_section_is_one_located_error(tmp_path: Path) -> None:
     header = "subset evaluator_model prompting item_index gold_label winner_original_order"
     bad.write_text(f"{header} winner_swapped_order\nNatural X V 0 1 1 3\n".replace(" ", "\t"))
     config.write_text(config.read_text().replace("inconsistent: coin", f"published: {bad}"))
-    proc = subprocess.run([sys.executable, "-m", "judgekit", "run", str(config), "--dry-run"],
-                          cwd=REPO, capture_output=True, text=True, timeout=120)  # fmt: skip
+    proc = run_main("run", str(config), "--dry-run")
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert f"{bad}:2: field 'winner_swapped_order'" in proc.stdout + proc.stderr
 
@@ -403,10 +395,7 @@ def test_items_with_identical_outputs_are_named_counted_and_not_judged(tmp_path:
     with FaultServer(answer_fn=answer) as server:
         config = tmp_path / "run.yaml"
         config.write_text(stub_config(server.base_url, tmp_path / "items.jsonl"))
-        env = {**os.environ, "COLUMNS": "200"}
-        done = subprocess.run([sys.executable, "-m", "judgekit", "run", str(config), "--out",
-                               str(tmp_path / "out")], cwd=REPO, capture_output=True, text=True,
-                              timeout=600, env=env)  # fmt: skip
+        done = run_main("run", str(config), "--out", str(tmp_path / "out"), env={"COLUMNS": "200"})
         assert done.returncode == 0, done.stderr
         sent = server.total_requests
     assert any("task 7" in a for a in asked)

@@ -8,11 +8,10 @@ Real runs against a stub server on 127.0.0.1 (tests/fault_server.py).
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_inproc import run_main
 from fault_server import FaultServer
 from test_logprobs_runs import answer, write_run
 
@@ -52,12 +51,7 @@ def test_the_cli_says_it_in_one_line_and_exits_2(tmp_path: Path) -> None:
     with FaultServer(answer_fn=answer) as srv:
         judge = f"  model: hosted_vllm/fault-model\n  api_base: {srv.base_url}"
         config = write_run(tmp_path, judge)
-        done = subprocess.run(
-            [sys.executable, "-m", "judgekit", "run", str(config), "--out", str(out)],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        done = run_main("run", str(config), "--out", str(out))
     assert done.returncode == 2, done.stderr
     said = (done.stdout + done.stderr).strip()
     assert "Traceback" not in said

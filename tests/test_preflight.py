@@ -1,6 +1,7 @@
-"""Preflight and refusals no retry can fix, through real ``judgekit run`` processes against real
-servers on 127.0.0.1: a missing key, a wrong served model name, an unreachable server and a
-server that answers 401 are each one line and exit 2, before (or soon after) the first call."""
+"""Preflight and refusals no retry can fix, through ``judgekit run`` (in the test process; a real
+process where the run's output is read while it waits) against real servers on 127.0.0.1: a
+missing key, a wrong served model name, an unreachable server and a server that answers 401 are
+each one line and exit 2, before (or soon after) the first call."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from cli_inproc import Ran
 from cli_subprocess import REPO, RUN, run_cli
 from fault_process import FaultServerProcess
 from fault_server import FaultServer
@@ -44,11 +46,11 @@ def classify_config(tmp: Path, judge: str, items: Path, cache: bool = False) -> 
     return path
 
 
-def judgekit(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+def judgekit(*args: str, env: dict[str, str] | None = None) -> Ran:
     return run_cli(*args, env=env, drop=lambda k: k == KEY_ENV)
 
 
-def error_lines(proc: subprocess.CompletedProcess) -> list[str]:
+def error_lines(proc: Ran) -> list[str]:
     return [line for line in proc.stderr.splitlines() if line.startswith("error: ")]
 
 

@@ -6,12 +6,10 @@ once it is fixed completes the rest."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_inproc import run_main
 from fault_process import FaultServerProcess
 from fault_server import FaultServer
 
@@ -21,9 +19,7 @@ from judgekit.llm.errors import EndpointError
 from judgekit.llm.health import STOP_AFTER, STOP_AFTER_ANSWERED, EndpointHealth
 
 pytestmark = pytest.mark.timeout(180)
-REPO = Path(__file__).resolve().parents[1]
 CONCURRENCY = 16
-MAIN = "from judgekit.cli import main; main()"  # the installed command's entry point
 
 
 def test_the_same_refusal_k_times_in_a_row_stops_an_endpoint_that_had_answered() -> None:
@@ -84,10 +80,8 @@ def test_a_key_revoked_after_500_tasks_stops_the_run_and_a_rerun_completes_it(
     with FaultServerProcess() as server:
         server.set_phase(500, "401")  # from the 501st request on: 401, as a revoked key
         config, out = write_run(tmp_path, server.base_url, 2000), tmp_path / "out"
-        command = [sys.executable, "-c", MAIN, "run", str(config), "--out", str(out)]
-        env = {**os.environ, "COLUMNS": "200"}
-        proc = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True,
-                              timeout=150)  # fmt: skip
+        command, env = ("run", str(config), "--out", str(out)), {"COLUMNS": "200"}
+        proc = run_main(*command, env=env)  # the installed command's main()
         text = proc.stdout + proc.stderr
         assert proc.returncode == 2 and "Traceback" not in text, text[-3000:]
         errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
@@ -110,8 +104,7 @@ def test_a_key_revoked_after_500_tasks_stops_the_run_and_a_rerun_completes_it(
         assert STOP_AFTER_ANSWERED <= refused <= sent - 500 < STOP_AFTER_ANSWERED + CONCURRENCY
         assert len(status) == 500 + refused  # the tasks not sent are not recorded
         server.set_phase(None, None)  # the key is fixed
-        proc = subprocess.run([*command, "--retry-errors"], cwd=REPO, env=env,
-                              capture_output=True, text=True, timeout=150)  # fmt: skip
+        proc = run_main(*command, "--retry-errors", env=env)
         assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
         again = server.stats()["total_requests"] - sent
     final = current(out)

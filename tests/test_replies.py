@@ -4,11 +4,11 @@ server on 127.0.0.1 answering that exact reply (``tests/reply_shapes.py``)."""
 from __future__ import annotations
 
 import json
-import subprocess
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from cli_inproc import Ran
 from cli_subprocess import run_cli
 from conftest import fault_spec as spec
 from conftest import judge_task
@@ -158,7 +158,7 @@ def test_every_shape_of_a_class_is_one_classification() -> None:
 
 
 # -- the command line: case 6 (parameters) and case 8 (exit codes) ---------------------------
-def judgekit(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+def judgekit(*args: str, env: dict[str, str] | None = None) -> Ran:
     return run_cli(*args, env=env, drop=lambda k: k.endswith("_API_KEY"))
 
 

@@ -6,15 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
-import sys
 import threading
 import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from cli_inproc import run_main
 from fault_process import FaultServerProcess
 from fault_server import FaultServer
 
@@ -26,9 +24,7 @@ from judgekit.prompts import Prompt
 from judgekit.runlog import RunLog
 
 pytestmark = pytest.mark.timeout(120)
-REPO = Path(__file__).resolve().parents[1]
 PROMPT = Prompt(id="test/judge", text="judge $x", path=Path("test"))
-RUN = "import sys; from judgekit.cli import app, cache, run; app(sys.argv[1:])"
 
 
 def tasks(model: ModelSpec, n: int, prefix: str = "t") -> list[Task]:
@@ -112,14 +108,22 @@ classify:
 """)
         assert load_config(config).judge.fallbacks[0].model == "openai/api-model"
         out = tmp_path / "out"
-        env = {**os.environ, "FALLBACK_KEY": key, "COLUMNS": "200"}
-        proc = subprocess.Popen([sys.executable, "-c", RUN, "run", str(config), "--out", str(out)],
-                                cwd=REPO, env=env, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT)  # fmt: skip
-        log = out / "records.jsonl"
-        primary.wait_held(1)  # it answered 150, then holds: the run cannot end before the kill
-        primary.kill()  # the vLLM server dies mid-run
-        output = proc.communicate(timeout=90)[0].decode()
+        failed: list[BaseException] = []
+
+        def kill_the_primary() -> None:  # beside the run, which goes in this process
+            try:  # it answered 150, then holds: the run cannot end before the kill
+                primary.wait_held(1)
+            except BaseException as exc:  # said below; the kill still ends the run
+                failed.append(exc)
+            primary.kill()  # the vLLM server dies mid-run
+
+        killer = threading.Thread(target=kill_the_primary)
+        killer.start()
+        proc = run_main("run", str(config), "--out", str(out),
+                        env={"FALLBACK_KEY": key, "COLUMNS": "200"})  # fmt: skip
+        killer.join(30)
+        assert not failed and not killer.is_alive(), failed
+        log, output = out / "records.jsonl", proc.stdout + proc.stderr
         assert proc.returncode == 0, output[-3000:]
         api_requests = api.stats()["total_requests"]
     records = [json.loads(line) for line in log.read_text().splitlines()]

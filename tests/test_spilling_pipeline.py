@@ -1,5 +1,6 @@
 """The spilling pipeline end to end through `judgekit run`, against a real HTTP server on
 127.0.0.1 (the fault-injection stub for speed and kill -9; the embedded model for the real path).
+Runs go in the test process, except the run killed with kill -9 and its resume: processes.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from cli_inproc import run_main
 from fault_process import FaultServerProcess
 
 REPO = Path(__file__).resolve().parents[1]
@@ -27,6 +29,13 @@ def judgekit(*args: str) -> subprocess.Popen:
         stderr=subprocess.STDOUT,
         text=True,
     )
+
+
+def run(*args: str) -> str:
+    """``judgekit ARGS`` in this process, exit 0; its stdout and stderr."""
+    proc = run_main(*args)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout + proc.stderr
 
 
 def stub_args(base_url: str, out: Path, words: str = "[head, line, point]") -> list[str]:
@@ -51,7 +60,7 @@ def records(out: Path) -> list[dict]:
 def test_run_writes_records_tables_heatmap_and_resumes_with_zero_calls(tmp_path: Path) -> None:
     with FaultServerProcess() as server:
         out = tmp_path / "run"
-        finished(judgekit(*stub_args(server.base_url, out)))
+        run(*stub_args(server.base_url, out))
         summary = json.loads((out / "summary.json").read_text())
         # 3 words x 4 languages, each: generate + judge (+ back-check translate and judge when
         # some meaning was rejected)
@@ -91,7 +100,7 @@ def test_run_writes_records_tables_heatmap_and_resumes_with_zero_calls(tmp_path:
         labels = pd.read_csv(out / "labels.csv")
         assert len(labels) == 12 * 5 and set(labels["label"]) <= {True, False}
         calls_before = server.stats()["total_requests"]
-        second = finished(judgekit(*stub_args(server.base_url, out)))
+        second = run(*stub_args(server.base_url, out))
         assert server.stats()["total_requests"] == calls_before  # resumed: zero model calls
         assert "requests sent this run 0" in second
 
@@ -100,7 +109,7 @@ def test_kill_9_mid_run_then_resume_gives_identical_results(tmp_path: Path) -> N
     words = "[head, line, point, case, base, center]"
     with FaultServerProcess(default_latency=0.3) as server:
         reference = tmp_path / "reference"
-        finished(judgekit(*stub_args(server.base_url, reference, words)))
+        run(*stub_args(server.base_url, reference, words))
         killed = tmp_path / "killed"
         # the server answers 10 more requests, then holds every answer: the kill lands mid-run
         server.set_phase(server.stats()["total_requests"] + 10, "hold")
@@ -140,8 +149,8 @@ def test_embedded_model_runs_the_pipeline_for_one_word(tmp_path: Path) -> None:
         "--set", "spilling.backcheck=false", "--set", "generator.max_reasks=0",
         "--set", "generator.max_tokens=320",
     ]  # fmt: skip
-    proc = judgekit(*args)
-    output, _ = proc.communicate(timeout=600)
+    proc = run_main(*args)
+    output = proc.stdout + proc.stderr
     recs = records(out)
     gen = [r for r in recs if r["stage"] == "generate"]
     # nothing scored (the 135M model's one answer unscored) exits 1, as README promises
