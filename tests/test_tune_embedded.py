@@ -6,10 +6,11 @@ takes); skipped only where llama-cpp-python or the model file is absent.
 
 Where the time goes (40 calls): about 90 s is generation (``default`` prompt ~900 tokens in,
 ``brief`` ~470, 54-119 tokens out, 1.5-3.6 s a call, the first ~6 s with the model start); the
-rest is the judgekit subprocess and the reports. Each cell's audit report would bootstrap its
-shares and its validation against the human votes (``cultural.n_resamples``, 1000 by default:
-about 45 s of the two cells' reports on a quiet machine); this test checks the tune, not those
-CIs, so it sets ``cultural.n_resamples=0`` (the tune's own CIs keep ``n_boot: 100``).
+rest is the reports (the command runs in the test process: tests/cli_inproc.py). Each cell's
+audit report would bootstrap its shares and its validation against the human votes
+(``cultural.n_resamples``, 1000 by default: about 45 s of the two cells' reports on a quiet
+machine); this test checks the tune, not those CIs, so it sets ``cultural.n_resamples=0`` (the
+tune's own CIs keep ``n_boot: 100``).
 
 What else keeps it short: both candidates share one embedded server (``run_cells`` holds it,
 :func:`judgekit.llm.local.shared_servers`: one model load); each of the 40 answers is generated
@@ -57,7 +58,7 @@ def test_embedded_judge_tuned_over_two_prompts_on_20_cs_ca_items(
 ) -> None:
     lite = shared_path(*LITE)  # missing data fails under JUDGEKIT_REQUIRE_DATA=1, never skips
     _require_embedded_model()
-    monkeypatch.setenv("JUDGEKIT_LOCAL_THREADS", "1")  # the judgekit subprocess inherits it
+    monkeypatch.setenv("JUDGEKIT_LOCAL_THREADS", "1")  # the embedded server reads it
     rows = [json.loads(line) for line in lite.read_text().splitlines()]
     chosen = [r for r in rows if r["cs_label"] == "CS"][:10]
     chosen += [r for r in rows if r["cs_label"] == "CA"][:10]
@@ -76,7 +77,7 @@ def test_embedded_judge_tuned_over_two_prompts_on_20_cs_ca_items(
     )
     out = tmp_path / "tune"
     proc = judgekit("calibrate", "tune", str(tmp_path / "tune.yaml"), "--out", str(out),
-                    "--no-cache", timeout=1500)  # fmt: skip
+                    "--no-cache")  # fmt: skip
     cells = sorted(p.name for p in out.iterdir() if p.is_dir())
     assert cells == ["smollm2-135m__brief", "smollm2-135m__default"]
     servers = set()
