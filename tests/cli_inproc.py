@@ -46,7 +46,9 @@ def run_main(*args: str, env: Mapping[str, str | None] | None = None, cwd: Path 
         os.chdir(cwd)
         built = _fresh_consoles()
         try:
-            main()
+            with warnings.catch_warnings():
+                _warnings_as_a_new_process()
+                main()
             code = 0
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
@@ -75,3 +77,19 @@ def _fresh_consoles() -> list[tuple[object, str, Console]]:
                     replaced.append((module, attr, value))
                     setattr(module, attr, plain_console(stderr=value.stderr))
     return replaced
+
+
+def _warnings_as_a_new_process() -> None:
+    """Python's default warning filters (deprecation, import and resource warnings hidden, any
+    other shown once per location) with each warning written to the captured stderr, as in a
+    new interpreter: under pytest a library warning would go to pytest's summary instead, and a
+    test asserting that nothing reaches the user's stderr could not fail."""
+    warnings.resetwarnings()
+    warnings.simplefilter("default")
+    for category in (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning):
+        warnings.simplefilter("ignore", category)
+    warnings.showwarning = _to_stderr
+
+
+def _to_stderr(message, category, filename, lineno, file=None, line=None):  # type: ignore[no-untyped-def]
+    sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))

@@ -22,6 +22,7 @@ from fault_server import FaultServer
 from test_grid import answer, base_config
 
 from judgekit.calibration.tune import choose, statistic, test_hash
+from judgekit.errors import InputError
 from judgekit.view.tune import tune_blocks
 
 REPO = Path(__file__).resolve().parents[1]
@@ -173,6 +174,13 @@ def check_left_out(tmp_path: Path, humans: list, server: FaultServer, calls: int
     (card, *_), _ = tune_blocks(left / report["chosen"])
     said = [(row[1], row[2]) for row in card["items"] if row[0] == "left out"]
     assert said == [(ties_note, ["tune", "notes", 0]), (ghost_note, ["tune", "notes", 1])]
+    for notes in (5, "a note", [1, None]):  # a tune.json edited by hand: one located error
+        (left / "tune.json").write_text(json.dumps({**report, "notes": notes}))
+        with pytest.raises(InputError, match="field 'notes'"):
+            tune_blocks(left / report["chosen"])
+    (left / "tune.json").write_text(json.dumps({k: v for k, v in report.items() if k != "looks"}))
+    with pytest.raises(InputError, match="field 'looks'"):
+        tune_blocks(left / report["chosen"])
     doc = json.loads((left / "splits.json").read_text())
     ties = doc["left_out"]["ties"]
     assert ties["n"] == 3 and ties["items"] == sorted(tied)

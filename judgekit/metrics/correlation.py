@@ -254,11 +254,12 @@ def correlate(
 
 def upper_pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
     """All pairs i < j of ``n`` positions, ``np.triu_indices(n, 1)`` (row by row), read-only:
-    shape (n (n - 1) / 2,) each; kept once per ``n`` up to 1,024 positions (at most 4 MB each)."""
-    return _kept_pairs(n) if n <= 1024 else np.triu_indices(n, 1)
+    shape (n (n - 1) / 2,) each; kept once per ``n`` up to 128 positions (a WMT segment's
+    systems: at most 130 KB a size, 8 MB in all)."""
+    return _kept_pairs(n) if n <= 128 else np.triu_indices(n, 1)
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=128)
 def _kept_pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
     first, second = np.triu_indices(n, 1)
     first.setflags(write=False)

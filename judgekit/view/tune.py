@@ -55,8 +55,24 @@ def _read(path: Path) -> dict[str, Any]:
     return data
 
 
+REPORT_KEYS = ("chosen", "statistic", "n_test", "test_figure", "test_ci", "baseline", "gain",
+               "gain_ci", "test_name", "p_value", "optimism", "looks")  # fmt: skip
+
+
+def _check_report(rep: dict[str, Any], path: Path) -> None:
+    """Raise InputError naming ``path`` and the field when tune.json lacks a report key or its
+    ``notes`` are not a list of texts."""
+    for key in REPORT_KEYS:
+        if key not in rep:
+            raise InputError(path, "missing from the tune report", field=key)
+    notes = rep.get("notes", [])
+    if not isinstance(notes, list) or not all(isinstance(note, str) for note in notes):
+        raise InputError(path, "expected a list of texts", field="notes")
+
+
 def _report_items(rep: dict[str, Any], this: str) -> list[list[Any]]:
-    """kv rows ``[name, value, path, ci?, ci path?]`` of a tune.json report."""
+    """kv rows ``[name, value, path, ci?, ci path?]`` of a tune.json report (checked by
+    :func:`_check_report`)."""
     chosen = rep["chosen"] + (" (this run)" if rep["chosen"] == this else f" (not {this})")
     rows = [
         ["chosen", chosen, ["tune", "chosen"]],
@@ -77,11 +93,13 @@ def _report_items(rep: dict[str, Any], this: str) -> list[list[Any]]:
 
 def tune_blocks(run_dir: Path) -> tuple[list[Block], dict[str, bytes]]:
     """(display blocks, figures) of the tune output ``run_dir`` is a candidate of; ([], {})
-    when it is none. Raises InputError for an unreadable tune.json or ranking.json."""
+    when it is none. Raises InputError for an unreadable tune.json or ranking.json, or a
+    tune.json missing a report key or with ``notes`` that are not a list of texts."""
     tune = Path(run_dir).parent
     if not is_tune_dir(tune):
         return [], {}
     rep = _read(tune / "tune.json")
+    _check_report(rep, tune / "tune.json")
     title = "calibrate tune: report on the sealed test split"
     items = _report_items(rep, Path(run_dir).name)
     blocks: list[Block] = [{"kind": "kv", "title": title, "path": ["tune"], "items": items}]
