@@ -121,7 +121,7 @@ def test_compile_kernels_compiles_what_the_entry_points_then_use():
     kernels = [k for k in vars(kendall_fast).values() if isinstance(k, CPUDispatcher)]
     compiled = {k.__name__: list(k.signatures) for k in kernels}
     called = {"_rows_fixed", "_grouped_rows", "_grouped_pair_rows", "_weighted_rows"}
-    assert {name for name, signatures in compiled.items() if signatures} == called
+    assert called <= {name for name, signatures in compiled.items() if signatures}
     human, judges = RNG.integers(0, 5, 40).astype(float), RNG.normal(size=(3, 40))
     groups = np.repeat([f"seg{g}" for g in range(8)], 5)
     swap = RNG.integers(0, 2, (4, 40)).astype(bool)
