@@ -40,7 +40,7 @@ def run_main(*args: str, env: Mapping[str, str | None] | None = None, cwd: Path 
     """``judgekit ARGS`` in this process from ``cwd`` (default the repository root), with
     ``env`` added to the environment for the command's duration; stdout and stderr apart."""
     argv, here = sys.argv, Path.cwd()
-    sigterm, show = signal.getsignal(signal.SIGTERM), warnings.showwarning
+    sigterm = signal.getsignal(signal.SIGTERM)
     with CliRunner().isolation(env={"COLUMNS": None, **(env or {})}) as (out, err, _):
         sys.argv = ["judgekit", *args]
         os.chdir(cwd)
@@ -53,7 +53,7 @@ def run_main(*args: str, env: Mapping[str, str | None] | None = None, cwd: Path 
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         finally:
-            sys.argv, warnings.showwarning = argv, show
+            sys.argv = argv
             signal.signal(signal.SIGTERM, sigterm)
             os.chdir(here)
             for module, name, console in built:

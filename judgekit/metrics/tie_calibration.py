@@ -34,6 +34,9 @@ class TieCalibration:
     accuracies: np.ndarray
 
 
+_ONE_PASS = 1024  # items whose pairs are taken in one pass; more, a row at a time (memory)
+
+
 def _within_pairs(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
     """For all pairs i < j (row by row): |x_i - x_j| and the acc_eq gain (+1, -1 or 0, int8)
     of making the pair a judge tie; and C + T_hm, the acc_eq numerator at epsilon = 0. Up to
@@ -48,9 +51,6 @@ def _within_pairs(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray,
         gains.append(gain)
         base += count
     return np.concatenate(diffs), np.concatenate(gains), base
-
-
-_ONE_PASS = 1024
 
 
 def _pair_gains(dx: np.ndarray, dy: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:

@@ -4,10 +4,10 @@
 that is a candidate of a tune output (its parent holds ``tune.json`` and ``splits.json``) gets
 the tune's blocks on its card: the test-only report (figure with CI, gain over the baseline with
 its paired CI and test, optimism, looks at the sealed test split, mode, the human labels left
-out), the select-split ranking
-and the per-facet figures with Cochran's Q, plus ``tune.png``. Every value is read from the tune
-output's JSON files (``tune.json``, ``ranking.json``, ``looks.json``), never recomputed here; each
-carries its path (``["tune", key]``) so a page test can check it against the file.
+out), the select-split ranking and the per-facet figures with Cochran's Q, plus ``tune.png``.
+Every value is read from the tune output's JSON files (``tune.json``, ``ranking.json``,
+``looks.json``), never recomputed here; each carries its path (``["tune", key]``) so a page test
+can check it against the file.
 """
 
 from __future__ import annotations
