@@ -213,3 +213,18 @@ def test_cli_agreement_and_judge(tmp_path):
     payload = json.loads((out / "judge_calibration.json").read_text())
     assert payload["alt_test"]["advantage_probability"] == pytest.approx(0.6111, abs=1e-4)
     assert (out / "confusion_matrix.csv").exists() and (out / "alt_test.csv").exists()
+
+
+def test_cli_judge_with_one_label_on_both_sides_says_why_kappa_is_undefined(tmp_path):
+    from cli_inproc import run_main
+
+    human, judge = tmp_path / "humans.csv", tmp_path / "judge.csv"
+    human.write_text("item,rater,label\n" + "".join(f"i{k},h1,yes\n" for k in range(6)))
+    judge.write_text("item,rater,label\n" + "".join(f"i{k},j,yes\n" for k in range(6)))
+    result = run_main("calibrate", "judge", "--judge", str(judge), "--human", str(human),
+                      "--n-resamples", "20", env={"COLUMNS": "200"})  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""  # scikit-learn's "A single label was found" is ours to say
+    assert ("Cohen's kappa of judge vs human majority: undefined (-): both sides give one and "
+            "the same label only, so chance agreement is 1") in result.stdout  # fmt: skip
+    assert "judge vs human majority │ 6 │ 1.000 [1.000, 1.000]" in result.stdout

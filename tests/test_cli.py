@@ -194,3 +194,15 @@ def test_out_of_range_numeric_options_exit_2_naming_the_option(tmp_path: Path, a
     result = CliRunner().invoke(app, [a.format(labels=labels) for a in args])
     assert result.exit_code == 2 and not isinstance(result.exception, ArithmeticError)
     assert f"Invalid value for '{option}'" in result.output
+
+
+def test_agreement_on_one_rater_labels_says_what_to_run_instead(tmp_path: Path) -> None:
+    # a run's labels.csv holds one judge: no item has 2 ratings, so nothing to agree on
+    labels = tmp_path / "labels.csv"
+    labels.write_text("item,rater,label\n" + "".join(f"i{i},judge,{i % 2}\n" for i in range(6)))
+    result = run_main("calibrate", "agreement", str(labels), "--n-resamples", "0")
+    assert result.returncode == 2 and result.stdout == "", result.stdout
+    error = " ".join(result.stderr.split())
+    assert error.startswith(f"error: {labels}: no item has 2 or more ratings (6 items, raters")
+    assert "calibrate judge --judge RUN_DIR --human HUMAN_LABELS" in error
+    assert "Traceback" not in result.stderr

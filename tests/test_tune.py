@@ -213,6 +213,27 @@ def test_nested_cv_holds_each_item_out_once_and_reports_the_procedure():
     overall = statistic_of(memoriser, human, ids)
     assert res.report.test_figure == pytest.approx(overall)  # pooled: each fold its own choice
     assert abs(res.report.optimism) < 0.02 and res.report.gain_ci[0] > 0
+    assert res.report.fold_choices == res.chosen_per_fold
+
+
+def test_nested_report_says_the_choice_per_fold_and_why_a_gain_over_itself():
+    from dataclasses import replace
+
+    from judgekit.calibration.tune.report import TestReport
+    from judgekit.report.tune import tune_lines
+
+    rep = TestReport("a", "a", "accuracy", 40, 0.8, (0.7, 0.9), 0.05, (0.0, 0.1), 0.2,
+                     "McNemar", 0.01, 1, mode="nested 5-fold",
+                     fold_choices=("a", "b", "a", "a", "b"))  # fmt: skip
+    lines = tune_lines(rep)
+    assert "gain of the procedure over a: +0.050 [+0.000, +0.100], McNemar p=0.2" in lines
+    assert "chosen without each fold: a (3 of 5), b (2 of 5)" in lines
+    assert any("need not be zero although a is chosen on all items" in x for x in lines)
+    same = tune_lines(replace(rep, fold_choices=("a",) * 5))
+    assert "chosen without each fold: a (5 of 5)" in same
+    assert not any("need not be zero" in x for x in same)
+    split = tune_lines(replace(rep, mode="split", fold_choices=()))
+    assert split[1].startswith("gain over a: ") and not any("fold" in x for x in split)
 
 
 def statistic_of(out, human, ids):

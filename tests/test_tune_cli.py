@@ -144,7 +144,12 @@ def check_nested(tmp_path: Path, out: Path, server: FaultServer, cells: dict, ca
     assert sorted(i for f in doc["folds"] for i in f) == sorted(doc["test"])
     report = json.loads((nested / "tune.json").read_text())
     assert report["mode"] == "nested 4-fold" and report["n_test"] == 60
-    assert "nested 4-fold" in proc.stdout
+    assert "nested 4-fold" in proc.stdout and "gain of the procedure over" in proc.stdout
+    choices = report["fold_choices"]
+    assert len(choices) == 4 and set(choices) <= set(cells)
+    said = " ".join(proc.stdout.split()).split("chosen without each fold: ")[1]
+    for choice in set(choices):
+        assert f"{choice} ({choices.count(choice)} of 4)" in said.split(" optimism")[0]
 
 
 def check_left_out(tmp_path: Path, humans: list, server: FaultServer, calls: int) -> None:
@@ -174,9 +179,12 @@ def check_left_out(tmp_path: Path, humans: list, server: FaultServer, calls: int
     (card, *_), _ = tune_blocks(left / report["chosen"])
     said = [(row[1], row[2]) for row in card["items"] if row[0] == "left out"]
     assert said == [(ties_note, ["tune", "notes", 0]), (ghost_note, ["tune", "notes", 1])]
-    for notes in (5, "a note", [1, None]):  # a tune.json edited by hand: one located error
-        (left / "tune.json").write_text(json.dumps({**report, "notes": notes}))
-        with pytest.raises(InputError, match="field 'notes'"):
+    folds = [(row[1], row[2]) for row in card["items"] if row[0] == "chosen without fold"]
+    assert folds == [(f"{k + 1}: {c}", ["tune", "fold_choices", k])
+                     for k, c in enumerate(report["fold_choices"])]  # fmt: skip
+    for key, bad in [(k, v) for k in ("notes", "fold_choices") for v in (5, "a", [1, None])]:
+        (left / "tune.json").write_text(json.dumps({**report, key: bad}))  # edited by hand
+        with pytest.raises(InputError, match=f"field '{key}'"):
             tune_blocks(left / report["chosen"])
     (left / "tune.json").write_text(json.dumps({k: v for k, v in report.items() if k != "looks"}))
     with pytest.raises(InputError, match="field 'looks'"):

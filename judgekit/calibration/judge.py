@@ -26,6 +26,7 @@ types are in :mod:`judgekit.calibration.results`.
 
 from __future__ import annotations
 
+import warnings
 from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping
 from typing import Any
@@ -151,7 +152,9 @@ def _confusion(pairs: pd.DataFrame, scorer: Any) -> tuple[pd.DataFrame, list[dic
     """The confusion matrix (rows: human majority, columns: judge) and the errors by
     (human, judge) pair, most frequent first."""
     labels = scorer.everything
-    cells = confusion_matrix(pairs["reference"], pairs["label"], labels=labels)
+    with warnings.catch_warnings():  # one known label: a 1 x 1 matrix is the right shape
+        warnings.filterwarnings("ignore", "A single label was found", UserWarning)
+        cells = confusion_matrix(pairs["reference"], pairs["label"], labels=labels)
     confusion = pd.DataFrame(cells, index=labels, columns=labels).loc[
         [x for x in labels if x in set(pairs["reference"]) or x in scorer.classes],
         [x for x in labels if x in set(pairs["label"]) or x in scorer.classes],

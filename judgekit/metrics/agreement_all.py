@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
+from judgekit.errors import InputError
 from judgekit.labels.table import LabelTable
 from judgekit.metrics.agreement import (
     cohen_kappa,
@@ -58,9 +59,12 @@ def agreement_statistics(
         (results in list order, prevalence, note or "").
 
     Raises:
+        InputError: no item of ``table`` has 2 or more ratings (nothing to agree on: a run's
+            ``labels.csv`` holds its one judge's labels).
         JudgekitError: a label outside ``categories``; ordinal alpha on text labels with no
             declared order; interval or ratio alpha on text labels.
     """
+    _require_pairs(table)
     coded, _ = encode(table, categories)  # once: every coefficient computes on these codes
     boot: dict[str, Any] = {"n_resamples": n_resamples, "seed": seed, "confidence": confidence}
     scale = len(table.categories) > MANY_CATEGORIES
@@ -80,3 +84,17 @@ def agreement_statistics(
         results.append(FUNCTIONS[statistic.key](coded, **kw))
     slow = {**boot, "n_resamples": 0} if scale else boot
     return results, prevalence(coded, **slow), note
+
+
+def _require_pairs(table: LabelTable) -> None:
+    """Refuse a table in which no item has 2 or more ratings, saying what to run instead."""
+    if (table.frame.notna().sum(axis=1) >= 2).any():
+        return
+    raters = ", ".join(f"'{r}'" for r in table.raters[:3]) + (", ..." if table.n_raters > 3 else "")
+    raise InputError(
+        table.source,
+        f"no item has 2 or more ratings ({table.n_items} items, raters {raters}): agreement "
+        "among raters needs items that 2 or more raters labelled. A run's labels.csv holds its "
+        "judge's labels only: compare them with human labels by `judgekit calibrate judge "
+        "--judge RUN_DIR --human HUMAN_LABELS`",
+    )

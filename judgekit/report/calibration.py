@@ -53,6 +53,12 @@ def print_judge_calibration(result: JudgeCalibration, console: Any) -> None:
     alt-test verdict (or why a view is missing)."""
     report = result.report
     console.print(summary_table(result.rows))
+    for r in result.rows:
+        if r["metric"] == "kappa" and r["n"] and fmt(r["value"]) == "-":
+            console.print(
+                f"Cohen's kappa of {r['comparison']}: undefined (-): both sides give one and the "
+                "same label only, so chance agreement is 1"
+            )
     console.print(
         f"{report.n_items} items scored; {report.n_ties} human ties ({result.tie_policy}); "
         f"{report.n_unjudged} items without a judge label; ceiling rows: n = (human, item) pairs"

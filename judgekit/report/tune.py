@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+from collections import Counter
 from pathlib import Path
 
 from judgekit.calibration.tune.report import TestReport
@@ -28,9 +29,27 @@ def facet_lines(rep: TestReport) -> list[str]:
     return [f"per {rep.by} on test: {test}", *lines]
 
 
+def fold_lines(rep: TestReport) -> list[str]:
+    """Nested mode: the candidates chosen without each fold, counted (most first), and where the
+    candidate chosen on all items is the baseline itself, why the gain need not be zero."""
+    if not rep.fold_choices:
+        return []
+    k = len(rep.fold_choices)
+    counts = Counter(rep.fold_choices).most_common()
+    lines = ["chosen without each fold: " + ", ".join(f"{c} ({n} of {k})" for c, n in counts)]
+    if rep.chosen == rep.baseline and set(rep.fold_choices) != {rep.baseline}:
+        lines.append(
+            f"note: the gain compares these choices' held-out outputs with {rep.baseline}; "
+            f"it need not be zero although {rep.chosen} is chosen on all items"
+        )
+    return lines
+
+
 def tune_lines(rep: TestReport) -> list[str]:
-    """Console lines: test-only figure and CI, paired gain with CI and p, optimism, the figure
-    per facet value with Cochran's Q, the notes of human labels left out, looks (last)."""
+    """Console lines: test-only figure and CI, paired gain with CI and p (nested mode: of the
+    choosing procedure, then the choice per fold), optimism, the figure per facet value with
+    Cochran's Q, the notes of human labels left out, looks (last)."""
+    gain = "gain" if rep.mode == "split" else "gain of the procedure"
     return [
         f"chosen {rep.chosen} ({rep.statistic} on test, n={rep.n_test}): "
         f"{rep.test_figure:.3f} [{rep.test_ci[0]:.3f}, {rep.test_ci[1]:.3f}]"
@@ -38,8 +57,9 @@ def tune_lines(rep: TestReport) -> list[str]:
         else f"chosen {rep.chosen} on all items; {rep.mode} ({rep.statistic} of each item judged "
         f"by the choice made without it, n={rep.n_test}): {rep.test_figure:.3f} "
         f"[{rep.test_ci[0]:.3f}, {rep.test_ci[1]:.3f}]",
-        f"gain over {rep.baseline}: {rep.gain:+.3f} [{rep.gain_ci[0]:+.3f}, {rep.gain_ci[1]:+.3f}]"
-        f", {rep.test_name} p={rep.p_value:.2g}",
+        f"{gain} over {rep.baseline}: {rep.gain:+.3f} "
+        f"[{rep.gain_ci[0]:+.3f}, {rep.gain_ci[1]:+.3f}], {rep.test_name} p={rep.p_value:.2g}",
+        *fold_lines(rep),
         f"optimism (select - test): {rep.optimism:+.3f}",
         *facet_lines(rep),
         *(f"note: {note}" for note in rep.notes),
@@ -61,7 +81,7 @@ def write_tune_csv(rep: TestReport, path: Path) -> None:
             for name, d in (value or {}).get("values", {}).items():
                 row[f"facet_{name}"] = d["figure"]
             row["facet_p"] = (value or {}).get("p_value")
-        elif key == "notes":
+        elif key in ("notes", "fold_choices"):
             row[key] = "; ".join(value)
         elif isinstance(value, list):
             row[f"{key}_lo"], row[f"{key}_hi"] = value

@@ -36,8 +36,9 @@ def tune_figure(ranking: Ranking, rep: TestReport, path: Path) -> Path:
         label=f"test (n={rep.n_test})" if rep.mode == "split" else f"{rep.mode}, held out",
     )  # fmt: skip
     ax.set_xlabel(rep.statistic)
+    gain = "gain" if rep.mode == "split" else "procedure's gain"
     ax.set_title(
-        f"chosen {rep.chosen}: gain over {rep.baseline} {rep.gain:+.3f} "
+        f"chosen {rep.chosen}: {gain} over {rep.baseline} {rep.gain:+.3f} "
         f"[{rep.gain_ci[0]:+.3f}, {rep.gain_ci[1]:+.3f}], optimism {rep.optimism:+.3f}, "
         f"looks {rep.looks}",
         fontsize=8,

@@ -3,11 +3,11 @@
 ``judgekit view TUNE_OUT`` shows the chosen candidate's run (``TUNE_OUT/<chosen>/``), and any run
 that is a candidate of a tune output (its parent holds ``tune.json`` and ``splits.json``) gets
 the tune's blocks on its card: the test-only report (figure with CI, gain over the baseline with
-its paired CI and test, optimism, looks at the sealed test split, mode, the human labels left
-out), the select-split ranking and the per-facet figures with Cochran's Q, plus ``tune.png``.
-Every value is read from the tune output's JSON files (``tune.json``, ``ranking.json``,
-``looks.json``), never recomputed here; each carries its path (``["tune", key]``) so a page test
-can check it against the file.
+its paired CI and test, optimism, looks at the sealed test split, mode, the choice made without
+each fold in nested mode, the human labels left out), the select-split ranking and the
+per-facet figures with Cochran's Q, plus ``tune.png``. Every value is read from the tune
+output's JSON files (``tune.json``, ``ranking.json``, ``looks.json``), never recomputed here;
+each carries its path (``["tune", key]``) so a page test can check it against the file.
 """
 
 from __future__ import annotations
@@ -61,19 +61,21 @@ REPORT_KEYS = ("chosen", "statistic", "n_test", "test_figure", "test_ci", "basel
 
 def _check_report(rep: dict[str, Any], path: Path) -> None:
     """Raise InputError naming ``path`` and the field when tune.json lacks a report key or its
-    ``notes`` are not a list of texts."""
+    ``notes`` or ``fold_choices`` are not lists of texts."""
     for key in REPORT_KEYS:
         if key not in rep:
             raise InputError(path, "missing from the tune report", field=key)
-    notes = rep.get("notes", [])
-    if not isinstance(notes, list) or not all(isinstance(note, str) for note in notes):
-        raise InputError(path, "expected a list of texts", field="notes")
+    for key in ("notes", "fold_choices"):
+        texts = rep.get(key, [])
+        if not isinstance(texts, list) or not all(isinstance(text, str) for text in texts):
+            raise InputError(path, "expected a list of texts", field=key)
 
 
 def _report_items(rep: dict[str, Any], this: str) -> list[list[Any]]:
     """kv rows ``[name, value, path, ci?, ci path?]`` of a tune.json report (checked by
     :func:`_check_report`)."""
     chosen = rep["chosen"] + (" (this run)" if rep["chosen"] == this else f" (not {this})")
+    gain = "gain" if rep.get("mode", "split") == "split" else "gain of the procedure"
     rows = [
         ["chosen", chosen, ["tune", "chosen"]],
         ["mode", rep.get("mode", "split"), ["tune", "mode"]],
@@ -81,12 +83,14 @@ def _report_items(rep: dict[str, Any], this: str) -> list[list[Any]]:
         ["test items", rep["n_test"], ["tune", "n_test"]],
         ["test figure", rep["test_figure"], ["tune", "test_figure"], rep["test_ci"],
          ["tune", "test_ci"]],
-        [f"gain over {rep['baseline']}", rep["gain"], ["tune", "gain"], rep["gain_ci"],
+        [f"{gain} over {rep['baseline']}", rep["gain"], ["tune", "gain"], rep["gain_ci"],
          ["tune", "gain_ci"]],
         [f"paired test ({rep['test_name']}) p", rep["p_value"], ["tune", "p_value"]],
         ["optimism (select - test)", rep["optimism"], ["tune", "optimism"]],
         ["looks at the sealed test split", rep["looks"], ["tune", "looks"]],
     ]  # fmt: skip
+    rows += [["chosen without fold", f"{k + 1}: {name}", ["tune", "fold_choices", k]]
+             for k, name in enumerate(rep.get("fold_choices", []))]  # fmt: skip
     notes = enumerate(rep.get("notes", []))
     return rows + [["left out", note, ["tune", "notes", i]] for i, note in notes]
 
@@ -94,7 +98,8 @@ def _report_items(rep: dict[str, Any], this: str) -> list[list[Any]]:
 def tune_blocks(run_dir: Path) -> tuple[list[Block], dict[str, bytes]]:
     """(display blocks, figures) of the tune output ``run_dir`` is a candidate of; ([], {})
     when it is none. Raises InputError for an unreadable tune.json or ranking.json, or a
-    tune.json missing a report key or with ``notes`` that are not a list of texts."""
+    tune.json missing a report key or with ``notes`` or ``fold_choices`` that are not lists of
+    texts."""
     tune = Path(run_dir).parent
     if not is_tune_dir(tune):
         return [], {}

@@ -79,7 +79,9 @@ def nested_cv(
     The report (:func:`judgekit.calibration.tune.report.report_on_test` on the pooled items)
     gives the procedure's figure with its bootstrap CI, the paired gain over ``baseline`` with
     its CI and test, and the optimism = mean inner (choice-side) figure of the chosen candidates
-    minus the pooled held-out figure; ``chosen`` is the candidate chosen on all items.
+    minus the pooled held-out figure; ``chosen`` is the candidate chosen on all items and
+    ``fold_choices`` the candidate chosen without each fold (the gain is theirs: it can differ
+    from zero although ``chosen`` is ``baseline``, where a fold chose another candidate).
     """
     composite: dict[str, object] = {}
     chosen, inner = [], []
@@ -95,5 +97,6 @@ def nested_cv(
     ranking = Ranking(stat, ((COMPOSITE, float(np.nanmean(inner))),))
     report = report_on_test(pooled, human, items, ranking, baseline, looks, n_boot, seed)
     overall = choose(candidates, human, items, stat)
-    report = replace(report, chosen=overall.chosen, mode=f"nested {len(folds)}-fold")
+    report = replace(report, chosen=overall.chosen, mode=f"nested {len(folds)}-fold",
+                     fold_choices=tuple(chosen))  # fmt: skip
     return NestedResult(tuple(tuple(f) for f in folds), tuple(chosen), overall, report, composite)

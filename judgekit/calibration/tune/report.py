@@ -25,7 +25,9 @@ class TestReport:
     (:func:`judgekit.calibration.tune.strata.facet_report`), empty without a facet; ``mode``:
     ``split`` (one sealed test split) or ``nested K-fold`` (:mod:`judgekit.calibration.tune.
     nested`: figures of the choosing procedure, every item held out once); ``notes``: the
-    human-labelled items left out (ties, not labelled by every candidate), counted, first ids."""
+    human-labelled items left out (ties, not labelled by every candidate), counted, first ids;
+    ``fold_choices`` (nested mode only): the candidate chosen without each outer fold, in fold
+    order, the choices whose held-out outputs the figure and the gain describe."""
 
     chosen: str
     baseline: str
@@ -43,6 +45,7 @@ class TestReport:
     facets: dict[str, object] = field(default_factory=dict)
     mode: str = "split"
     notes: tuple[str, ...] = ()
+    fold_choices: tuple[str, ...] = ()
 
 
 TestReport.__test__ = False  # type: ignore[attr-defined]
