@@ -1,12 +1,14 @@
 """Preflight's schema probe (issue 32, 7(f)): one short call finds a server that ignores the
 JSON schema; an ``auto`` route then runs with the prompt strategy (validated as ever) and says
 so, a route set to ``json_schema`` stops before the run with one line. The mid-run warning
-names a server only for answers off the schema's shape, never for answers that fail a check
-beyond it (five meanings that are not distinct). Against the fault server on 127.0.0.1."""
+names a server only for answers off the JSON schema sent, never for answers valid under it that
+fail a check beyond it (five meanings that are not distinct, a blank text pydantic strips).
+Against the fault server on 127.0.0.1."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -84,14 +86,25 @@ def test_a_server_that_follows_the_schema_is_left_as_it_is() -> None:
     assert not [n for n in result.notes if "ignores" in n]
 
 
-def repeated_meanings(body: dict) -> str:
-    meaning = {"meaning": "a bank", "examples": ["x", "y", "z"]}
-    return json.dumps({"meanings": [meaning] * 5})
+def _meanings(meaning: str, examples: int) -> Callable[[dict], str]:
+    item = {"meaning": meaning, "examples": ["x", "y", "z"][:examples]}
+    return lambda body: json.dumps({"meanings": [item] * 5})
 
 
-def test_answers_failing_the_distinct_meanings_check_never_blame_the_server(tmp_path) -> None:
+@pytest.mark.parametrize(
+    ("answer_fn", "reason", "blamed"),
+    [
+        (_meanings("a bank", 3), "not distinct", False),  # a validator's check
+        (_meanings("   ", 3), "at least 1 character", False),  # stripped by pydantic only
+        (_meanings("a bank", 2), "at least 3 items", True),  # minItems: off the JSON schema
+    ],
+    ids=["repeated", "blank", "two_examples"],
+)
+def test_only_answers_off_the_json_schema_blame_the_server(
+    tmp_path, answer_fn, reason: str, blamed: bool
+) -> None:
     warnings: list[str] = []
-    with FaultServer(answer_fn=repeated_meanings) as srv:
+    with FaultServer(answer_fn=answer_fn) as srv:
         client = LLMClient(RunLog(tmp_path), on_warning=warnings.append)
         spec = fault_spec(srv, max_reasks=0)
         prompt = Prompt(id="gen", text="", path=tmp_path / "gen.txt")
@@ -101,5 +114,6 @@ def test_answers_failing_the_distinct_meanings_check_never_blame_the_server(tmp_
         records = run_tasks(client, *tasks)
         client.end_checks()
     assert {r.status for r in records} == {"unscored"}
-    assert all("not distinct" in (r.reason or "") for r in records)
-    assert not [w for w in warnings + client.warnings if "JSON schema" in w], warnings
+    assert all(reason in (r.reason or "") for r in records), records[0].reason
+    said = [w for w in warnings + client.warnings if "does not follow the JSON schema" in w]
+    assert bool(said) == blamed, said

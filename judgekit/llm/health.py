@@ -20,9 +20,10 @@ Three rules, each per endpoint (one server URL, or one API route):
   although the request asked for a schema (``json_schema``, ``json_object``),
   :meth:`EndpointHealth.on_answer` returns a warning, once: such servers (some proxies, older
   llama.cpp builds) ignore ``response_format`` (preflight's probe finds most of them before the
-  run: ``schema_probe.py``). An answer of the schema's shape that fails only a check the JSON
-  schema cannot state (``InvalidAnswer.off_schema`` False: five meanings not distinct) followed
-  the schema: the caller counts it as a conforming answer, and no warning names the server.
+  run: ``schema_probe.py``). An answer valid under the JSON schema sent that fails only a check
+  beyond it (``InvalidAnswer.off_schema`` False: five meanings not distinct, a text of spaces
+  the answer model strips) followed the schema: the caller counts it as a conforming answer,
+  and no warning names the server.
 * **Outage policy.** An endpoint that has answered and then refuses or drops connections (a
   server restarting) is paused: no task spends its attempts on it. One probe
   (``GET /models``) runs with exponential back-off (0.25 s doubling to 5 s) until the server

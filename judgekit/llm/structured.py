@@ -42,9 +42,10 @@ class InvalidAnswer(Exception):
         reask: whether a re-ask may help (only for ``empty``, ``malformed_json``, ``schema``).
         reasoning: the reasoning that came with the answer, if any.
         note: where the answer was read from, when not from the content.
-        off_schema: False when the answer has the JSON schema's shape and failed only a check
-            the JSON schema cannot state (a validator: five meanings that are not distinct),
-            so the endpoint did follow the schema (``health.py`` warns only otherwise).
+        off_schema: False when the answer is valid under the JSON schema sent and failed only
+            a check the JSON schema cannot state (a validator: five meanings that are not
+            distinct; pydantic's stripping: " " is no non-empty text), so the endpoint did
+            follow the schema (``health.py`` warns only otherwise).
     """
 
     def __init__(
@@ -185,8 +186,13 @@ def _validation_summary(exc: ValidationError) -> str:
 _VALIDATOR_BUGS = (AttributeError, TypeError, KeyError, IndexError)
 
 
-# pydantic's error types of a schema's own validators: checks beyond what JSON Schema states
-_VALIDATOR_ERRORS = frozenset({"value_error", "assertion_error"})
+@lru_cache(maxsize=256)
+def _json_schema_check(schema: type[BaseModel]) -> Any:
+    """A jsonschema validator of the JSON schema judgekit sends for ``schema`` (cached)."""
+    from jsonschema.validators import validator_for  # only when an answer fails validation
+
+    js = schema.model_json_schema()
+    return validator_for(js)(js)
 
 
 def _validator_raised(exc: Exception, raw: str | None) -> InvalidAnswer:
@@ -194,10 +200,17 @@ def _validator_raised(exc: Exception, raw: str | None) -> InvalidAnswer:
     return InvalidAnswer(reason, raw, off_schema=False)
 
 
-def _schema_failure(exc: ValidationError, raw: str | None) -> InvalidAnswer:
-    """An answer that is JSON but no instance of the schema; ``off_schema`` unless only the
-    schema's own validators refused it."""
-    off = any(err["type"] not in _VALIDATOR_ERRORS for err in exc.errors())
+def _schema_failure(
+    exc: ValidationError, raw: str | None, schema: type[BaseModel], text: str
+) -> InvalidAnswer:
+    """An answer that is JSON (``text``) but no instance of ``schema``; ``off_schema`` when it
+    fails the JSON schema sent with the request too (jsonschema decides, not the kind of
+    pydantic error: a validator's check, or a string of spaces that pydantic strips before its
+    ``min_length``, is what a server following the schema may still send)."""
+    try:
+        off = not _json_schema_check(schema).is_valid(json.loads(text, strict=False))
+    except ValueError:  # JSON pydantic read and Python's reader does not: off the shape
+        off = True
     return InvalidAnswer(f"schema: {_validation_summary(exc)}", raw, off_schema=off)
 
 
@@ -226,7 +239,7 @@ def parse_answer(raw: str | None, schema: type[BaseModel], finish_reason: str | 
     except ValidationError as exc:
         errors = exc.errors()
         if not errors or errors[0]["type"] != "json_invalid":
-            raise _schema_failure(exc, raw) from None
+            raise _schema_failure(exc, raw, schema, text) from None
         detail = str(errors[0].get("ctx", {}).get("error", errors[0]["msg"]))
         if span is None or "control character" not in detail:
             raise InvalidAnswer(f"malformed_json: {detail}", raw) from None
@@ -237,7 +250,7 @@ def parse_answer(raw: str | None, schema: type[BaseModel], finish_reason: str | 
     except _VALIDATOR_BUGS as exc:
         raise _validator_raised(exc, raw) from None
     except ValidationError as exc:
-        raise _schema_failure(exc, raw) from None
+        raise _schema_failure(exc, raw, schema, text) from None
 
 
 def cached_answer(hit: Any, schema: type[BaseModel]) -> tuple[str, Any] | None:
