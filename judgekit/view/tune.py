@@ -89,7 +89,7 @@ def _report_items(rep: dict[str, Any], this: str) -> list[list[Any]]:
         ["optimism (select - test)", rep["optimism"], ["tune", "optimism"]],
         ["looks at the sealed test split", rep["looks"], ["tune", "looks"]],
     ]  # fmt: skip
-    rows += [["chosen without fold", f"{k + 1}: {name}", ["tune", "fold_choices", k]]
+    rows += [[f"chosen without fold {k + 1}", name, ["tune", "fold_choices", k]]
              for k, name in enumerate(rep.get("fold_choices", []))]  # fmt: skip
     notes = enumerate(rep.get("notes", []))
     return rows + [["left out", note, ["tune", "notes", i]] for i, note in notes]
