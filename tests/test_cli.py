@@ -196,7 +196,7 @@ def test_out_of_range_numeric_options_exit_2_naming_the_option(tmp_path: Path, a
     assert f"Invalid value for '{option}'" in result.output
 
 
-def test_agreement_on_one_rater_labels_says_what_to_run_instead(tmp_path: Path) -> None:
+def test_agreement_with_no_item_rated_twice_is_refused_saying_why(tmp_path: Path) -> None:
     # a run's labels.csv holds one judge: no item has 2 ratings, so nothing to agree on
     labels = tmp_path / "labels.csv"
     labels.write_text("item,rater,label\n" + "".join(f"i{i},judge,{i % 2}\n" for i in range(6)))
@@ -204,5 +204,13 @@ def test_agreement_on_one_rater_labels_says_what_to_run_instead(tmp_path: Path) 
     assert result.returncode == 2 and result.stdout == "", result.stdout
     error = " ".join(result.stderr.split())
     assert error.startswith(f"error: {labels}: no item has 2 or more ratings (6 items, raters")
-    assert "calibrate judge --judge RUN_DIR --human HUMAN_LABELS" in error
+    assert error.endswith("one rater: a run's labels.csv holds its judge's labels only; compare "
+                          "them with human labels by `judgekit calibrate judge --judge RUN_DIR "
+                          "--human HUMAN_LABELS`")  # fmt: skip
     assert "Traceback" not in result.stderr
+    # two raters on disjoint items (a wide file with gaps): the same refusal, its own reason
+    labels.write_text("item,r1,r2\na,1,\nb,,0\n")
+    result = run_main("calibrate", "agreement", str(labels), "--format", "wide")
+    error = " ".join(result.stderr.split())
+    assert result.returncode == 2 and "(2 items, raters 'r1', 'r2')" in error, error
+    assert error.endswith("the raters labelled disjoint items")

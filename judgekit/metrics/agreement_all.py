@@ -91,10 +91,14 @@ def _require_pairs(table: LabelTable) -> None:
     if (table.frame.notna().sum(axis=1) >= 2).any():
         return
     raters = ", ".join(f"'{r}'" for r in table.raters[:3]) + (", ..." if table.n_raters > 3 else "")
+    why = (
+        "one rater: a run's labels.csv holds its judge's labels only; compare them with human "
+        "labels by `judgekit calibrate judge --judge RUN_DIR --human HUMAN_LABELS`"
+        if table.n_raters == 1
+        else "the raters labelled disjoint items"
+    )
     raise InputError(
         table.source,
-        f"no item has 2 or more ratings ({table.n_items} items, raters {raters}): agreement "
-        "among raters needs items that 2 or more raters labelled. A run's labels.csv holds its "
-        "judge's labels only: compare them with human labels by `judgekit calibrate judge "
-        "--judge RUN_DIR --human HUMAN_LABELS`",
+        f"no item has 2 or more ratings ({table.n_items} items, raters {raters}), and agreement "
+        f"among raters needs items that 2 or more raters labelled: {why}",
     )
