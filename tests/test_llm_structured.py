@@ -151,6 +151,10 @@ def test_the_first_complete_json_value_is_the_answer_whatever_surrounds_it(raw: 
         ('{"label": "yes", "note": "he said "hi""}', "malformed_json"),  # unescaped quotes
         ('{"label": "yes", "note": "cut', "malformed_json"),  # no complete value
         ("I cannot decide.", "malformed_json"),
+        # nested deeper than Python's JSON reader goes: unreadable, never a RecursionError
+        ('{"label": ' + "[" * 5000 + "]" * 5000 + "}", "malformed_json"),
+        ('Sure: {"label": ' + "[" * 3000 + "]" * 3000 + "} done", "malformed_json"),
+        ('{"note": "a\nb", "x": ' + "[" * 5000 + "]" * 5000 + "}", "malformed_json"),
     ],
 )
 def test_no_complete_json_value_is_malformed_and_re_asked(raw: str, reason: str) -> None:

@@ -195,15 +195,16 @@ def json_span(text: str) -> tuple[int, int] | None:
     """``(start, end)`` of the first complete JSON object or array in ``text``: the value that
     begins at the first ``{`` or ``[``, read to its closing bracket, so prose after it, a
     Markdown fence around it or a sentence before it are not part of the answer. None when no
-    complete value starts there (cut short, or a string with an unescaped quote: the answer is
-    then malformed and re-asked). Raw line breaks and tabs inside strings are allowed."""
+    complete value starts there (cut short, a string with an unescaped quote, or nested deeper
+    than Python's JSON reader goes: the answer is then malformed and re-asked). Raw line breaks
+    and tabs inside strings are allowed."""
     starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]
     if not starts:
         return None
     start = min(starts)
     try:
         return start, _LAX.raw_decode(text, start)[1]
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return None
 
 

@@ -209,7 +209,7 @@ def _schema_failure(
     ``min_length``, is what a server following the schema may still send)."""
     try:
         off = not _json_schema_check(schema).is_valid(json.loads(text, strict=False))
-    except ValueError:  # JSON pydantic read and Python's reader does not: off the shape
+    except (ValueError, RecursionError):  # read by pydantic, not by Python's reader (nesting)
         off = True
     return InvalidAnswer(f"schema: {_validation_summary(exc)}", raw, off_schema=off)
 
