@@ -1,23 +1,26 @@
-"""Tests of the fault-injecting OpenAI-compatible server (tests/fault_server.py) and of the
-benchmark server it shares its answer logic with (bench/latency_server.py)."""
+"""Tests of the fault-injecting OpenAI-compatible server (tests/fault_server.py): its directives,
+the schema instances it answers with, status codes, malformed and truncated answers, latency,
+per-request counts and stats (its lifecycle and timing: test_fault_server_lifecycle.py)."""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-import threading
 import time
 import urllib.error
 import urllib.request
-from enum import StrEnum
-from pathlib import Path
-from typing import Annotated, Literal
 
 import openai
 import pytest
 from bench_answers import message_hash, schema_instance
-from fault_process import FaultServerProcess, wait_for_port_file
+from fault_client import (
+    SCHEMA,
+    Verdict,
+    ask,
+    client_for,
+    close_clients,
+    json_schema_format,
+    messages_for,
+)
 from fault_server import FaultServer
 from fault_spec import (
     MALFORMED_CONTENT,
@@ -27,71 +30,20 @@ from fault_spec import (
     find_directive,
     parse_fault,
 )
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ValidationError
 
 pytestmark = pytest.mark.timeout(60)
 
-REPO = Path(__file__).resolve().parents[1]
 
-
-class Severity(StrEnum):
-    minor = "minor"
-    major = "major"
-    critical = "critical"
-
-
-class Check(BaseModel):
-    flags: list[bool] = Field(min_length=5, max_length=5)
-    note: str | None = None
-
-
-class Verdict(BaseModel):
-    label: Literal["good", "bad"]
-    score: int = Field(ge=1, le=5)
-    confidence: float = Field(ge=0, le=1)
-    severity: Severity
-    checks: list[Check] = Field(min_length=1, max_length=3)
-    grid: list[Annotated[list[bool], Field(min_length=5, max_length=5)]]
-    comment: str = Field(max_length=40)
+@pytest.fixture(autouse=True)
+def _close_clients():
+    yield
+    close_clients()
 
 
 class Node(BaseModel):
     name: str
     children: list[Node] = []
-
-
-SCHEMA = Verdict.model_json_schema()
-
-
-def json_schema_format(schema: dict = SCHEMA) -> dict:
-    return {"type": "json_schema", "json_schema": {"name": "Verdict", "schema": schema}}
-
-
-_clients: list[openai.OpenAI] = []
-
-
-def client_for(base_url: str, timeout: float = 5.0, max_retries: int = 0) -> openai.OpenAI:
-    """A sync openai client, closed after the test (see ``close_clients``)."""
-    client = openai.OpenAI(base_url=base_url, api_key="x", max_retries=max_retries, timeout=timeout)
-    _clients.append(client)
-    return client
-
-
-@pytest.fixture(autouse=True)
-def close_clients():
-    yield
-    while _clients:
-        _clients.pop().close()
-
-
-def messages_for(text: str) -> list[dict]:
-    return [{"role": "system", "content": "You are a judge."}, {"role": "user", "content": text}]
-
-
-def ask(client: openai.OpenAI, text: str, *, schema: bool = True, **kwargs):
-    if schema:
-        kwargs.setdefault("response_format", json_schema_format())
-    return client.chat.completions.create(model="judge", messages=messages_for(text), **kwargs)
 
 
 def get_json(url: str) -> dict:
@@ -304,44 +256,6 @@ def test_latency_directive_and_default_latency(client):
         assert slow.counts == {"ok": 1}
 
 
-def test_hang_times_out_without_blocking_others_or_shutdown():
-    server = FaultServer().start()  # hang_seconds defaults to 30
-    try:
-        quick = client_for(server.base_url, timeout=0.5)
-        started = time.perf_counter()
-        with pytest.raises(openai.APITimeoutError):
-            ask(quick, "[[fault:hang]]")
-        assert time.perf_counter() - started < 10  # the client's 0.5 s, not the hang's 30 s
-
-        # a request hung with a patient client, while others are served at once
-        outcome: list[BaseException] = []
-
-        def patient() -> None:
-            try:
-                ask(client_for(server.base_url, timeout=20), "[[fault:hang]] patient")
-            except BaseException as exc:
-                outcome.append(exc)
-
-        thread = threading.Thread(target=patient)
-        thread.start()
-        deadline = time.monotonic() + 5
-        # in_flight counts a request on arrival, before its body is read and its hang
-        # recorded: wait for the record, or "not hung" may be served before it
-        while server.counts["hang"] < 2 and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert server.in_flight == 2  # the first hang is still sleeping on the server too
-        ask(quick, "not hung")
-        assert server.in_flight == 2  # answered while both hangs were still held
-        assert server.counts == {"hang": 2, "ok": 1}
-    finally:
-        started = time.perf_counter()
-        server.stop()
-        stopped_in = time.perf_counter() - started
-    thread.join(5)
-    assert stopped_in < 10  # released at once, not after the hang's 30 s
-    assert not thread.is_alive() and isinstance(outcome[0], openai.APIError)
-
-
 def test_xn_recovery_counted_per_request(server, client):
     for _ in range(2):
         with pytest.raises(openai.InternalServerError):
@@ -423,95 +337,3 @@ def test_stats_and_reset(server, client):
 
 
 # -- separate processes -----------------------------------------------------------------------
-
-
-def test_subprocess_mode_kill_and_restart():
-    with FaultServerProcess(default_latency=0.01) as proc:
-        client = client_for(proc.base_url)
-        first = ask(client, "persisted task").choices[0].message.content
-        with pytest.raises(openai.InternalServerError):
-            ask(client, "[[fault:500]]")
-        stats = proc.stats()
-        assert stats["total_requests"] == 2 and stats["counts"] == {"ok": 1, "500": 1}
-        port = proc.port
-
-        assert proc.kill() == -9
-        with pytest.raises(openai.APIConnectionError):
-            ask(client, "persisted task")
-        proc.restart()
-        assert proc.port == port
-        assert ask(client, "persisted task").choices[0].message.content == first
-        assert proc.stats()["total_requests"] == 1
-
-        # SIGTERM is a clean, quick exit even with a request hung on the server
-        outcome: list[BaseException] = []
-
-        def patient() -> None:
-            try:
-                ask(client_for(proc.base_url, timeout=20), "[[fault:hang]]")
-            except BaseException as exc:
-                outcome.append(exc)
-
-        hung = threading.Thread(target=patient)
-        hung.start()
-        deadline = time.monotonic() + 5
-        while proc.stats()["in_flight"] < 1 and time.monotonic() < deadline:
-            time.sleep(0.02)
-        started = time.perf_counter()
-        assert proc.terminate() == 0
-        assert time.perf_counter() - started < 10  # not the hang's 30 s
-        hung.join(5)
-        assert not hung.is_alive() and isinstance(outcome[0], openai.APIError)
-
-
-def test_a_later_phase_refuses_or_holds_from_the_nth_request():
-    with FaultServer(after=2, then="401") as server:
-        client = client_for(server.base_url)
-        ask(client, "one")
-        ask(client, "two")  # the first 2 requests: served by their own directive
-        for text in ("three", "[[fault:ok]] four"):  # then 401, whatever the directive
-            with pytest.raises(openai.AuthenticationError):
-                ask(client, text)
-        assert server.counts == {"ok": 2, "401": 2}
-        server.set_phase(server.total_requests, "hold")
-        answered: list[str] = []
-
-        def patient() -> None:
-            reply = ask(client_for(server.base_url, timeout=30), "held")
-            answered.append(reply.choices[0].message.content)
-
-        waiting = threading.Thread(target=patient)
-        waiting.start()
-        deadline = time.monotonic() + 10
-        while server.held < 1 and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert server.held == 1 and answered == [] and server.stats()["held"] == 1
-        server.release()  # answered by its own directive; the phase is over
-        waiting.join(10)
-        assert len(answered) == 1 and server.held == 0 and server.stats()["held_total"] == 1
-        ask(client, "after the release")
-        assert server.counts == {"ok": 4, "401": 2}  # a held request counts once, answered
-
-
-def test_bench_latency_server(tmp_path):
-    port_file = tmp_path / "port"
-    cmd = [sys.executable, str(REPO / "bench" / "latency_server.py"), "--port", "0"]
-    cmd += ["--port-file", str(port_file), "--latency", "0.02"]
-    proc = subprocess.Popen(cmd)
-    try:
-        port = wait_for_port_file(port_file, proc=proc)
-        client = client_for(f"http://127.0.0.1:{port}/v1")
-        assert [m.id for m in client.models.list().data] == ["bench-model"]
-        started = time.perf_counter()
-        answers = {ask(client, f"item {i}").choices[0].message.content for i in range(3)}
-        assert time.perf_counter() - started >= 0.06
-        assert len(answers) == 1  # one precomputed answer per schema
-        Verdict.model_validate_json(answers.pop())
-        assert ask(client, "hi", schema=False).choices[0].message.content == "echo: hi"
-        with pytest.raises(urllib.error.HTTPError) as info:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/chat/completions", data=b"{")
-        assert info.value.code == 400
-        info.value.close()
-    finally:
-        proc.terminate()
-        assert proc.wait(5) == 0
