@@ -148,3 +148,16 @@ def localise_run(tmp: Path) -> Path:
         )
         judgekit("run", str(config), "--no-cache")
     return tmp / "localise"
+
+
+def mqm_page(tmp: Path):
+    """Alice's page of an MQM campaign on item ``a`` of SEGMENTS, with hostile guidelines and a
+    gold answer for ``b`` (the ``mqm_campaign`` fixture of the review tests)."""
+    from judgekit.review.make import build_campaign, make_page
+
+    items = jsonl(tmp / "segments.jsonl", SEGMENTS)
+    gold = jsonl(tmp / "gold.jsonl", [{"item": "b", "expected": {"no_errors": True}}])
+    guide = tmp / "guide.md"
+    guide.write_text("# Rules\n\n<img src=x onerror=alert(1)> **bold**\n", encoding="utf-8")
+    campaign = build_campaign(items, "mqm", guidelines=guide, items=["a"], gold=gold)
+    return make_page(campaign, "alice", tmp / "c" / "alice.html")
