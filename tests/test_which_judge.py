@@ -5,7 +5,7 @@ to the best judge, wide CIs marked, and the label notes the comparison raises be
 from __future__ import annotations
 
 import pytest
-from test_compare import _files as label_files
+from test_compare_labels import _files as label_files
 
 from judgekit.calibration.compare import CompareOptions, compare
 from judgekit.view.which_judge import STATISTICS, tab_data, which_judge
