@@ -188,7 +188,9 @@ def _reasoning_tokens(usage: Any) -> int | None:
     return found if isinstance(found, int) and not isinstance(found, bool) and found >= 0 else None
 
 
-_LAX = json.JSONDecoder(strict=False)  # a raw line break or tab inside a string is still clear
+# a raw line break or tab inside a string is still clear; integers stay text (only the span is
+# wanted, and Python refuses to convert one of more than 4300 digits, a looping model's answer)
+_LAX = json.JSONDecoder(strict=False, parse_int=str)
 
 
 def json_span(text: str) -> tuple[int, int] | None:
@@ -196,14 +198,15 @@ def json_span(text: str) -> tuple[int, int] | None:
     begins at the first ``{`` or ``[``, read to its closing bracket, so prose after it, a
     Markdown fence around it or a sentence before it are not part of the answer. None when no
     complete value starts there (cut short, or a string with an unescaped quote: the answer is
-    then malformed and re-asked). Raw line breaks and tabs inside strings are allowed."""
+    then malformed and re-asked; also for brackets nested past Python's recursion limit, which
+    pydantic refuses as malformed). Raw line breaks and tabs inside strings are allowed."""
     starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]
     if not starts:
         return None
     start = min(starts)
     try:
         return start, _LAX.raw_decode(text, start)[1]
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return None
 
 
