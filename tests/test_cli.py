@@ -214,3 +214,25 @@ def test_agreement_with_no_item_rated_twice_is_refused_saying_why(tmp_path: Path
     error = " ".join(result.stderr.split())
     assert result.returncode == 2 and "(2 items, raters 'r1', 'r2')" in error, error
     assert error.endswith("the raters labelled disjoint items")
+
+
+def test_agreement_refusal_shows_hostile_rater_names_on_one_line(tmp_path: Path) -> None:
+    # rater names from the file are shown clipped, escaped and as text: one line, no ANSI
+    # sequence reaching the terminal, no rich markup read, no 100 000-character line
+    labels = tmp_path / "labels.csv"
+    hostile = "[bold]x[/]\x1b[31mred\nsecond"
+    rows = [f'i0,"{hostile}",yes', "i1,[/],no", f"i2,{'r' * 100_000},yes"]
+    labels.write_text("item,rater,label\n" + "\n".join(rows) + "\n")
+    result = run_main("calibrate", "agreement", str(labels), "--n-resamples", "0")
+    assert result.returncode == 2, result.stdout
+    (line,) = result.stderr.splitlines()  # before: the name's line break split the error
+    assert "\x1b" not in line and len(line) < 600, len(line)
+    assert r"'[bold]x[/]\x1b[31mred\nsecond'" in line and "'[/]'" in line
+
+
+def test_agreement_on_an_empty_labels_file_says_it_has_no_ratings(tmp_path: Path) -> None:
+    labels = tmp_path / "labels.csv"
+    labels.write_text("item,rater,label\n")
+    result = run_main("calibrate", "agreement", str(labels), "--n-resamples", "0")
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"error: {labels}: no ratings in the file"), result.stderr

@@ -188,7 +188,9 @@ def _reasoning_tokens(usage: Any) -> int | None:
     return found if isinstance(found, int) and not isinstance(found, bool) and found >= 0 else None
 
 
-_LAX = json.JSONDecoder(strict=False)  # a raw line break or tab inside a string is still clear
+# a raw line break or tab inside a string is still clear; integers stay text (only the span is
+# wanted, and Python refuses to convert one of more than 4300 digits, a looping model's answer)
+_LAX = json.JSONDecoder(strict=False, parse_int=str)
 
 
 def json_span(text: str) -> tuple[int, int] | None:

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic_core import SchemaError
 
 from judgekit.llm.answers import lax_bool_fields
 from judgekit.llm.outcome import classify
@@ -186,13 +188,58 @@ def _validation_summary(exc: ValidationError) -> str:
 _VALIDATOR_BUGS = (AttributeError, TypeError, KeyError, IndexError)
 
 
+# pydantic's error types of a schema's own validators: checks beyond what JSON Schema states
+_VALIDATOR_ERRORS = frozenset({"value_error", "assertion_error"})
+
+
 @lru_cache(maxsize=256)
 def _json_schema_check(schema: type[BaseModel]) -> Any:
-    """A jsonschema validator of the JSON schema judgekit sends for ``schema`` (cached)."""
-    from jsonschema.validators import validator_for  # only when an answer fails validation
+    """A jsonschema validator of the JSON schema judgekit sends for ``schema`` (cached), its
+    ``pattern`` checked by pydantic's regex engine (:func:`_pattern`)."""
+    from jsonschema.validators import extend, validator_for  # only when an answer fails
 
     js = schema.model_json_schema()
-    return validator_for(js)(js)
+    return extend(validator_for(js), {"pattern": _pattern})(js)
+
+
+@lru_cache(maxsize=256)
+def _pattern_adapter(pattern: str) -> TypeAdapter[str]:
+    """A text matching ``pattern`` under Rust's regex, else (a look-around: a model configured
+    with ``regex_engine="python-re"``) under Python's ``re``, as that model reads it."""
+    text = Annotated[str, Field(pattern=pattern)]
+    try:
+        return TypeAdapter(text)
+    except SchemaError:
+        return TypeAdapter(text, config=ConfigDict(regex_engine="python-re"))
+
+
+def _pattern(validator: Any, pattern: str, instance: Any, _schema: Any) -> Iterator[Any]:
+    """jsonschema's ``pattern`` keyword as pydantic reads it (Rust regex: ``\\p{L}``, which
+    Python's ``re`` cannot compile, and linear time where ``re`` backtracks exponentially)."""
+    from jsonschema.exceptions import ValidationError as Off
+
+    if validator.is_type(instance, "string"):
+        try:
+            _pattern_adapter(pattern).validate_python(instance)
+        except ValidationError:
+            yield Off(f"{instance[:40]!r} does not match {pattern!r}")
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is no JSON")
+
+
+def _off_schema(exc: ValidationError, schema: type[BaseModel], text: str) -> bool:
+    """Whether ``text`` (JSON pydantic read) fails the JSON schema sent for ``schema``."""
+    try:
+        answer = json.loads(text, strict=False, parse_constant=_no_constant)
+    except (ValueError, RecursionError):  # NaN, Infinity, a number Python will not convert
+        return True
+    try:
+        return not _json_schema_check(schema).is_valid(answer)
+    except Exception:  # jsonschema cannot decide (a keyword it cannot compile,
+        # recursion): the kind of pydantic error does, as before jsonschema was asked
+        return any(err["type"] not in _VALIDATOR_ERRORS for err in exc.errors())
 
 
 def _validator_raised(exc: Exception, raw: str | None) -> InvalidAnswer:
@@ -207,10 +254,7 @@ def _schema_failure(
     fails the JSON schema sent with the request too (jsonschema decides, not the kind of
     pydantic error: a validator's check, or a string of spaces that pydantic strips before its
     ``min_length``, is what a server following the schema may still send)."""
-    try:
-        off = not _json_schema_check(schema).is_valid(json.loads(text, strict=False))
-    except (ValueError, RecursionError):  # read by pydantic, not by Python's reader (nesting)
-        off = True
+    off = _off_schema(exc, schema, text)
     return InvalidAnswer(f"schema: {_validation_summary(exc)}", raw, off_schema=off)
 
 
@@ -246,7 +290,11 @@ def parse_answer(raw: str | None, schema: type[BaseModel], finish_reason: str | 
     # a raw line break or tab inside a string (small models write them): the text is still
     # unambiguous (json_span read it as Python's non-strict JSON reader does), then validate
     try:
-        return schema.model_validate(json.loads(text, strict=False))
+        answer = json.loads(text, strict=False)
+    except ValueError as exc:  # an integer of more digits than Python converts
+        raise InvalidAnswer(f"malformed_json: {exc}", raw) from None
+    try:
+        return schema.model_validate(answer)
     except _VALIDATOR_BUGS as exc:
         raise _validator_raised(exc, raw) from None
     except ValidationError as exc:

@@ -87,10 +87,14 @@ def agreement_statistics(
 
 
 def _require_pairs(table: LabelTable) -> None:
-    """Refuse a table in which no item has 2 or more ratings, saying what to run instead."""
+    """Refuse a table in which no item has 2 or more ratings, saying what to run instead (the
+    first rater names shown escaped and clipped: a name is the file's text, and the error is
+    one line)."""
     if (table.frame.notna().sum(axis=1) >= 2).any():
         return
-    raters = ", ".join(f"'{r}'" for r in table.raters[:3]) + (", ..." if table.n_raters > 3 else "")
+    if table.frame.notna().sum().sum() == 0:
+        raise InputError(table.source, "no ratings in the file: nothing to agree on")
+    raters = ", ".join(_shown(r) for r in table.raters[:3]) + (", ..." * (table.n_raters > 3))
     why = (
         "one rater: a run's labels.csv holds its judge's labels only; compare them with human "
         "labels by `judgekit calibrate judge --judge RUN_DIR --human HUMAN_LABELS`"
@@ -102,3 +106,9 @@ def _require_pairs(table: LabelTable) -> None:
         f"no item has 2 or more ratings ({table.n_items} items, raters {raters}), and agreement "
         f"among raters needs items that 2 or more raters labelled: {why}",
     )
+
+
+def _shown(name: object, limit: int = 40) -> str:
+    """``name`` as a quoted literal (control characters escaped), cut at ``limit`` characters."""
+    text = str(name)
+    return repr(text[:limit]) + ("..." if len(text) > limit else "")

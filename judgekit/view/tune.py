@@ -60,11 +60,26 @@ REPORT_KEYS = ("chosen", "statistic", "n_test", "test_figure", "test_ci", "basel
 
 
 def _check_report(rep: dict[str, Any], path: Path) -> None:
-    """Raise InputError naming ``path`` and the field when tune.json lacks a report key or its
-    ``notes`` or ``fold_choices`` are not lists of texts."""
+    """Raise InputError naming ``path`` and the field when tune.json lacks a report key, its
+    ``chosen``, ``baseline`` or ``statistic`` is no text, its ``notes`` or ``fold_choices`` are
+    not lists of texts, or its ``facets`` are no ``{"values": {VALUE: {"figure": ...}}}`` (with
+    ``by`` a text)."""
     for key in REPORT_KEYS:
         if key not in rep:
             raise InputError(path, "missing from the tune report", field=key)
+    for key in ("chosen", "baseline", "statistic"):
+        if not isinstance(rep[key], str):
+            raise InputError(path, f"expected a text, got {json.dumps(rep[key])[:40]}", field=key)
+    facets = rep.get("facets") or {}
+    values = facets.get("values") if isinstance(facets, dict) else None
+    if (
+        not isinstance(facets, dict)
+        or not isinstance(values or {}, dict)
+        or not all(isinstance(d, dict) and "figure" in d for d in (values or {}).values())
+    ):
+        raise InputError(path, 'expected {"values": {VALUE: {"figure": ...}}}', field="facets")
+    if values and not isinstance(rep.get("by"), str):
+        raise InputError(path, "expected the facet's name (a text) with facets", field="by")
     for key in ("notes", "fold_choices"):
         texts = rep.get(key, [])
         if not isinstance(texts, list) or not all(isinstance(text, str) for text in texts):
