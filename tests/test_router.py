@@ -92,7 +92,7 @@ judge:
   model: hosted_vllm/fault-model
   api_base: {primary.base_url}
   max_concurrency: 16
-  timeout: 2
+  timeout: 15  # a slow answer on a loaded machine (2 fails) must not cool it down early
   max_retries: 4
   retry_max_wait: 0.1
   allowed_fails: 2
