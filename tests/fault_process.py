@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -19,6 +20,8 @@ import time
 import urllib.request
 from pathlib import Path
 from typing import Any
+
+from ports import hold_port
 
 __all__ = ["FaultServerProcess", "wait_for_port_file"]
 
@@ -60,6 +63,10 @@ class FaultServerProcess:
 
     ``kill()`` sends SIGKILL, ``terminate()`` SIGTERM; ``restart()`` starts a fresh process on
     the same port (counters start from zero). ``stats()`` reads ``GET /stats``.
+
+    The port is held (:func:`ports.hold_port`) from the first ``start()`` to ``__exit__``: while
+    the server is down (killed, not started again yet) connections are refused and no other
+    process, such as the other pytest worker's servers, can be given the port.
     """
 
     def __init__(
@@ -94,6 +101,7 @@ class FaultServerProcess:
         }
         self.proc: subprocess.Popen | None = None
         self._dir: str | None = None
+        self._held: socket.socket | None = None
 
     @property
     def base_url(self) -> str:
@@ -114,6 +122,9 @@ class FaultServerProcess:
     def start(self) -> FaultServerProcess:
         if self.proc is not None and self.proc.poll() is None:
             raise RuntimeError("already running")
+        if self._held is None:
+            self._held = hold_port(self.host, self.port)
+            self.port = self._held.getsockname()[1]
         self._dir = self._dir or tempfile.mkdtemp(prefix="fault-server-")
         port_file = os.path.join(self._dir, "port")
         with contextlib.suppress(FileNotFoundError):
@@ -124,10 +135,12 @@ class FaultServerProcess:
                 self.command(port_file), stdout=log, stderr=subprocess.STDOUT
             )
         try:
-            self.port = wait_for_port_file(port_file, self.startup_timeout, self.proc)
+            bound = wait_for_port_file(port_file, self.startup_timeout, self.proc)
         except (RuntimeError, TimeoutError) as exc:
             self.kill()
+            self._release_port()
             raise RuntimeError(f"{exc}\n{Path(log_path).read_text()}") from exc
+        assert bound == self.port, (bound, self.port)
         return self
 
     def _signal(self, sig: int, timeout: float) -> int | None:
@@ -180,8 +193,14 @@ class FaultServerProcess:
     def __enter__(self) -> FaultServerProcess:
         return self.start()
 
+    def _release_port(self) -> None:
+        if self._held is not None:
+            self._held.close()
+            self._held = None
+
     def __exit__(self, *exc_info: object) -> None:
         self.terminate()
+        self._release_port()
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import socket
 import tarfile
 import zipfile
 from pathlib import Path
@@ -15,6 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import shared_path
 from data_server import DataServer
+from ports import hold_port
 from typer.testing import CliRunner
 
 from judgekit.cli import app, data_args
@@ -152,12 +152,13 @@ def test_a_refusing_server_and_no_server_say_where_to_place_the_file(served, tmp
     refused = one_file(loop, "DOCUMENT_IDS.tsv", url=srv.url("/refused.txt"))
     with pytest.raises(JudgekitError, match="HTTP 403"):
         ensure_file(refused, "DOCUMENT_IDS.tsv", home=tmp_path, echo=print, retries=0)
-    with socket.socket() as probe:  # a port nothing listens on: the connection is refused
-        probe.bind(("127.0.0.1", 0))
+    # a port nothing listens on: the connection is refused; held (bound, never listening) for
+    # the call, or another process (the other pytest worker's servers) could be given it
+    with hold_port() as probe:
         port = probe.getsockname()[1]
-    offline = one_file(loop, "DOCUMENT_IDS.tsv", url=f"http://127.0.0.1:{port}/x.tsv")
-    with pytest.raises(JudgekitError, match="no connection") as err:
-        ensure_file(offline, "DOCUMENT_IDS.tsv", home=tmp_path, echo=print, retries=0)
+        offline = one_file(loop, "DOCUMENT_IDS.tsv", url=f"http://127.0.0.1:{port}/x.tsv")
+        with pytest.raises(JudgekitError, match="no connection") as err:
+            ensure_file(offline, "DOCUMENT_IDS.tsv", home=tmp_path, echo=print, retries=0)
     message = str(err.value)
     assert f"http://127.0.0.1:{port}/x.tsv" in message
     assert f"save it as {tmp_path / 'one' / 'DOCUMENT_IDS.tsv'}" in message

@@ -101,12 +101,16 @@ def test_a_paused_endpoint_resumes_or_fails_after_its_budget(tmp_path: Path) -> 
 
     from conftest import fault_spec, judge_task, run_tasks
     from fault_server import FaultServer
+    from ports import hold_port
 
     from judgekit.llm.client import LLMClient
     from judgekit.runlog import RunLog
 
-    first = FaultServer().start()
-    port = first.port
+    # the port is held from before the first server to after the second (ports.hold_port):
+    # between the two, no other process (the other pytest worker's servers) can be given it
+    held = hold_port()
+    port = held.getsockname()[1]
+    first = FaultServer(port=port).start()
     second = FaultServer(port=port)
 
     def on_warning(message: str) -> None:  # the server comes back once its tasks are paused
@@ -132,6 +136,7 @@ def test_a_paused_endpoint_resumes_or_fails_after_its_budget(tmp_path: Path) -> 
     started = time.monotonic()
     down = run_tasks(other, *tasks[1:])
     waited = time.monotonic() - started
+    held.close()
     # at least the budget; the upper bound only catches a wait that ignores it (600 s default)
     assert {r.status for r in down} == {"error"} and 1.5 <= waited < 60, waited
     assert all(r.reason.startswith("transient: EndpointUnavailable") for r in down)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -18,6 +17,7 @@ from cli_inproc import Ran
 from cli_subprocess import REPO, RUN, run_cli
 from fault_process import FaultServerProcess
 from fault_server import FaultServer
+from ports import hold_port
 
 from judgekit.errors import JudgekitError
 from judgekit.llm.errors import EndpointError, kind_of_status
@@ -52,12 +52,6 @@ def judgekit(*args: str, env: dict[str, str] | None = None) -> Ran:
 
 def error_lines(proc: Ran) -> list[str]:
     return [line for line in proc.stderr.splitlines() if line.startswith("error: ")]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def test_an_unset_key_variable_exits_2_before_any_request(tmp_path: Path) -> None:
@@ -119,10 +113,11 @@ def test_a_model_name_the_server_does_not_serve_lists_the_served_names(tmp_path:
 
 
 def test_an_unreachable_server_is_one_line_naming_role_and_url(tmp_path: Path) -> None:
-    url = f"http://127.0.0.1:{free_port()}/v1"
-    judge = f"{{model: hosted_vllm/fault-model, api_base: '{url}', outage_s: 0}}"
-    config = classify_config(tmp_path, judge, write_items(tmp_path / "items.jsonl", 3))
-    proc = judgekit("run", str(config), "--out", str(tmp_path / "out"))
+    with hold_port() as held:  # refused throughout, and no other process is given the port
+        url = f"http://127.0.0.1:{held.getsockname()[1]}/v1"
+        judge = f"{{model: hosted_vllm/fault-model, api_base: '{url}', outage_s: 0}}"
+        config = classify_config(tmp_path, judge, write_items(tmp_path / "items.jsonl", 3))
+        proc = judgekit("run", str(config), "--out", str(tmp_path / "out"))
     assert proc.returncode == 2, proc.stdout + proc.stderr
     (line,) = error_lines(proc)
     assert f"judge (hosted_vllm/fault-model): no server at {url} (connection failed" in line
@@ -130,7 +125,10 @@ def test_an_unreachable_server_is_one_line_naming_role_and_url(tmp_path: Path) -
 
 
 def test_preflight_waits_for_a_server_that_is_still_starting(tmp_path: Path) -> None:
-    port = free_port()
+    # the port is held from here until the server listens on it: another process (the other
+    # pytest worker's servers) could be given a port only looked up, in the seconds between
+    held = hold_port()
+    port = held.getsockname()[1]
     judge = (
         f"{{model: hosted_vllm/fault-model, api_base: 'http://127.0.0.1:{port}/v1', outage_s: 30}}"
     )
@@ -153,7 +151,8 @@ def test_preflight_waits_for_a_server_that_is_still_starting(tmp_path: Path) -> 
     finally:
         if proc.poll() is None:
             proc.kill()
-        server.terminate()
+        server.__exit__(None, None, None)
+        held.close()
     assert proc.returncode == 0, output
     assert f"judge: no server at http://127.0.0.1:{port}/v1 yet" in output
     assert "waiting up to 30 s" in output
