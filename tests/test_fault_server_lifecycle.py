@@ -55,7 +55,10 @@ def test_hang_times_out_without_blocking_others_or_shutdown():
         while server.counts["hang"] < 2 and time.monotonic() < deadline:
             time.sleep(0.01)
         assert server.in_flight == 2  # the first hang is still sleeping on the server too
-        ask(quick, "not hung")
+        # a client of its own: 0.5 s (quick's) is less than a loaded machine may take to
+        # answer; 10 s is still well short of the hangs' 30 s, and in_flight below says both
+        # were still held when it was answered
+        ask(client_for(server.base_url, timeout=10), "not hung")
         assert server.in_flight == 2  # answered while both hangs were still held
         assert server.counts == {"hang": 2, "ok": 1}
     finally:
@@ -96,9 +99,12 @@ def test_subprocess_mode_kill_and_restart():
 
         hung = threading.Thread(target=patient)
         hung.start()
-        deadline = time.monotonic() + 5
-        while proc.stats()["in_flight"] < 1 and time.monotonic() < deadline:
+        deadline = time.monotonic() + 10
+        # the hang recorded, not only the request's arrival (in_flight counts it before its
+        # body is read): else SIGTERM could meet no hung request and the test prove nothing
+        while proc.stats()["counts"].get("hang", 0) < 1 and time.monotonic() < deadline:
             time.sleep(0.02)
+        assert proc.stats()["in_flight"] == 1
         started = time.perf_counter()
         assert proc.terminate() == 0
         assert time.perf_counter() - started < 10  # not the hang's 30 s

@@ -67,3 +67,36 @@ def test_a_held_server_starts_on_the_blocks_own_thread_for_every_run(monkeypatch
     assert threads[0] is threads[1] and threads[0].name.startswith("judgekit-embedded")
     assert not threads[0].is_alive()  # the block's thread ended with the block
     assert not threads[2].name.startswith("judgekit-embedded")
+
+
+def test_port_variables_stay_out_of_the_server(monkeypatch, tmp_path) -> None:
+    """$PORT / $HOST, which llama_cpp.server obeys over --port / --host, do not reach it: it
+    would listen where judgekit never looks (and a run would wait for its start timeout)."""
+    import subprocess
+
+    from judgekit.llm import local
+
+    launched: dict = {}
+
+    class FakeProcess:
+        def __init__(self, cmd, **kw) -> None:
+            launched.update(cmd=cmd, env=kw["env"])
+
+        def poll(self) -> int | None:
+            return None
+
+    monkeypatch.setenv("PORT", "1")
+    monkeypatch.setenv("HOST", "0.0.0.0")
+    monkeypatch.setattr(local, "check_installed", lambda name: tmp_path / "model.gguf")
+    monkeypatch.setattr(subprocess, "Popen", FakeProcess)
+    monkeypatch.setattr(EmbeddedServer, "_wait_ready", lambda self: None)
+    monkeypatch.setattr(local.atexit, "register", lambda fn: None)
+    server = EmbeddedServer("smollm2-135m")
+    try:
+        assert server.start() == f"http://127.0.0.1:{server.port}/v1"
+    finally:
+        server.process = None  # nothing to stop
+        server.stop()
+    assert launched["cmd"][launched["cmd"].index("--port") + 1] == str(server.port)
+    assert "PORT" not in launched["env"] and "HOST" not in launched["env"]
+    assert launched["env"]["PATH"] == os.environ["PATH"]  # the rest of the environment stays

@@ -166,12 +166,16 @@ class EmbeddedServer:
             "--logits_all", "true" if self.logits_all else "false",
             "--verbose", "false",
         ]  # fmt: skip
+        # llama_cpp.server lets $HOST and $PORT override --host and --port: it would listen
+        # where judgekit never looks
+        env = {k: v for k, v in os.environ.items() if k not in ("HOST", "PORT")}
         with open(self._log_path, "wb") as log:
             self.process = subprocess.Popen(
                 cmd,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
+                env=env,
                 preexec_fn=_die_with_parent if sys.platform == "linux" else None,
             )
         atexit.register(self.stop)
