@@ -246,6 +246,8 @@ def test_the_data_commands(served, tmp_path, monkeypatch):
     runner = CliRunner()
     listed = runner.invoke(app, ["data", "list"])
     assert listed.exit_code == 0 and "loop " in listed.stdout and str(tmp_path) in listed.stdout
+    empty = runner.invoke(app, ["data", "verify"])  # an empty data home: said, not silent
+    assert empty.exit_code == 0 and empty.stdout.startswith("nothing to verify: no data set")
     missing = runner.invoke(app, ["data", "path", "loop/DOCUMENT_IDS.tsv"])
     assert missing.exit_code == 1
     assert missing.stdout.strip() == str(tmp_path / "loop" / "DOCUMENT_IDS.tsv")

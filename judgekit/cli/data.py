@@ -91,7 +91,7 @@ def verify_command(
     from judgekit.datasets.status import verify
 
     chosen = [get_set(n) for n in names] if names else list(REGISTRY.values())
-    changed = 0
+    changed = seen = 0
     for dataset in chosen:
         states = verify(dataset)
         here = [s for s in states if s.state != "absent"]
@@ -99,6 +99,7 @@ def verify_command(
             if names:
                 console.print(f"{dataset.name}: nothing here")
             continue
+        seen += 1
         counts: dict[str, int] = {}
         for state in here:
             counts[state.state] = counts.get(state.state, 0) + 1
@@ -108,6 +109,8 @@ def verify_command(
             if state.state in ("changed", "unchecked", "local copy"):
                 console.print(f"  {state.path}: {state.state} ({state.detail})", soft_wrap=True)
         changed += counts.get("changed", 0)
+    if not seen and not names:
+        console.print("nothing to verify: no data set is here yet (judgekit data list)")
     if changed:
         errors.out(f"{changed} file(s) changed since they were checked: the next use fetches them")
         raise typer.Exit(1)
