@@ -340,6 +340,7 @@ class _Session:
 
     def fill(self, result: RunResult) -> None:
         result.requests = self.client.calls_made
+        result.cache_hits = self.progress.status["cached"]
         result.transient = dict(self.client.transient_failures)
         result.cache_rejected = self.client.cache_rejected
         result.warnings = list(self.warnings)

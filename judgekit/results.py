@@ -34,6 +34,7 @@ class RunResult:
             typed form.
         elapsed_s: wall seconds of the run (0 for :func:`load_run`).
         requests: HTTP attempts this process sent (retries and re-asks included).
+        cache_hits: tasks this process answered from the cache (no request sent).
         transient: those attempts that failed transiently, by kind (``timeout``...).
         cache_rejected: cache entries that were not valid answers (their tasks were called):
             not JSON, or not an answer of the task's schema.
@@ -52,6 +53,7 @@ class RunResult:
     summary_data: dict[str, Any] | None = None
     elapsed_s: float = 0.0
     requests: int = 0
+    cache_hits: int = 0
     transient: dict[str, int] = field(default_factory=dict)
     cache_rejected: int = 0
     cache_pickled: int = 0

@@ -144,6 +144,9 @@ def test_the_command_says_once_that_pickled_entries_were_not_read(tmp_path: Path
         proc = run_main("run", str(config), "--out", str(tmp_path / "o"), env={"COLUMNS": "200"})
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert srv.total_requests == 6  # every planted entry was a miss
+        # the same tasks in another run directory: every answer from the cache, none sent
+        again = run_main("run", str(config), "--out", str(tmp_path / "o2"), env={"COLUMNS": "200"})
+        assert again.returncode == 0 and srv.total_requests == 6, again.stderr
     assert not marker.exists()
     said = [line for line in proc.stdout.splitlines() if "pickle format" in line]
     assert said == [
@@ -154,3 +157,9 @@ def test_the_command_says_once_that_pickled_entries_were_not_read(tmp_path: Path
     assert "1 cache entries were not valid answers of their task's schema" in proc.stdout
     stats = run_main("cache", "stats", "--dir", str(tmp_path / "cache"))
     assert "6 entries" in stats.stdout and "pickle format" not in stats.stdout, stats.stdout
+    said = " ".join(proc.stdout.split())
+    assert "requests sent this run 6 (retries and re-asks included), tasks answered from the " \
+           "cache 0;" in said  # fmt: skip
+    said = " ".join(again.stdout.split())
+    assert "requests sent this run 0 (retries and re-asks included), tasks answered from the " \
+           "cache 6;" in said, said  # fmt: skip

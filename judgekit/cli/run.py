@@ -264,7 +264,7 @@ def _print_totals(result: RunResult) -> None:
         f"tokens in {totals.get('tokens_in', 0):,.0f} out {totals.get('tokens_out', 0):,.0f}, "
         f"cost {cost_text(totals.get('cost_usd', 0), totals.get('cost_unknown', 0))}; "
         f"requests sent this run {result.requests}{_failed(result.transient)} (retries and "
-        "re-asks included); "
+        f"re-asks included), tasks answered from the cache {result.cache_hits}; "
         f"{result.elapsed_s:.0f}s; results in {result.out_dir}"
     )
     batch = usage.get("batch") or {}
