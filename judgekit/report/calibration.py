@@ -11,9 +11,13 @@ if TYPE_CHECKING:
     from judgekit.calibration.judge_report import JudgeCalibration
 
 
+def _missing(value: float | None) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
 def fmt(value: float | None, ci: tuple[float, float] | list[float] | None = None) -> str:
     """``0.812 [0.700, 0.900]``; ``-`` for a missing or NaN value."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    if _missing(value):
         return "-"
     return f"{value:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
 
@@ -54,7 +58,7 @@ def print_judge_calibration(result: JudgeCalibration, console: Any) -> None:
     report = result.report
     console.print(summary_table(result.rows))
     for r in result.rows:
-        if r["metric"] == "kappa" and r["n"] and fmt(r["value"]) == "-":
+        if r["metric"] == "kappa" and r["n"] and _missing(r["value"]):
             console.print(
                 f"Cohen's kappa of {r['comparison']}: undefined (-): both sides give one and the "
                 "same label only, so chance agreement is 1"

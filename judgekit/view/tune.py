@@ -113,8 +113,7 @@ def _report_items(rep: dict[str, Any], this: str) -> list[list[Any]]:
 def tune_blocks(run_dir: Path) -> tuple[list[Block], dict[str, bytes]]:
     """(display blocks, figures) of the tune output ``run_dir`` is a candidate of; ([], {})
     when it is none. Raises InputError for an unreadable tune.json or ranking.json, or a
-    tune.json missing a report key or with ``notes`` or ``fold_choices`` that are not lists of
-    texts."""
+    tune.json report of another shape (:func:`_check_report`)."""
     tune = Path(run_dir).parent
     if not is_tune_dir(tune):
         return [], {}
